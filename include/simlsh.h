@@ -1,0 +1,598 @@
+/*
+ * simlsh: near-duplicate detection with shingling, MinHash and LSH banding.
+ *
+ * One public header. Every type is opaque; every call that can fail returns
+ * an int: 0 on success, a negative SIMLSH_E* code on failure, and on failure
+ * no object the call was given is changed. Out-parameters come first.
+ *
+ * Pipeline: simlsh_params (the hash contract) -> simlsh_shingleset (hashed
+ * k-shingles of a document) -> simlsh_signature (MinHash) -> simlsh_index
+ * (LSH band tables) -> simlsh_results (candidates, pairs, clusters).
+ *
+ * Objects never keep pointers into objects the caller owns: each copies what
+ * it needs, so they may be freed in any order.
+ */
+#ifndef SIMLSH_H
+#define SIMLSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Export macros                                                            */
+/* ------------------------------------------------------------------------ */
+
+#if defined(_WIN32) && defined(SIMLSH_BUILDING_SHARED)
+#define SIMLSH_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(SIMLSH_USING_SHARED)
+#define SIMLSH_API __declspec(dllimport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define SIMLSH_API __attribute__((visibility("default")))
+#else
+#define SIMLSH_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define SIMLSH_VERSION_MAJOR 0
+#define SIMLSH_VERSION_MINOR 1
+#define SIMLSH_VERSION_PATCH 0
+/** MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define SIMLSH_VERSION_NUMBER \
+    (SIMLSH_VERSION_MAJOR * 10000 + SIMLSH_VERSION_MINOR * 100 + SIMLSH_VERSION_PATCH)
+
+/** @return the run-time library version as MAJOR * 10000 + MINOR * 100 + PATCH.
+ *  Threads: safe. */
+SIMLSH_API unsigned simlsh_version_number(void);
+/** @return the run-time library version as "MAJOR.MINOR.PATCH" (static).
+ *  Threads: safe. */
+SIMLSH_API const char *simlsh_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * X(NAME, value, message). Released values are frozen and never reused.
+ */
+#define SIMLSH_ERRNO_MAP(X)                                                   \
+    X(EINVAL, -1, "invalid argument")                                         \
+    X(ENOMEM, -2, "out of memory")                                            \
+    X(EMISMATCH, -3, "contract mismatch: objects built with different params") \
+    X(ECORRUPT, -4, "corrupt or truncated data")                              \
+    X(EUNSUPPORTED, -5, "unsupported: feature not built in or format too new") \
+    X(ENOTFOUND, -6, "not found")                                             \
+    X(EEXIST, -7, "already exists")                                           \
+    X(EEMPTY, -8, "empty input")                                              \
+    X(EUTF8, -9, "invalid UTF-8")                                             \
+    X(EBUFSIZE, -10, "buffer too small")                                      \
+    X(ESTATE, -11, "call not valid in the object's current state")            \
+    X(EIO, -12, "input/output error")
+
+/** Error codes; 0 (SIMLSH_OK) is success. */
+typedef enum simlsh_errno {
+    SIMLSH_OK = 0,
+#define SIMLSH__ERRNO_ENUM(name, value, msg) SIMLSH_##name = value,
+    SIMLSH_ERRNO_MAP(SIMLSH__ERRNO_ENUM)
+#undef SIMLSH__ERRNO_ENUM
+    SIMLSH__ERRNO_DUMMY = -10000 /* keeps the enum signed; not a code */
+} simlsh_errno;
+
+/** @return a static English message for @p err ("unknown error" for values
+ *  that are not codes). Never NULL. Threads: safe. */
+SIMLSH_API const char *simlsh_strerror(int err);
+/** @return the static name of @p err without the prefix, e.g. "EINVAL", "OK",
+ *  or "UNKNOWN". Never NULL. Threads: safe. */
+SIMLSH_API const char *simlsh_error_name(int err);
+
+/* ------------------------------------------------------------------------ */
+/* Allocator                                                                */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Memory hooks. @c alloc returns @p size bytes aligned for any type, or NULL
+ * on failure; @c free releases a block from @c alloc (never called with NULL).
+ * Both get @c user. Passing a NULL allocator anywhere selects malloc/free.
+ * The struct is copied; the hooks must stay valid while any object made with
+ * them lives. Every object allocates and frees through the hooks it was made
+ * with (params hand theirs to the objects built from them).
+ */
+typedef struct simlsh_allocator {
+    void *(*alloc)(void *user, size_t size);
+    void (*free)(void *user, void *ptr);
+    void *user;
+} simlsh_allocator;
+
+/* ------------------------------------------------------------------------ */
+/* Params: the hash contract                                                */
+/* ------------------------------------------------------------------------ */
+
+/** Shingle units (key SIMLSH_PARAM_UNIT). */
+enum {
+    SIMLSH_UNIT_BYTE = 0, /**< bytes of the (normalised) text */
+    SIMLSH_UNIT_CHAR = 1, /**< UTF-8 code points (default) */
+    SIMLSH_UNIT_WORD = 2  /**< runs of non-separators; k words joined by ' ' */
+};
+
+/** Normalisation flags (key SIMLSH_PARAM_NORMALIZE, a bitmask). */
+enum {
+    SIMLSH_NORM_LOWER_ASCII = 1,     /**< A-Z -> a-z */
+    SIMLSH_NORM_COLLAPSE_SPACE = 2,  /**< whitespace runs -> one ' ', trimmed */
+    SIMLSH_NORM_STRIP_PUNCT = 4,     /**< drop punctuation characters */
+    SIMLSH_NORM_CASEFOLD = 8,        /**< Unicode case folding (utf8proc) */
+    SIMLSH_NORM_NFKC = 16            /**< Unicode NFKC (utf8proc) */
+};
+
+/** Invalid UTF-8 policies (key SIMLSH_PARAM_UTF8_POLICY). */
+enum {
+    SIMLSH_UTF8_REPLACE = 0, /**< each maximal invalid subpart -> U+FFFD */
+    SIMLSH_UTF8_REJECT = 1   /**< fail with SIMLSH_EUTF8 */
+};
+
+/** Signature schemes (key SIMLSH_PARAM_SCHEME). */
+enum {
+    SIMLSH_SCHEME_OPH = 0,    /**< one-permutation hashing, optimal densification */
+    SIMLSH_SCHEME_CLASSIC = 1 /**< num_perm independent multiply-shift hashes */
+};
+
+/** Instruction sets for the hot loops (key SIMLSH_PARAM_ISA). */
+enum {
+    SIMLSH_ISA_AUTO = 0,
+    SIMLSH_ISA_SCALAR = 1,
+    SIMLSH_ISA_AVX2 = 2,
+    SIMLSH_ISA_AVX512 = 3
+};
+
+/** Fingerprint scopes for simlsh_params_fingerprint(). */
+enum {
+    SIMLSH_SCOPE_SHINGLES = 0,  /**< unit, k, normalize, utf8 policy, seed, hash bits */
+    SIMLSH_SCOPE_SIGNATURE = 1, /**< the above plus num_perm and scheme */
+    SIMLSH_SCOPE_INDEX = 2      /**< the above plus bands, rows (resolved) */
+};
+
+/**
+ * Parameter keys. Integer keys use simlsh_params_set_int(), double keys
+ * simlsh_params_set_double(); the other setter fails with SIMLSH_EINVAL.
+ *
+ * | key                | type   | range              | default |
+ * |--------------------|--------|--------------------|---------|
+ * | UNIT               | int    | SIMLSH_UNIT_*      | CHAR    |
+ * | K                  | int    | 1..64              | 5       |
+ * | NORMALIZE          | int    | 0..31 (flags)      | 0       |
+ * | UTF8_POLICY        | int    | SIMLSH_UTF8_*      | REPLACE |
+ * | SEED               | int    | 0..2^32-1          | 0       |
+ * | HASH_BITS          | int    | 32 or 64           | 32      |
+ * | NUM_PERM           | int    | 1..1024            | 128     |
+ * | SCHEME             | int    | SIMLSH_SCHEME_*    | OPH     |
+ * | BANDS              | int    | 0..1024 (0 = auto) | 0       |
+ * | ROWS               | int    | 0..1024 (0 = auto) | 0       |
+ * | STORE_SIGNATURES   | int    | 0 or 1             | 1       |
+ * | ISA                | int    | SIMLSH_ISA_*       | AUTO    |
+ * | THRESHOLD          | double | (0, 1]             | 0.8     |
+ * | FP_WEIGHT          | double | 0..1e6             | 0.5     |
+ * | FN_WEIGHT          | double | 0..1e6             | 0.5     |
+ *
+ * With BANDS and ROWS both 0 the index picks (b, r) by
+ * simlsh_lsh_optimal_params() from THRESHOLD and the weights. ISA is not part
+ * of the contract: every path gives identical bits.
+ */
+enum {
+    SIMLSH_PARAM_UNIT = 1,
+    SIMLSH_PARAM_K = 2,
+    SIMLSH_PARAM_NORMALIZE = 3,
+    SIMLSH_PARAM_UTF8_POLICY = 4,
+    SIMLSH_PARAM_SEED = 5,
+    SIMLSH_PARAM_HASH_BITS = 6,
+    SIMLSH_PARAM_NUM_PERM = 7,
+    SIMLSH_PARAM_SCHEME = 8,
+    SIMLSH_PARAM_BANDS = 9,
+    SIMLSH_PARAM_ROWS = 10,
+    SIMLSH_PARAM_STORE_SIGNATURES = 11,
+    SIMLSH_PARAM_ISA = 12,
+    SIMLSH_PARAM_THRESHOLD = 13,
+    SIMLSH_PARAM_FP_WEIGHT = 14,
+    SIMLSH_PARAM_FN_WEIGHT = 15
+};
+
+typedef struct simlsh_params simlsh_params;
+
+/**
+ * Create params holding the defaults.
+ * @param out   receives the new params (set to NULL on failure).
+ * @param alloc memory hooks for the params and every object built from them,
+ *              or NULL for malloc/free.
+ * @return 0, SIMLSH_EINVAL (out NULL or incomplete hooks), SIMLSH_ENOMEM.
+ * Threads: params are plain values; setters need exclusive access, and
+ * objects copy the params, so later changes never affect them.
+ */
+SIMLSH_API int simlsh_params_new(simlsh_params **out, const simlsh_allocator *alloc);
+/** Free params; NULL is a no-op. */
+SIMLSH_API void simlsh_params_free(simlsh_params *params);
+/** Copy @p src (with its allocator) into a new params object.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_params_copy(simlsh_params **out, const simlsh_params *src);
+/** Set an integer key. Out-of-range values, unknown keys and double keys give
+ *  SIMLSH_EINVAL; Unicode normalisation flags without utf8proc, or an ISA the
+ *  CPU lacks, give SIMLSH_EUNSUPPORTED. On error the params are unchanged. */
+SIMLSH_API int simlsh_params_set_int(simlsh_params *params, int key, int64_t value);
+/** Read an integer key. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_params_get_int(const simlsh_params *params, int key, int64_t *out);
+/** Set a double key (NaN and out-of-range values give SIMLSH_EINVAL). */
+SIMLSH_API int simlsh_params_set_double(simlsh_params *params, int key, double value);
+/** Read a double key. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_params_get_double(const simlsh_params *params, int key, double *out);
+/** Bounds of an integer key (inclusive). @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_params_int_bounds(int key, int64_t *min, int64_t *max);
+/** Bounds of a double key; THRESHOLD's lower bound is exclusive.
+ *  @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_params_double_bounds(int key, double *min, double *max);
+/** @return the static lower-case name of @p key ("k", "num_perm", ...) or
+ *  NULL for an unknown key. */
+SIMLSH_API const char *simlsh_params_key_name(int key);
+/**
+ * 64-bit fingerprint of the contract fields of @p scope (SIMLSH_SCOPE_*).
+ * Objects record it; combining objects with different fingerprints fails with
+ * SIMLSH_EMISMATCH. For SIMLSH_SCOPE_INDEX the bands and rows are resolved
+ * first, so the call may fail as simlsh_index_new() would.
+ * @return 0 or SIMLSH_EINVAL.
+ */
+SIMLSH_API int simlsh_params_fingerprint(uint64_t *out, const simlsh_params *params, int scope);
+
+/** @return 1 if this CPU and build can run @p isa (SIMLSH_ISA_*), else 0.
+ *  SIMLSH_ISA_AUTO and SIMLSH_ISA_SCALAR always give 1. Threads: safe. */
+SIMLSH_API int simlsh_isa_supported(int isa);
+/** @return 1 if the library was built with utf8proc (Unicode normalisation
+ *  and Unicode word separators), else 0. */
+SIMLSH_API int simlsh_has_unicode(void);
+
+/**
+ * Hash bytes exactly as the shingler hashes a shingle: MurmurHash3 x86_32
+ * (HASH_BITS 32, zero-extended) or the low 64 bits of MurmurHash3 x64_128
+ * (HASH_BITS 64), with the contract's seed. Use it to make raw features that
+ * mix with shingles. @return 0 or SIMLSH_EINVAL (data NULL with len > 0).
+ */
+SIMLSH_API int simlsh_hash_bytes(uint64_t *out, const simlsh_params *params,
+                                 const void *data, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Shingle sets                                                             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The set of hashed k-shingles of one or more documents: a sorted array of
+ * unique 64-bit values.
+ *
+ * A document arrives with begin / feed* / end (or add_text in one call); the
+ * result does not depend on where the chunks split the text. A document of
+ * fewer than k units yields one shingle (all its units); an empty document
+ * yields nothing. Adding several documents gives the union of their sets.
+ * Reading the set (count, hashes, jaccard, save, copy) between begin and end
+ * fails with SIMLSH_ESTATE.
+ *
+ * Threads: one writer; concurrent readers are safe when nobody writes.
+ */
+typedef struct simlsh_shingleset simlsh_shingleset;
+
+/** Create an empty set with a copy of @p params' shingling contract.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_shingleset_new(simlsh_shingleset **out, const simlsh_params *params);
+/** Free; NULL is a no-op. */
+SIMLSH_API void simlsh_shingleset_free(simlsh_shingleset *set);
+/** Deep copy (same allocator). @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shingleset *src);
+/** Start a document. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (already started). */
+SIMLSH_API int simlsh_shingleset_begin(simlsh_shingleset *set);
+/** Feed the next @p len bytes of the document. With SIMLSH_UTF8_REJECT an
+ *  invalid sequence fails with SIMLSH_EUTF8 and the chunk is not consumed.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (no document), SIMLSH_EUTF8, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_shingleset_feed(simlsh_shingleset *set, const void *data, size_t len);
+/** Finish the document (a truncated UTF-8 sequence at the end is invalid).
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EUTF8, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_shingleset_end(simlsh_shingleset *set);
+/** begin + feed + end. On error the set is unchanged. */
+SIMLSH_API int simlsh_shingleset_add_text(simlsh_shingleset *set, const void *text, size_t len);
+/** Abandon the document in progress, dropping the shingles it added.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (no document). */
+SIMLSH_API int simlsh_shingleset_abort(simlsh_shingleset *set);
+/** Add raw caller features (used as hashes, not hashed again).
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_shingleset_add_features(simlsh_shingleset *set, const uint64_t *features,
+                                              size_t n);
+/** Empty the set (and any document in progress), keeping its memory.
+ *  @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_shingleset_clear(simlsh_shingleset *set);
+/** Number of distinct hashes. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE. */
+SIMLSH_API int simlsh_shingleset_count(size_t *out, const simlsh_shingleset *set);
+/**
+ * Copy the sorted hashes into @p buf. @p *count receives the number of
+ * hashes. With @p buf NULL only the count is stored (size query).
+ * @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EBUFSIZE (@p cap too small;
+ * @p *count still set, nothing copied).
+ */
+SIMLSH_API int simlsh_shingleset_hashes(uint64_t *buf, size_t cap, size_t *count,
+                                        const simlsh_shingleset *set);
+/** Exact Jaccard |A∩B|/|A∪B| by a linear merge; two empty sets give 1.0,
+ *  one empty set gives 0.0. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
+SIMLSH_API int simlsh_shingleset_jaccard(double *out, const simlsh_shingleset *a,
+                                         const simlsh_shingleset *b);
+/** Containment |A∩B|/|A| of @p a in @p b; an empty @p a gives 1.0.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
+SIMLSH_API int simlsh_shingleset_containment(double *out, const simlsh_shingleset *a,
+                                             const simlsh_shingleset *b);
+/** The set's SIMLSH_SCOPE_SHINGLES fingerprint. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_shingleset_fingerprint(uint64_t *out, const simlsh_shingleset *set);
+/**
+ * Serialise (docs/format.md). @p *size receives the byte size; with @p buf
+ * NULL only the size is stored. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE,
+ * SIMLSH_EBUFSIZE.
+ */
+SIMLSH_API int simlsh_shingleset_save(void *buf, size_t cap, size_t *size,
+                                      const simlsh_shingleset *set);
+/** Load a serialised set (its contract travels with it). @p alloc as in
+ *  simlsh_params_new(). @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT,
+ *  SIMLSH_EUNSUPPORTED (newer format or Unicode flags without utf8proc), SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_shingleset_load(simlsh_shingleset **out, const void *buf, size_t len,
+                                      const simlsh_allocator *alloc);
+
+/* ------------------------------------------------------------------------ */
+/* Signatures                                                               */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A MinHash signature of num_perm 32-bit values. It keeps the raw per-row
+ * minima, so adding more input (text, features, shingle sets, or another
+ * signature with simlsh_signature_merge()) always gives the signature of the
+ * union; the exported values are densified (SIMLSH_SCHEME_OPH) on the fly.
+ *
+ * Streaming text (begin / feed* / end, or add_text) gives the same bits as
+ * building a shingle set of the same text and adding it.
+ *
+ * Threads: one writer; once built, any number of readers may share it.
+ */
+typedef struct simlsh_signature simlsh_signature;
+
+/** Create an empty signature for @p params (num_perm, scheme, shingling).
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_signature_new(simlsh_signature **out, const simlsh_params *params);
+/** Free; NULL is a no-op. */
+SIMLSH_API void simlsh_signature_free(simlsh_signature *sig);
+/** Deep copy. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_signature_copy(simlsh_signature **out, const simlsh_signature *src);
+/** Start streaming a document. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE. */
+SIMLSH_API int simlsh_signature_begin(simlsh_signature *sig);
+/** Feed document bytes; as simlsh_shingleset_feed(). */
+SIMLSH_API int simlsh_signature_feed(simlsh_signature *sig, const void *data, size_t len);
+/** Finish the document; as simlsh_shingleset_end(). */
+SIMLSH_API int simlsh_signature_end(simlsh_signature *sig);
+/** begin + feed + end; on error the signature is unchanged. */
+SIMLSH_API int simlsh_signature_add_text(simlsh_signature *sig, const void *text, size_t len);
+/** Abandon the document in progress, restoring the signature as before begin.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE. */
+SIMLSH_API int simlsh_signature_abort(simlsh_signature *sig);
+/** Add raw features, exactly as simlsh_shingleset_add_features() would.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE. */
+SIMLSH_API int simlsh_signature_add_features(simlsh_signature *sig, const uint64_t *features,
+                                             size_t n);
+/** Add every hash of @p set. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
+SIMLSH_API int simlsh_signature_add_shingleset(simlsh_signature *sig,
+                                               const simlsh_shingleset *set);
+/** @p dst becomes the signature of the union: element-wise minimum of the raw
+ *  rows. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
+SIMLSH_API int simlsh_signature_merge(simlsh_signature *dst, const simlsh_signature *src);
+/** Reset to the empty signature. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_signature_clear(simlsh_signature *sig);
+/**
+ * Estimated Jaccard: the fraction of equal values. Two empty signatures give
+ * 1.0 (equal empty sets); one empty and one not give 0.0.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH.
+ */
+SIMLSH_API int simlsh_signature_jaccard(double *out, const simlsh_signature *a,
+                                        const simlsh_signature *b);
+/** @return 1 if nothing was added, 0 if not, SIMLSH_EINVAL for NULL. */
+SIMLSH_API int simlsh_signature_is_empty(const simlsh_signature *sig);
+/** @return num_perm (> 0), or SIMLSH_EINVAL for NULL. */
+SIMLSH_API int simlsh_signature_num_perm(const simlsh_signature *sig);
+/**
+ * Copy the num_perm values (densified for OPH) into @p buf; @p *count
+ * receives num_perm; @p buf NULL is a size query. An empty signature has all
+ * values 0xFFFFFFFF. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EBUFSIZE.
+ */
+SIMLSH_API int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count,
+                                       const simlsh_signature *sig);
+/**
+ * The signature's @p bands band keys for @p rows rows per band, into
+ * @p keys[0 .. bands-1]: key of band i = a 64-bit hash of the band number and
+ * values [i*rows, (i+1)*rows) (docs/format.md gives the function). The index
+ * buckets on exactly these keys.
+ * @return 0, SIMLSH_EINVAL (bands*rows > num_perm, zero, NULL),
+ * SIMLSH_EBUFSIZE (@p cap < bands), SIMLSH_ESTATE, SIMLSH_EEMPTY (empty signature).
+ */
+SIMLSH_API int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signature *sig,
+                                          uint32_t bands, uint32_t rows);
+/** The SIMLSH_SCOPE_SIGNATURE fingerprint. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_signature_fingerprint(uint64_t *out, const simlsh_signature *sig);
+/** Serialise; as simlsh_shingleset_save(). */
+SIMLSH_API int simlsh_signature_save(void *buf, size_t cap, size_t *size,
+                                     const simlsh_signature *sig);
+/** Load; as simlsh_shingleset_load(). */
+SIMLSH_API int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
+                                     const simlsh_allocator *alloc);
+
+/* ------------------------------------------------------------------------ */
+/* Banding math                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** P(s) = 1 - (1 - s^r)^b: probability that two documents of Jaccard @p s
+ *  share a bucket. @return 0 or SIMLSH_EINVAL (b or r 0, s outside [0,1]). */
+SIMLSH_API int simlsh_lsh_probability(double *out, uint32_t bands, uint32_t rows, double s);
+/** Approximate threshold (1/b)^(1/r). @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_lsh_threshold(double *out, uint32_t bands, uint32_t rows);
+/** The similarity where P(s) = 1/2 exactly. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_lsh_threshold_exact(double *out, uint32_t bands, uint32_t rows);
+/** False-positive area: integral of P(s) over [0, t]. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_lsh_false_positive_area(double *out, uint32_t bands, uint32_t rows,
+                                              double t);
+/** False-negative area: integral of 1 - P(s) over [t, 1]. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_lsh_false_negative_area(double *out, uint32_t bands, uint32_t rows,
+                                              double t);
+/**
+ * Choose (b, r) with b*r <= @p num_perm minimising
+ * w_fp * FP(t) + w_fn * FN(t). @p unused receives num_perm - b*r (may be NULL).
+ * @return 0 or SIMLSH_EINVAL (t outside (0,1], num_perm 0, negative or both
+ * zero weights).
+ */
+SIMLSH_API int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32_t *unused,
+                                         uint32_t num_perm, double t, double w_fp, double w_fn);
+
+/* ------------------------------------------------------------------------ */
+/* Results                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Rows of (a, b, score) filled by index calls:
+ *  - simlsh_index_query(): a = id, b = 0, score = estimated Jaccard (-1 when
+ *    the index stores no signatures); sorted by id.
+ *  - simlsh_index_query_batch(): as above with b = the query's position;
+ *    rows of query q are [simlsh_results_offset(q), simlsh_results_offset(q+1)).
+ *  - simlsh_index_pairs(): a < b ids, score as for queries.
+ *  - simlsh_index_cluster(): a = id, b = cluster label (smallest id of the
+ *    cluster), score = -1; sorted by id.
+ * Each call replaces the previous content, reusing memory.
+ * Threads: one owner.
+ */
+typedef struct simlsh_results simlsh_results;
+
+/** @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. @p alloc may be NULL. */
+SIMLSH_API int simlsh_results_new(simlsh_results **out, const simlsh_allocator *alloc);
+/** Free; NULL is a no-op. */
+SIMLSH_API void simlsh_results_free(simlsh_results *res);
+/** @return the number of rows (0 for NULL). */
+SIMLSH_API size_t simlsh_results_count(const simlsh_results *res);
+/** Row @p i. Any out pointer may be NULL. @return 0 or SIMLSH_EINVAL (i out of range). */
+SIMLSH_API int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_t *b,
+                                  double *score);
+/** Borrowed column arrays, valid until the next call that fills or frees
+ *  @p res; NULL when empty. */
+SIMLSH_API const uint64_t *simlsh_results_a(const simlsh_results *res);
+SIMLSH_API const uint64_t *simlsh_results_b(const simlsh_results *res);
+SIMLSH_API const double *simlsh_results_scores(const simlsh_results *res);
+/** Batch queries: first row of query @p q (q == number of queries gives the
+ *  row count). @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_results_offset(size_t *out, const simlsh_results *res, size_t q);
+/** @return 1 if the last fill stopped at a caller limit, 0 otherwise. */
+SIMLSH_API int simlsh_results_truncated(const simlsh_results *res);
+
+/* ------------------------------------------------------------------------ */
+/* LSH index                                                                */
+/* ------------------------------------------------------------------------ */
+
+/** Query and enumeration flags. */
+enum {
+    SIMLSH_QUERY_VERIFY = 1 /**< keep only ids with estimate >= threshold
+                                 (needs STORE_SIGNATURES) */
+};
+
+/**
+ * b band tables mapping band keys to caller-chosen uint64_t ids, with the
+ * signatures stored when STORE_SIGNATURES is 1 (needed for verification,
+ * scores and remove()).
+ *
+ * Threads: any number of concurrent const calls (queries, pairs, cluster,
+ * save, memory); insert, remove, reserve and clear need exclusive access.
+ */
+typedef struct simlsh_index simlsh_index;
+
+/** Create an index; (b, r) come from BANDS/ROWS or, when both are 0, from
+ *  the optimiser. @return 0, SIMLSH_EINVAL (b*r > num_perm, one of b/r 0),
+ *  SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_index_new(simlsh_index **out, const simlsh_params *params);
+/** Free; NULL is a no-op. */
+SIMLSH_API void simlsh_index_free(simlsh_index *index);
+/** The resolved bands and rows. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_index_bands(uint32_t *bands, uint32_t *rows, const simlsh_index *index);
+/** The SIMLSH_SCOPE_INDEX fingerprint. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index);
+/** Insert @p sig under @p id. @return 0, SIMLSH_EINVAL, SIMLSH_EMISMATCH,
+ *  SIMLSH_EEXIST (id present), SIMLSH_EEMPTY (empty signature),
+ *  SIMLSH_ESTATE, SIMLSH_ENOMEM; on error the index is unchanged. */
+SIMLSH_API int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature *sig);
+/** Remove @p id. @return 0, SIMLSH_EINVAL, SIMLSH_ENOTFOUND,
+ *  SIMLSH_EUNSUPPORTED (no stored signatures). */
+SIMLSH_API int simlsh_index_remove(simlsh_index *index, uint64_t id);
+/** @return 1 if @p id is present, 0 if not, SIMLSH_EINVAL for NULL. */
+SIMLSH_API int simlsh_index_contains(const simlsh_index *index, uint64_t id);
+/** Number of ids. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_index_count(size_t *out, const simlsh_index *index);
+/** Make room for @p n ids in total. @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_index_reserve(simlsh_index *index, size_t n);
+/** Remove every id, keeping memory. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_index_clear(simlsh_index *index);
+/** Bytes the index holds, in total and (optional) in band tables alone.
+ *  @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *index);
+/** Stored signature of @p id into a new signature object.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOTFOUND, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_index_get_signature(simlsh_signature **out, const simlsh_index *index,
+                                          uint64_t id);
+/**
+ * Ids sharing at least one band bucket with @p sig, each once, sorted by id.
+ * @p flags: SIMLSH_QUERY_VERIFY. An empty @p sig gives no rows.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EMISMATCH, SIMLSH_EUNSUPPORTED (verify
+ * without stored signatures), SIMLSH_ESTATE, SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_index_query(simlsh_results *res, const simlsh_index *index,
+                                  const simlsh_signature *sig, int flags);
+/** As simlsh_index_query() into a caller buffer of @p cap ids; @p *count
+ *  receives the number of ids; @p ids NULL is a size query.
+ *  @return as simlsh_index_query(), or SIMLSH_EBUFSIZE. */
+SIMLSH_API int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count,
+                                      const simlsh_index *index, const simlsh_signature *sig,
+                                      int flags);
+/** Query @p n signatures at once (the fast path); see simlsh_results.
+ *  @return as simlsh_index_query(). */
+SIMLSH_API int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
+                                        const simlsh_signature *const *sigs, size_t n, int flags);
+/**
+ * Candidate pairs of the indexed ids (each unordered pair once, a < b),
+ * optionally verified. Stops after @p max_pairs pairs (0 = no limit) and then
+ * simlsh_results_truncated() is 1.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags,
+                                  size_t max_pairs);
+/**
+ * Cluster the indexed ids: one row per id, labelled with the smallest id of
+ * its cluster. Without SIMLSH_QUERY_VERIFY, clusters are the connected
+ * components of "shares a bucket". With it, a bucket is split greedily: each
+ * member joins the first earlier member-leader of that bucket whose estimated
+ * similarity is >= threshold, or leads a new group; groups of all buckets are
+ * then joined transitively (so chains a~b~c form one cluster even when a and
+ * c are not similar). Near-linear: a bucket of m members makes at most m
+ * links. @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags);
+/** Serialise (docs/format.md); @p buf NULL is a size query.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
+SIMLSH_API int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *index);
+/** Save to a file (written to a temporary name, then renamed).
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_EIO, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_index_save_file(const simlsh_index *index, const char *path);
+/** Load from bytes. @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT,
+ *  SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
+                                 const simlsh_allocator *alloc);
+/** Load from a file. @return as simlsh_index_load(), or SIMLSH_EIO. */
+SIMLSH_API int simlsh_index_load_file(simlsh_index **out, const char *path,
+                                      const simlsh_allocator *alloc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMLSH_H */

@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int simlsh__placeholder_t;
