@@ -536,10 +536,6 @@ SIMLSH_API int simlsh_index_clear(simlsh_index *index);
 /** Bytes the index holds, in total and (optional) in band tables alone.
  *  @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *index);
-/** Stored signature of @p id into a new signature object.
- *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOTFOUND, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_index_get_signature(simlsh_signature **out, const simlsh_index *index,
-                                          uint64_t id);
 /**
  * Ids sharing at least one band bucket with @p sig, each once, sorted by id.
  * @p flags: SIMLSH_QUERY_VERIFY. An empty @p sig gives no rows.

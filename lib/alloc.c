@@ -40,9 +40,10 @@ void *simlsh__calloc(const simlsh_allocator *a, size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)
         return NULL;
-    void *p = simlsh__malloc(a, n * size);
-    if (p != NULL)
-        memset(p, 0, (n * size) ? (n * size) : 1);
+    size_t total = n * size;
+    void *p = simlsh__malloc(a, total);
+    if (p != NULL && total > 0)
+        memset(p, 0, total);
     return p;
 }
 
