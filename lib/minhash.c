@@ -1,2 +1,193 @@
-/* placeholder: being written */
-typedef int simlsh__placeholder_t;
+/*
+ * MinHash row updates and densification.
+ *
+ * OPH (default): each element x is folded to 32 bits and permuted,
+ * v = fmix32(x32 ^ s); its bin is the top of v's range, (v * P) >> 32, and the
+ * bin keeps the minimum v (that is one random permutation of the universe cut
+ * into P contiguous ranges). Values keep all 32 bits, so a value copied into
+ * an empty bin from bin j can never equal a genuine value of the empty bin.
+ * Empty bins are filled at read time by optimal densification: bin i takes the
+ * value of the first non-empty bin in the probe sequence probe(i, 1),
+ * probe(i, 2), ... which depends only on (i, attempt, seed).
+ *
+ * Classic: row i is min over x of hi32(a_i * x + b_i mod 2^64) with odd a_i;
+ * (a_i, b_i) come from splitmix64 seeded by the contract seed.
+ *
+ * 0xFFFFFFFF marks an empty row; real values are clamped to 0xFFFFFFFE.
+ */
+#include "minhash.h"
+
+#define OPH_SALT 0x4f5048u       /* "OPH" */
+#define PROBE_SALT 0x50524f42ULL /* "PROB" */
+#define CLASSIC_SALT 0x434c4153ULL /* "CLAS" */
+
+static uint32_t oph_salt(uint32_t seed)
+{
+    return (uint32_t)simlsh__fmix64(((uint64_t)seed << 32) | OPH_SALT);
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void simlsh__oph_values_scalar(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = simlsh__fmix32(x[i] ^ s);
+}
+
+void simlsh__classic_update_scalar(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                   uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        uint64_t xj = x[j];
+        for (uint32_t i = 0; i < num_perm; i++) {
+            uint32_t v = (uint32_t)((a[i] * xj + b[i]) >> 32);
+            v -= v == SIMLSH__EMPTY_VALUE;
+            mins[i] = v < mins[i] ? v : mins[i];
+        }
+    }
+}
+
+int simlsh__minhash_init(struct simlsh_signature *sig)
+{
+    if (sig->params.scheme != SIMLSH_SCHEME_CLASSIC || sig->coef != NULL)
+        return 0;
+    uint32_t P = sig->num_perm;
+    uint64_t *c = simlsh__malloc(&sig->params.alloc, 2 * (size_t)P * sizeof *c);
+    if (c == NULL)
+        return SIMLSH_ENOMEM;
+    uint64_t st = ((uint64_t)sig->params.seed << 32) ^ CLASSIC_SALT;
+    for (uint32_t i = 0; i < P; i++) {
+        c[i] = splitmix64(&st) | 1;  /* a_i: odd */
+        c[P + i] = splitmix64(&st);  /* b_i */
+    }
+    sig->coef = c;
+    return 0;
+}
+
+typedef void (*oph_fn)(uint32_t *, const uint32_t *, size_t, uint32_t);
+typedef void (*classic_fn)(uint32_t *, const uint64_t *, const uint64_t *, uint32_t,
+                           const uint64_t *, size_t);
+
+static oph_fn pick_oph(int isa)
+{
+#if defined(__x86_64__)
+    if (isa == SIMLSH_ISA_AVX512)
+        return simlsh__oph_values_avx512;
+    if (isa == SIMLSH_ISA_AVX2)
+        return simlsh__oph_values_avx2;
+#endif
+    (void)isa;
+    return simlsh__oph_values_scalar;
+}
+
+static classic_fn pick_classic(int isa)
+{
+#if defined(__x86_64__)
+    if (isa == SIMLSH_ISA_AVX512)
+        return simlsh__classic_update_avx512;
+    if (isa == SIMLSH_ISA_AVX2)
+        return simlsh__classic_update_avx2;
+#endif
+    (void)isa;
+    return simlsh__classic_update_scalar;
+}
+
+#define BATCH 512
+
+static void oph_scatter(uint32_t *raw, uint32_t P, const uint32_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = v[i];
+        uint32_t bin = (uint32_t)(((uint64_t)x * P) >> 32);
+        x -= x == SIMLSH__EMPTY_VALUE;
+        if (x < raw[bin])
+            raw[bin] = x;
+    }
+}
+
+void simlsh__minhash_add32(struct simlsh_signature *sig, const uint32_t *h, size_t n)
+{
+    if (n == 0)
+        return;
+    sig->empty = 0;
+    if (sig->params.scheme == SIMLSH_SCHEME_OPH) {
+        oph_fn f = pick_oph(sig->isa);
+        uint32_t s = oph_salt(sig->params.seed);
+        uint32_t v[BATCH];
+        for (size_t off = 0; off < n; off += BATCH) {
+            size_t m = n - off < BATCH ? n - off : BATCH;
+            f(v, h + off, m, s);
+            oph_scatter(sig->raw, sig->num_perm, v, m);
+        }
+        return;
+    }
+    classic_fn f = pick_classic(sig->isa);
+    uint64_t x[BATCH];
+    for (size_t off = 0; off < n; off += BATCH) {
+        size_t m = n - off < BATCH ? n - off : BATCH;
+        for (size_t i = 0; i < m; i++)
+            x[i] = h[off + i];
+        f(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, x, m);
+    }
+}
+
+void simlsh__minhash_add(struct simlsh_signature *sig, const uint64_t *h, size_t n)
+{
+    if (n == 0)
+        return;
+    if (sig->params.scheme == SIMLSH_SCHEME_OPH) {
+        uint32_t x[BATCH];
+        for (size_t off = 0; off < n; off += BATCH) {
+            size_t m = n - off < BATCH ? n - off : BATCH;
+            for (size_t i = 0; i < m; i++)
+                x[i] = simlsh__fold64(h[off + i]);
+            simlsh__minhash_add32(sig, x, m);
+        }
+        return;
+    }
+    sig->empty = 0;
+    pick_classic(sig->isa)(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, h, n);
+}
+
+/* Optimal densification (Shrivastava 2017): the probe sequence depends on
+ * (bin, attempt, seed) only, so two documents fill an empty bin from the same
+ * source bin whenever both have it non-empty. After 32*P attempts (only
+ * reachable with almost every bin empty) a circular scan from the last probe
+ * finishes the job; it too depends only on (bin, seed). */
+void simlsh__minhash_finish(struct simlsh_signature *sig)
+{
+    uint32_t P = sig->num_perm;
+    if (sig->params.scheme != SIMLSH_SCHEME_OPH) {
+        if (sig->values != sig->raw)
+            memcpy(sig->values, sig->raw, P * sizeof *sig->raw);
+        return;
+    }
+    memcpy(sig->values, sig->raw, P * sizeof *sig->raw);
+    if (sig->empty)
+        return;
+    uint64_t salt = simlsh__fmix64(((uint64_t)sig->params.seed << 32) ^ PROBE_SALT);
+    for (uint32_t i = 0; i < P; i++) {
+        if (sig->raw[i] != SIMLSH__EMPTY_VALUE)
+            continue;
+        uint32_t j = i;
+        uint32_t limit = 32 * P;
+        for (uint32_t t = 1;; t++) {
+            uint64_t h = simlsh__fmix64(salt ^ (((uint64_t)i << 32) | t));
+            j = (uint32_t)(((h >> 32) * P) >> 32);
+            if (sig->raw[j] != SIMLSH__EMPTY_VALUE)
+                break;
+            if (t >= limit) {
+                while (sig->raw[j] == SIMLSH__EMPTY_VALUE)
+                    j = j + 1 == P ? 0 : j + 1;
+                break;
+            }
+        }
+        sig->values[i] = sig->raw[j];
+    }
+}

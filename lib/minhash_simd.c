@@ -1,2 +1,156 @@
-/* placeholder: being written */
-typedef int simlsh__placeholder_t;
+/*
+ * AVX2 and AVX-512 twins of the MinHash kernels in minhash.c. Integer
+ * arithmetic only, so every path gives the scalar bits exactly
+ * (tests/test-isa.c checks it). Compiled with target attributes and chosen at
+ * run time, so the library still runs on any x86-64.
+ */
+#include "minhash.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2")))
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+{
+    const __m256i vs = _mm256_set1_epi32((int)s);
+    const __m256i c1 = _mm256_set1_epi32((int)0x85ebca6bu);
+    const __m256i c2 = _mm256_set1_epi32((int)0xc2b2ae35u);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i h = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + i)), vs);
+        h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+        h = _mm256_mullo_epi32(h, c1);
+        h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 13));
+        h = _mm256_mullo_epi32(h, c2);
+        h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+        _mm256_storeu_si256((__m256i *)(v + i), h);
+    }
+    simlsh__oph_values_scalar(v + i, x + i, n - i, s);
+}
+
+AVX512 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+{
+    const __m512i vs = _mm512_set1_epi32((int)s);
+    const __m512i c1 = _mm512_set1_epi32((int)0x85ebca6bu);
+    const __m512i c2 = _mm512_set1_epi32((int)0xc2b2ae35u);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i h = _mm512_xor_si512(_mm512_loadu_si512(x + i), vs);
+        h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
+        h = _mm512_mullo_epi32(h, c1);
+        h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 13));
+        h = _mm512_mullo_epi32(h, c2);
+        h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
+        _mm512_storeu_si512(v + i, h);
+    }
+    simlsh__oph_values_scalar(v + i, x + i, n - i, s);
+}
+
+/* 64x64 -> low 64 multiply of 4 lanes from 32-bit products (AVX2 has no
+ * 64-bit mullo): lo*lo + ((hi_a*lo_x + lo_a*hi_x) << 32). */
+AVX2 static inline __m256i mul64_avx2(__m256i a, __m256i x)
+{
+    __m256i lolo = _mm256_mul_epu32(a, x);
+    __m256i ahi = _mm256_srli_epi64(a, 32);
+    __m256i xhi = _mm256_srli_epi64(x, 32);
+    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(ahi, x), _mm256_mul_epu32(a, xhi));
+    return _mm256_add_epi64(lolo, _mm256_slli_epi64(cross, 32));
+}
+
+AVX2 void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                      uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    const __m256i all = _mm256_set1_epi32(-1);
+    const __m256i one = _mm256_set1_epi32(1);
+    /* gather the high halves of lanes 0..7 of two 4x64 vectors into 8x32 */
+    const __m256i perm = _mm256_setr_epi32(1, 3, 5, 7, 0, 0, 0, 0);
+    uint32_t i = 0;
+    for (; i + 8 <= num_perm; i += 8) {
+        __m256i a0 = _mm256_loadu_si256((const __m256i *)(a + i));
+        __m256i a1 = _mm256_loadu_si256((const __m256i *)(a + i + 4));
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(b + i));
+        __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + i + 4));
+        __m256i m = _mm256_loadu_si256((const __m256i *)(mins + i));
+        for (size_t j = 0; j < n; j++) {
+            __m256i xv = _mm256_set1_epi64x((long long)x[j]);
+            __m256i t0 = _mm256_add_epi64(mul64_avx2(a0, xv), b0);
+            __m256i t1 = _mm256_add_epi64(mul64_avx2(a1, xv), b1);
+            __m128i h0 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(t0, perm));
+            __m128i h1 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(t1, perm));
+            __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1);
+            /* clamp 0xFFFFFFFF -> 0xFFFFFFFE */
+            h = _mm256_sub_epi32(h, _mm256_and_si256(_mm256_cmpeq_epi32(h, all), one));
+            m = _mm256_min_epu32(m, h);
+        }
+        _mm256_storeu_si256((__m256i *)(mins + i), m);
+    }
+    if (i < num_perm) {
+        /* the remaining rows, one x at a time */
+        simlsh__classic_update_scalar(mins + i, a + i, b + i, num_perm - i, x, n);
+    }
+}
+
+AVX512 void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                          uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    const __m256i all = _mm256_set1_epi32(-1);
+    uint32_t i = 0;
+    /* 32 rows per pass: four independent multiply chains hide the latency */
+    for (; i + 32 <= num_perm; i += 32) {
+        __m512i a0 = _mm512_loadu_si512(a + i), a1 = _mm512_loadu_si512(a + i + 8);
+        __m512i a2 = _mm512_loadu_si512(a + i + 16), a3 = _mm512_loadu_si512(a + i + 24);
+        __m512i b0 = _mm512_loadu_si512(b + i), b1 = _mm512_loadu_si512(b + i + 8);
+        __m512i b2 = _mm512_loadu_si512(b + i + 16), b3 = _mm512_loadu_si512(b + i + 24);
+        __m256i m0 = _mm256_loadu_si256((const __m256i *)(mins + i));
+        __m256i m1 = _mm256_loadu_si256((const __m256i *)(mins + i + 8));
+        __m256i m2 = _mm256_loadu_si256((const __m256i *)(mins + i + 16));
+        __m256i m3 = _mm256_loadu_si256((const __m256i *)(mins + i + 24));
+        for (size_t j = 0; j < n; j++) {
+            __m512i xv = _mm512_set1_epi64((long long)x[j]);
+            __m256i h0 = _mm512_cvtepi64_epi32(
+                _mm512_srli_epi64(_mm512_add_epi64(_mm512_mullo_epi64(a0, xv), b0), 32));
+            __m256i h1 = _mm512_cvtepi64_epi32(
+                _mm512_srli_epi64(_mm512_add_epi64(_mm512_mullo_epi64(a1, xv), b1), 32));
+            __m256i h2 = _mm512_cvtepi64_epi32(
+                _mm512_srli_epi64(_mm512_add_epi64(_mm512_mullo_epi64(a2, xv), b2), 32));
+            __m256i h3 = _mm512_cvtepi64_epi32(
+                _mm512_srli_epi64(_mm512_add_epi64(_mm512_mullo_epi64(a3, xv), b3), 32));
+            /* clamp: min with 0xFFFFFFFE is the same as mapping ~0 to ~0-1 */
+            const __m256i cap = _mm256_add_epi32(all, all); /* 0xFFFFFFFE */
+            m0 = _mm256_min_epu32(m0, _mm256_min_epu32(h0, cap));
+            m1 = _mm256_min_epu32(m1, _mm256_min_epu32(h1, cap));
+            m2 = _mm256_min_epu32(m2, _mm256_min_epu32(h2, cap));
+            m3 = _mm256_min_epu32(m3, _mm256_min_epu32(h3, cap));
+        }
+        _mm256_storeu_si256((__m256i *)(mins + i), m0);
+        _mm256_storeu_si256((__m256i *)(mins + i + 8), m1);
+        _mm256_storeu_si256((__m256i *)(mins + i + 16), m2);
+        _mm256_storeu_si256((__m256i *)(mins + i + 24), m3);
+    }
+    if (i < num_perm)
+        simlsh__classic_update_avx2(mins + i, a + i, b + i, num_perm - i, x, n);
+}
+
+#else /* not x86-64: the twins are the scalar code */
+
+void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+{
+    simlsh__oph_values_scalar(v, x, n, s);
+}
+void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+{
+    simlsh__oph_values_scalar(v, x, n, s);
+}
+void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                 uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    simlsh__classic_update_scalar(mins, a, b, num_perm, x, n);
+}
+void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                   uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    simlsh__classic_update_scalar(mins, a, b, num_perm, x, n);
+}
+#endif

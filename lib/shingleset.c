@@ -1,2 +1,439 @@
-/* placeholder: being written */
-typedef int simlsh__placeholder_t;
+/* Shingle sets: sorted unique 64-bit hashes of one or more documents. */
+#include "internal.h"
+
+/* LSD radix sort with 11-bit digits; passes whose digit is constant over the
+ * whole array are skipped (the top passes for 32-bit hashes). */
+static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
+{
+    uint64_t or_all = 0, and_all = ~(uint64_t)0;
+    for (size_t i = 0; i < n; i++) {
+        or_all |= a[i];
+        and_all &= a[i];
+    }
+    uint64_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 11) {
+        uint64_t mask = (uint64_t)0x7ff << shift;
+        if (((or_all ^ and_all) & mask) == 0)
+            continue; /* every element has the same digit */
+        size_t count[2048] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & 0x7ff]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < 2048; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & 0x7ff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}
+
+static void insertion_sort(uint64_t *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint64_t v = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1] > v) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = v;
+    }
+}
+
+static size_t unique(uint64_t *a, size_t n)
+{
+    if (n == 0)
+        return 0;
+    size_t m = 1;
+    for (size_t i = 1; i < n; i++)
+        if (a[i] != a[m - 1])
+            a[m++] = a[i];
+    return m;
+}
+
+/* Fold the pending tail [count, len) into the sorted unique prefix. */
+static int commit_pending(simlsh_shingleset *s)
+{
+    size_t np = s->len - s->count;
+    if (np == 0)
+        return 0;
+    uint64_t *pend = s->hashes + s->count;
+    if (np < 64) {
+        insertion_sort(pend, np);
+    } else {
+        uint64_t *tmp = simlsh__malloc(&s->params.alloc, np * sizeof *tmp);
+        if (tmp == NULL)
+            return SIMLSH_ENOMEM;
+        radix_sort(pend, tmp, np);
+        simlsh__free(&s->params.alloc, tmp);
+    }
+    np = unique(pend, np);
+    if (s->count == 0) {
+        s->count = s->len = np;
+        return 0;
+    }
+    /* merge two sorted unique runs into a new array of the same capacity */
+    uint64_t *out = simlsh__malloc(&s->params.alloc, s->cap * sizeof *out);
+    if (out == NULL)
+        return SIMLSH_ENOMEM;
+    size_t i = 0, j = 0, m = 0;
+    while (i < s->count && j < np) {
+        uint64_t x = s->hashes[i], y = pend[j];
+        if (x < y) {
+            out[m++] = x;
+            i++;
+        } else if (y < x) {
+            out[m++] = y;
+            j++;
+        } else {
+            out[m++] = x;
+            i++;
+            j++;
+        }
+    }
+    while (i < s->count)
+        out[m++] = s->hashes[i++];
+    while (j < np)
+        out[m++] = pend[j++];
+    simlsh__free(&s->params.alloc, s->hashes);
+    s->hashes = out;
+    s->count = s->len = m;
+    return 0;
+}
+
+static int append(void *ctx, const uint64_t *h, size_t n)
+{
+    simlsh_shingleset *s = ctx;
+    int rc = simlsh__grow(&s->params.alloc, (void **)&s->hashes, &s->cap, s->len + n,
+                          sizeof *s->hashes);
+    if (rc < 0)
+        return rc;
+    memcpy(s->hashes + s->len, h, n * sizeof *h);
+    s->len += n;
+    return 0;
+}
+
+static int append32(void *ctx, const uint32_t *h, size_t n)
+{
+    simlsh_shingleset *s = ctx;
+    int rc = simlsh__grow(&s->params.alloc, (void **)&s->hashes, &s->cap, s->len + n,
+                          sizeof *s->hashes);
+    if (rc < 0)
+        return rc;
+    uint64_t *o = s->hashes + s->len;
+    for (size_t i = 0; i < n; i++)
+        o[i] = h[i];
+    s->len += n;
+    return 0;
+}
+
+int simlsh_shingleset_new(simlsh_shingleset **out, const simlsh_params *params)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (params == NULL)
+        return SIMLSH_EINVAL;
+    int rc = simlsh__params_check_shingling(params);
+    if (rc < 0)
+        return rc;
+    simlsh_shingleset *s = simlsh__calloc(&params->alloc, 1, sizeof *s);
+    if (s == NULL)
+        return SIMLSH_ENOMEM;
+    s->params = *params;
+    s->fingerprint = simlsh__fingerprint(params, SIMLSH_SCOPE_SHINGLES);
+    *out = s;
+    return 0;
+}
+
+void simlsh_shingleset_free(simlsh_shingleset *set)
+{
+    if (set == NULL)
+        return;
+    simlsh_allocator a = set->params.alloc;
+    simlsh__shingler_free(set->shingler);
+    simlsh__free(&a, set->hashes);
+    simlsh__free(&a, set);
+}
+
+int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shingleset *src)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (src == NULL)
+        return SIMLSH_EINVAL;
+    if (src->in_doc || src->len != src->count)
+        return SIMLSH_ESTATE;
+    simlsh_shingleset *s;
+    int rc = simlsh_shingleset_new(&s, &src->params);
+    if (rc < 0)
+        return rc;
+    if (src->count > 0) {
+        s->hashes = simlsh__malloc(&s->params.alloc, src->count * sizeof *s->hashes);
+        if (s->hashes == NULL) {
+            simlsh_shingleset_free(s);
+            return SIMLSH_ENOMEM;
+        }
+        memcpy(s->hashes, src->hashes, src->count * sizeof *s->hashes);
+        s->cap = s->count = s->len = src->count;
+    }
+    *out = s;
+    return 0;
+}
+
+int simlsh_shingleset_begin(simlsh_shingleset *set)
+{
+    if (set == NULL)
+        return SIMLSH_EINVAL;
+    if (set->in_doc)
+        return SIMLSH_ESTATE;
+    if (set->shingler == NULL) {
+        int rc = simlsh__shingler_new(&set->shingler, &set->params);
+        if (rc < 0)
+            return rc;
+    }
+    simlsh__shingler_begin(set->shingler);
+    set->in_doc = 1;
+    return 0;
+}
+
+/* A failure other than a rejected chunk abandons the document. */
+static int doc_fail(simlsh_shingleset *set, int rc)
+{
+    if (rc != SIMLSH_EUTF8) {
+        set->len = set->count;
+        set->in_doc = 0;
+    }
+    return rc;
+}
+
+int simlsh_shingleset_feed(simlsh_shingleset *set, const void *data, size_t len)
+{
+    if (set == NULL || (data == NULL && len > 0))
+        return SIMLSH_EINVAL;
+    if (!set->in_doc)
+        return SIMLSH_ESTATE;
+    int rc = simlsh__shingler_feed(set->shingler, data, len, append,
+                                   set->params.hash_bits == 32 ? append32 : NULL, set);
+    return rc < 0 ? doc_fail(set, rc) : 0;
+}
+
+int simlsh_shingleset_end(simlsh_shingleset *set)
+{
+    if (set == NULL)
+        return SIMLSH_EINVAL;
+    if (!set->in_doc)
+        return SIMLSH_ESTATE;
+    int rc = simlsh__shingler_end(set->shingler, append,
+                                  set->params.hash_bits == 32 ? append32 : NULL, set);
+    if (rc == 0)
+        rc = commit_pending(set);
+    if (rc < 0) {
+        if (rc == SIMLSH_EUTF8)
+            return rc; /* the document is still open; the caller may abort */
+        return doc_fail(set, rc);
+    }
+    set->in_doc = 0;
+    return 0;
+}
+
+int simlsh_shingleset_abort(simlsh_shingleset *set)
+{
+    if (set == NULL)
+        return SIMLSH_EINVAL;
+    if (!set->in_doc)
+        return SIMLSH_ESTATE;
+    set->len = set->count;
+    set->in_doc = 0;
+    return 0;
+}
+
+int simlsh_shingleset_add_text(simlsh_shingleset *set, const void *text, size_t len)
+{
+    if (set == NULL || (text == NULL && len > 0))
+        return SIMLSH_EINVAL;
+    int rc = simlsh_shingleset_begin(set);
+    if (rc < 0)
+        return rc;
+    rc = simlsh_shingleset_feed(set, text, len);
+    if (rc == 0)
+        rc = simlsh_shingleset_end(set);
+    if (rc < 0 && set->in_doc)
+        simlsh_shingleset_abort(set);
+    return rc;
+}
+
+int simlsh_shingleset_add_features(simlsh_shingleset *set, const uint64_t *features, size_t n)
+{
+    if (set == NULL || (features == NULL && n > 0))
+        return SIMLSH_EINVAL;
+    if (set->in_doc)
+        return SIMLSH_ESTATE;
+    int rc = append(set, features, n);
+    if (rc == 0)
+        rc = commit_pending(set);
+    if (rc < 0)
+        set->len = set->count;
+    return rc;
+}
+
+int simlsh_shingleset_clear(simlsh_shingleset *set)
+{
+    if (set == NULL)
+        return SIMLSH_EINVAL;
+    set->count = set->len = 0;
+    set->in_doc = 0;
+    return 0;
+}
+
+int simlsh_shingleset_count(size_t *out, const simlsh_shingleset *set)
+{
+    if (out == NULL || set == NULL)
+        return SIMLSH_EINVAL;
+    if (set->in_doc)
+        return SIMLSH_ESTATE;
+    *out = set->count;
+    return 0;
+}
+
+int simlsh_shingleset_hashes(uint64_t *buf, size_t cap, size_t *count,
+                             const simlsh_shingleset *set)
+{
+    if (count == NULL || set == NULL)
+        return SIMLSH_EINVAL;
+    if (set->in_doc)
+        return SIMLSH_ESTATE;
+    *count = set->count;
+    if (buf == NULL)
+        return 0;
+    if (cap < set->count)
+        return SIMLSH_EBUFSIZE;
+    if (set->count)
+        memcpy(buf, set->hashes, set->count * sizeof *buf);
+    return 0;
+}
+
+static int intersect(size_t *inter, const simlsh_shingleset *a, const simlsh_shingleset *b)
+{
+    if (a == NULL || b == NULL)
+        return SIMLSH_EINVAL;
+    if (a->in_doc || b->in_doc)
+        return SIMLSH_ESTATE;
+    if (a->fingerprint != b->fingerprint)
+        return SIMLSH_EMISMATCH;
+    size_t i = 0, j = 0, c = 0;
+    const uint64_t *x = a->hashes, *y = b->hashes;
+    while (i < a->count && j < b->count) {
+        uint64_t u = x[i], v = y[j];
+        c += u == v;
+        i += u <= v;
+        j += v <= u;
+    }
+    *inter = c;
+    return 0;
+}
+
+int simlsh_shingleset_jaccard(double *out, const simlsh_shingleset *a, const simlsh_shingleset *b)
+{
+    size_t inter;
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    int rc = intersect(&inter, a, b);
+    if (rc < 0)
+        return rc;
+    size_t uni = a->count + b->count - inter;
+    *out = uni == 0 ? 1.0 : (double)inter / (double)uni;
+    return 0;
+}
+
+int simlsh_shingleset_containment(double *out, const simlsh_shingleset *a,
+                                  const simlsh_shingleset *b)
+{
+    size_t inter;
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    int rc = intersect(&inter, a, b);
+    if (rc < 0)
+        return rc;
+    *out = a->count == 0 ? 1.0 : (double)inter / (double)a->count;
+    return 0;
+}
+
+int simlsh_shingleset_fingerprint(uint64_t *out, const simlsh_shingleset *set)
+{
+    if (out == NULL || set == NULL)
+        return SIMLSH_EINVAL;
+    *out = set->fingerprint;
+    return 0;
+}
+
+/* Payload: u64 count, then count u64 hashes in increasing order. */
+int simlsh_shingleset_save(void *buf, size_t cap, size_t *size, const simlsh_shingleset *set)
+{
+    if (size == NULL || set == NULL)
+        return SIMLSH_EINVAL;
+    if (set->in_doc)
+        return SIMLSH_ESTATE;
+    uint64_t payload = 8 + 8 * (uint64_t)set->count;
+    *size = (size_t)(SIMLSH__FRAME_OVERHEAD + payload);
+    if (buf == NULL)
+        return 0;
+    if (cap < *size)
+        return SIMLSH_EBUFSIZE;
+    uint8_t *p = buf;
+    simlsh__frame_write_head(p, SIMLSH__MAGIC_SET, payload, &set->params);
+    uint8_t *q = p + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
+    simlsh__wr64(q, set->count);
+    for (size_t i = 0; i < set->count; i++)
+        simlsh__wr64(q + 8 + 8 * i, set->hashes[i]);
+    simlsh__frame_write_tail(p, *size);
+    return 0;
+}
+
+int simlsh_shingleset_load(simlsh_shingleset **out, const void *buf, size_t len,
+                           const simlsh_allocator *alloc)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (buf == NULL || !simlsh__alloc_valid(alloc))
+        return SIMLSH_EINVAL;
+    struct simlsh_params p;
+    const uint8_t *pl;
+    uint64_t plen;
+    int rc = simlsh__frame_read(buf, len, SIMLSH__MAGIC_SET, &p, alloc, &pl, &plen);
+    if (rc < 0)
+        return rc;
+    if (plen < 8)
+        return SIMLSH_ECORRUPT;
+    uint64_t n = simlsh__rd64(pl);
+    if (n > (plen - 8) / 8 || plen != 8 + 8 * n)
+        return SIMLSH_ECORRUPT;
+    for (uint64_t i = 1; i < n; i++)
+        if (simlsh__rd64(pl + 8 + 8 * i) <= simlsh__rd64(pl + 8 * i))
+            return SIMLSH_ECORRUPT; /* not sorted unique */
+    simlsh_shingleset *s;
+    rc = simlsh_shingleset_new(&s, &p);
+    if (rc < 0)
+        return rc;
+    if (n > 0) {
+        s->hashes = simlsh__malloc(&s->params.alloc, (size_t)n * sizeof *s->hashes);
+        if (s->hashes == NULL) {
+            simlsh_shingleset_free(s);
+            return SIMLSH_ENOMEM;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            s->hashes[i] = simlsh__rd64(pl + 8 + 8 * i);
+        s->cap = s->count = s->len = (size_t)n;
+    }
+    *out = s;
+    return 0;
+}

@@ -1,2 +1,348 @@
-/* placeholder: being written */
-typedef int simlsh__placeholder_t;
+/* Signatures: raw MinHash rows (mergeable) plus their densified values. */
+#include "minhash.h"
+
+static int sig_alloc(simlsh_signature **out, const struct simlsh_params *params)
+{
+    simlsh_signature *s = simlsh__calloc(&params->alloc, 1, sizeof *s);
+    if (s == NULL)
+        return SIMLSH_ENOMEM;
+    s->params = *params;
+    s->num_perm = (uint32_t)params->num_perm;
+    s->fingerprint = simlsh__fingerprint(params, SIMLSH_SCOPE_SIGNATURE);
+    s->isa = simlsh__isa_resolve(params->isa);
+    s->empty = 1;
+    size_t bytes = s->num_perm * sizeof(uint32_t);
+    s->raw = simlsh__malloc(&params->alloc, bytes);
+    s->values = params->scheme == SIMLSH_SCHEME_OPH ? simlsh__malloc(&params->alloc, bytes) : s->raw;
+    if (s->raw == NULL || s->values == NULL) {
+        simlsh_signature_free(s);
+        return SIMLSH_ENOMEM;
+    }
+    memset(s->raw, 0xff, bytes);
+    memset(s->values, 0xff, bytes);
+    *out = s;
+    return 0;
+}
+
+int simlsh_signature_new(simlsh_signature **out, const simlsh_params *params)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (params == NULL)
+        return SIMLSH_EINVAL;
+    int rc = simlsh__params_check_shingling(params);
+    if (rc < 0)
+        return rc;
+    return sig_alloc(out, params);
+}
+
+void simlsh_signature_free(simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return;
+    simlsh_allocator a = sig->params.alloc;
+    if (sig->values != sig->raw)
+        simlsh__free(&a, sig->values);
+    simlsh__free(&a, sig->raw);
+    simlsh__free(&a, sig->saved);
+    simlsh__free(&a, sig->coef);
+    simlsh__shingler_free(sig->shingler);
+    simlsh__free(&a, sig);
+}
+
+int simlsh_signature_copy(simlsh_signature **out, const simlsh_signature *src)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (src == NULL)
+        return SIMLSH_EINVAL;
+    if (src->in_doc)
+        return SIMLSH_ESTATE;
+    simlsh_signature *s;
+    int rc = sig_alloc(&s, &src->params);
+    if (rc < 0)
+        return rc;
+    memcpy(s->raw, src->raw, s->num_perm * sizeof *s->raw);
+    memcpy(s->values, src->values, s->num_perm * sizeof *s->values);
+    s->empty = src->empty;
+    *out = s;
+    return 0;
+}
+
+static int sink64(void *ctx, const uint64_t *h, size_t n)
+{
+    simlsh__minhash_add(ctx, h, n);
+    return 0;
+}
+
+static int sink32(void *ctx, const uint32_t *h, size_t n)
+{
+    simlsh__minhash_add32(ctx, h, n);
+    return 0;
+}
+
+int simlsh_signature_begin(simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return SIMLSH_EINVAL;
+    if (sig->in_doc)
+        return SIMLSH_ESTATE;
+    int rc = simlsh__minhash_init(sig);
+    if (rc < 0)
+        return rc;
+    if (sig->shingler == NULL) {
+        rc = simlsh__shingler_new(&sig->shingler, &sig->params);
+        if (rc < 0)
+            return rc;
+    }
+    if (sig->saved == NULL) {
+        sig->saved = simlsh__malloc(&sig->params.alloc, sig->num_perm * sizeof *sig->saved);
+        if (sig->saved == NULL)
+            return SIMLSH_ENOMEM;
+    }
+    memcpy(sig->saved, sig->raw, sig->num_perm * sizeof *sig->raw);
+    sig->saved_empty = sig->empty;
+    simlsh__shingler_begin(sig->shingler);
+    sig->in_doc = 1;
+    return 0;
+}
+
+static void restore(simlsh_signature *sig)
+{
+    memcpy(sig->raw, sig->saved, sig->num_perm * sizeof *sig->raw);
+    sig->empty = sig->saved_empty;
+    sig->in_doc = 0;
+}
+
+int simlsh_signature_feed(simlsh_signature *sig, const void *data, size_t len)
+{
+    if (sig == NULL || (data == NULL && len > 0))
+        return SIMLSH_EINVAL;
+    if (!sig->in_doc)
+        return SIMLSH_ESTATE;
+    int rc = simlsh__shingler_feed(sig->shingler, data, len, sink64,
+                                   sig->params.hash_bits == 32 ? sink32 : NULL, sig);
+    if (rc < 0 && rc != SIMLSH_EUTF8)
+        restore(sig); /* out of memory: the document is abandoned */
+    return rc;
+}
+
+int simlsh_signature_end(simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return SIMLSH_EINVAL;
+    if (!sig->in_doc)
+        return SIMLSH_ESTATE;
+    int rc = simlsh__shingler_end(sig->shingler, sink64,
+                                  sig->params.hash_bits == 32 ? sink32 : NULL, sig);
+    if (rc == SIMLSH_EUTF8)
+        return rc; /* still open: the caller may abort */
+    if (rc < 0) {
+        restore(sig);
+        return rc;
+    }
+    sig->in_doc = 0;
+    simlsh__minhash_finish(sig);
+    return 0;
+}
+
+int simlsh_signature_abort(simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return SIMLSH_EINVAL;
+    if (!sig->in_doc)
+        return SIMLSH_ESTATE;
+    restore(sig);
+    return 0;
+}
+
+int simlsh_signature_add_text(simlsh_signature *sig, const void *text, size_t len)
+{
+    if (sig == NULL || (text == NULL && len > 0))
+        return SIMLSH_EINVAL;
+    int rc = simlsh_signature_begin(sig);
+    if (rc < 0)
+        return rc;
+    rc = simlsh_signature_feed(sig, text, len);
+    if (rc == 0)
+        rc = simlsh_signature_end(sig);
+    if (rc < 0 && sig->in_doc)
+        restore(sig);
+    return rc;
+}
+
+int simlsh_signature_add_features(simlsh_signature *sig, const uint64_t *features, size_t n)
+{
+    if (sig == NULL || (features == NULL && n > 0))
+        return SIMLSH_EINVAL;
+    if (sig->in_doc)
+        return SIMLSH_ESTATE;
+    int rc = simlsh__minhash_init(sig);
+    if (rc < 0)
+        return rc;
+    simlsh__minhash_add(sig, features, n);
+    simlsh__minhash_finish(sig);
+    return 0;
+}
+
+int simlsh_signature_add_shingleset(simlsh_signature *sig, const simlsh_shingleset *set)
+{
+    if (sig == NULL || set == NULL)
+        return SIMLSH_EINVAL;
+    if (sig->in_doc || set->in_doc)
+        return SIMLSH_ESTATE;
+    if (simlsh__fingerprint(&sig->params, SIMLSH_SCOPE_SHINGLES) != set->fingerprint)
+        return SIMLSH_EMISMATCH;
+    return simlsh_signature_add_features(sig, set->hashes, set->count);
+}
+
+int simlsh_signature_merge(simlsh_signature *dst, const simlsh_signature *src)
+{
+    if (dst == NULL || src == NULL)
+        return SIMLSH_EINVAL;
+    if (dst->in_doc || src->in_doc)
+        return SIMLSH_ESTATE;
+    if (dst->fingerprint != src->fingerprint)
+        return SIMLSH_EMISMATCH;
+    for (uint32_t i = 0; i < dst->num_perm; i++)
+        if (src->raw[i] < dst->raw[i])
+            dst->raw[i] = src->raw[i];
+    dst->empty = dst->empty && src->empty;
+    simlsh__minhash_finish(dst);
+    return 0;
+}
+
+int simlsh_signature_clear(simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return SIMLSH_EINVAL;
+    memset(sig->raw, 0xff, sig->num_perm * sizeof *sig->raw);
+    memset(sig->values, 0xff, sig->num_perm * sizeof *sig->values);
+    sig->empty = 1;
+    sig->in_doc = 0;
+    return 0;
+}
+
+int simlsh_signature_jaccard(double *out, const simlsh_signature *a, const simlsh_signature *b)
+{
+    if (out == NULL || a == NULL || b == NULL)
+        return SIMLSH_EINVAL;
+    if (a->in_doc || b->in_doc)
+        return SIMLSH_ESTATE;
+    if (a->fingerprint != b->fingerprint)
+        return SIMLSH_EMISMATCH;
+    if (a->empty || b->empty) {
+        *out = a->empty && b->empty ? 1.0 : 0.0;
+        return 0;
+    }
+    uint32_t eq = 0;
+    for (uint32_t i = 0; i < a->num_perm; i++)
+        eq += a->values[i] == b->values[i];
+    *out = (double)eq / (double)a->num_perm;
+    return 0;
+}
+
+int simlsh_signature_is_empty(const simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return SIMLSH_EINVAL;
+    return sig->empty ? 1 : 0;
+}
+
+int simlsh_signature_num_perm(const simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return SIMLSH_EINVAL;
+    return (int)sig->num_perm;
+}
+
+int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count, const simlsh_signature *sig)
+{
+    if (count == NULL || sig == NULL)
+        return SIMLSH_EINVAL;
+    if (sig->in_doc)
+        return SIMLSH_ESTATE;
+    *count = sig->num_perm;
+    if (buf == NULL)
+        return 0;
+    if (cap < sig->num_perm)
+        return SIMLSH_EBUFSIZE;
+    memcpy(buf, sig->values, sig->num_perm * sizeof *buf);
+    return 0;
+}
+
+int simlsh_signature_fingerprint(uint64_t *out, const simlsh_signature *sig)
+{
+    if (out == NULL || sig == NULL)
+        return SIMLSH_EINVAL;
+    *out = sig->fingerprint;
+    return 0;
+}
+
+/* Payload: u32 num_perm, u32 flags (bit 0: empty), num_perm u32 raw rows. */
+int simlsh_signature_save(void *buf, size_t cap, size_t *size, const simlsh_signature *sig)
+{
+    if (size == NULL || sig == NULL)
+        return SIMLSH_EINVAL;
+    if (sig->in_doc)
+        return SIMLSH_ESTATE;
+    uint64_t payload = 8 + 4 * (uint64_t)sig->num_perm;
+    *size = (size_t)(SIMLSH__FRAME_OVERHEAD + payload);
+    if (buf == NULL)
+        return 0;
+    if (cap < *size)
+        return SIMLSH_EBUFSIZE;
+    uint8_t *p = buf;
+    simlsh__frame_write_head(p, SIMLSH__MAGIC_SIG, payload, &sig->params);
+    uint8_t *q = p + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
+    simlsh__wr32(q, sig->num_perm);
+    simlsh__wr32(q + 4, sig->empty ? 1u : 0u);
+    for (uint32_t i = 0; i < sig->num_perm; i++)
+        simlsh__wr32(q + 8 + 4 * i, sig->raw[i]);
+    simlsh__frame_write_tail(p, *size);
+    return 0;
+}
+
+int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
+                          const simlsh_allocator *alloc)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (buf == NULL || !simlsh__alloc_valid(alloc))
+        return SIMLSH_EINVAL;
+    struct simlsh_params p;
+    const uint8_t *pl;
+    uint64_t plen;
+    int rc = simlsh__frame_read(buf, len, SIMLSH__MAGIC_SIG, &p, alloc, &pl, &plen);
+    if (rc < 0)
+        return rc;
+    if (plen < 8)
+        return SIMLSH_ECORRUPT;
+    uint32_t P = simlsh__rd32(pl), flags = simlsh__rd32(pl + 4);
+    if (P != (uint32_t)p.num_perm || plen != 8 + 4 * (uint64_t)P || flags > 1)
+        return SIMLSH_ECORRUPT;
+    int empty = (int)flags;
+    for (uint32_t i = 0; i < P; i++) {
+        uint32_t v = simlsh__rd32(pl + 8 + 4 * i);
+        /* an empty signature has only empty rows; a non-empty one has a value */
+        if (empty && v != SIMLSH__EMPTY_VALUE)
+            return SIMLSH_ECORRUPT;
+        if (!empty && v != SIMLSH__EMPTY_VALUE)
+            empty = -1; /* seen a value */
+    }
+    if (empty == 0)
+        return SIMLSH_ECORRUPT; /* non-empty flag but no value at all */
+    simlsh_signature *s;
+    rc = sig_alloc(&s, &p);
+    if (rc < 0)
+        return rc;
+    for (uint32_t i = 0; i < P; i++)
+        s->raw[i] = simlsh__rd32(pl + 8 + 4 * i);
+    s->empty = flags == 1;
+    simlsh__minhash_finish(s);
+    *out = s;
+    return 0;
+}

@@ -1,2 +1,188 @@
-/* placeholder: being written */
-int main(void) { return 77; }
+/*
+ * Property tests of the shingler with fixed seeds:
+ *  - shingle sets equal a naive reference shingler (tests/refshingle.h) for
+ *    every unit, ASCII normalisation flag set, several k and both widths;
+ *  - any chunking of the text gives the same set as one call;
+ *  - signatures streamed from text equal signatures of the shingle set, for
+ *    both schemes and any chunking.
+ */
+#include "refshingle.h"
+#include "testutil.h"
+
+static const char *words[] = {"the", "Quick", "brown", "FOX", "jumps", "over", "lazy", "dog",
+                              "caf\xc3\xa9", "na\xc3\xafve", "\xe6\x97\xa5\xe6\x9c\xac",
+                              "\xf0\x9f\x98\x80", "a", "I", "x1", "tab\tsep"};
+static const char *seps[] = {" ", "  ", "\n", ", ", ". ", "!\n\n", "\t", " - ", "(", ") "};
+
+/* Random text with words, separators, and now and then invalid bytes. */
+static size_t gen_text(tu_rng *r, uint8_t *buf, size_t max, int allow_invalid)
+{
+    size_t n = 0;
+    size_t target = tu_below(r, max / 2 + 1);
+    while (n + 24 < max && n < target) {
+        const char *w = words[tu_below(r, sizeof words / sizeof *words)];
+        memcpy(buf + n, w, strlen(w));
+        n += strlen(w);
+        if (allow_invalid && tu_below(r, 10) == 0) {
+            static const uint8_t bad[][3] = {{0xff, 0, 0}, {0xc3, 0, 0}, {0xe6, 0x97, 0},
+                                             {0xed, 0xa0, 0x80}, {0xf4, 0x90, 0}, {0x80, 0, 0}};
+            int which = (int)tu_below(r, 6);
+            for (int i = 0; i < 3 && bad[which][i]; i++)
+                buf[n++] = bad[which][i];
+        }
+        const char *s = seps[tu_below(r, sizeof seps / sizeof *seps)];
+        memcpy(buf + n, s, strlen(s));
+        n += strlen(s);
+    }
+    return n;
+}
+
+static simlsh_params *mkparams(int unit, int k, int norm, int bits, int scheme, int np)
+{
+    simlsh_params *p;
+    CHECK_OK(simlsh_params_new(&p, NULL));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_UNIT, unit));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_K, k));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_NORMALIZE, norm));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_HASH_BITS, bits));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_SCHEME, scheme));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_NUM_PERM, np));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_SEED, 12345));
+    return p;
+}
+
+static size_t set_hashes(simlsh_shingleset *s, uint64_t **out)
+{
+    size_t n = 0;
+    CHECK_OK(simlsh_shingleset_hashes(NULL, 0, &n, s));
+    *out = malloc((n + 1) * sizeof **out);
+    CHECK_OK(simlsh_shingleset_hashes(*out, n, &n, s));
+    return n;
+}
+
+/* Feed text in random chunks (sizes 0..max_chunk). */
+static void feed_chunks_set(tu_rng *r, simlsh_shingleset *s, const uint8_t *t, size_t n,
+                            size_t max_chunk)
+{
+    CHECK_OK(simlsh_shingleset_begin(s));
+    size_t off = 0;
+    while (off < n) {
+        size_t c = tu_below(r, max_chunk + 1);
+        if (c > n - off)
+            c = n - off;
+        CHECK_OK(simlsh_shingleset_feed(s, t + off, c));
+        off += c;
+    }
+    CHECK_OK(simlsh_shingleset_end(s));
+}
+
+static void feed_chunks_sig(tu_rng *r, simlsh_signature *s, const uint8_t *t, size_t n,
+                            size_t max_chunk)
+{
+    CHECK_OK(simlsh_signature_begin(s));
+    size_t off = 0;
+    while (off < n) {
+        size_t c = tu_below(r, max_chunk + 1);
+        if (c > n - off)
+            c = n - off;
+        CHECK_OK(simlsh_signature_feed(s, t + off, c));
+        off += c;
+    }
+    CHECK_OK(simlsh_signature_end(s));
+}
+
+static int same_values(const simlsh_signature *a, const simlsh_signature *b)
+{
+    uint32_t va[1024], vb[1024];
+    size_t na, nb;
+    CHECK_OK(simlsh_signature_values(va, 1024, &na, a));
+    CHECK_OK(simlsh_signature_values(vb, 1024, &nb, b));
+    return na == nb && memcmp(va, vb, na * sizeof *va) == 0;
+}
+
+int main(void)
+{
+    tu_rng r = {20261122};
+    enum { MAXT = 3000 };
+    uint8_t *text = malloc(MAXT);
+    uint64_t *ref = malloc(4 * MAXT * sizeof *ref);
+    const int ks[] = {1, 2, 3, 5, 9};
+    int mismatches = 0, chunk_mismatch = 0, sig_mismatch = 0, cases = 0;
+
+    for (int unit = 0; unit <= 2; unit++)
+        for (int norm = 0; norm < 8; norm++)
+            for (int ki = 0; ki < 5; ki++)
+                for (int bits = 32; bits <= 64; bits += 32) {
+                    int k = ks[ki];
+                    simlsh_params *p = mkparams(unit, k, norm, bits, 0, 64);
+                    simlsh_shingleset *a, *b;
+                    CHECK_OK(simlsh_shingleset_new(&a, p));
+                    CHECK_OK(simlsh_shingleset_new(&b, p));
+                    for (int rep = 0; rep < 6; rep++) {
+                        size_t n = gen_text(&r, text, rep == 0 ? 40 : MAXT, unit != 0);
+                        CHECK_OK(simlsh_shingleset_clear(a));
+                        CHECK_OK(simlsh_shingleset_add_text(a, text, n));
+                        ref_cfg cfg = {unit, k, norm};
+                        size_t nr = ref_sort_unique(ref, ref_shingles(p, cfg, text, n, ref));
+                        uint64_t *got;
+                        size_t ng = set_hashes(a, &got);
+                        if (ng != nr || memcmp(got, ref, ng * sizeof *got) != 0) {
+                            if (mismatches++ < 5)
+                                fprintf(stderr, "reference mismatch unit=%d norm=%d k=%d bits=%d n=%zu: %zu vs %zu\n",
+                                        unit, norm, k, bits, n, ng, nr);
+                        }
+                        /* chunked, including 1-byte and empty chunks */
+                        CHECK_OK(simlsh_shingleset_clear(b));
+                        feed_chunks_set(&r, b, text, n, rep % 2 ? 1 : 17);
+                        uint64_t *got2;
+                        size_t ng2 = set_hashes(b, &got2);
+                        if (ng2 != ng || memcmp(got, got2, ng * sizeof *got) != 0)
+                            chunk_mismatch++;
+                        free(got);
+                        free(got2);
+                        cases++;
+                    }
+                    simlsh_shingleset_free(a);
+                    simlsh_shingleset_free(b);
+                    simlsh_params_free(p);
+                }
+    CHECK(mismatches == 0);
+    CHECK(chunk_mismatch == 0);
+    printf("shingle sets: %d cases, %d reference mismatches, %d chunking mismatches\n", cases,
+           mismatches, chunk_mismatch);
+
+    /* Signatures: streamed text == set route, for both schemes and chunkings. */
+    for (int scheme = 0; scheme <= 1; scheme++)
+        for (int unit = 0; unit <= 2; unit++)
+            for (int bits = 32; bits <= 64; bits += 32) {
+                simlsh_params *p = mkparams(unit, unit == 2 ? 2 : 5, 3, bits, scheme, 96);
+                simlsh_shingleset *set;
+                simlsh_signature *s1, *s2, *s3;
+                CHECK_OK(simlsh_shingleset_new(&set, p));
+                CHECK_OK(simlsh_signature_new(&s1, p));
+                CHECK_OK(simlsh_signature_new(&s2, p));
+                CHECK_OK(simlsh_signature_new(&s3, p));
+                for (int rep = 0; rep < 20; rep++) {
+                    size_t n = gen_text(&r, text, rep < 3 ? 30 : MAXT, 1);
+                    CHECK_OK(simlsh_shingleset_clear(set));
+                    CHECK_OK(simlsh_shingleset_add_text(set, text, n));
+                    CHECK_OK(simlsh_signature_clear(s1));
+                    CHECK_OK(simlsh_signature_add_shingleset(s1, set));
+                    CHECK_OK(simlsh_signature_clear(s2));
+                    CHECK_OK(simlsh_signature_add_text(s2, text, n));
+                    CHECK_OK(simlsh_signature_clear(s3));
+                    feed_chunks_sig(&r, s3, text, n, rep % 2 ? 3 : 50);
+                    if (!same_values(s1, s2) || !same_values(s1, s3))
+                        sig_mismatch++;
+                }
+                simlsh_shingleset_free(set);
+                simlsh_signature_free(s1);
+                simlsh_signature_free(s2);
+                simlsh_signature_free(s3);
+                simlsh_params_free(p);
+            }
+    CHECK(sig_mismatch == 0);
+    free(text);
+    free(ref);
+    return tu_finish("shingle-stream");
+}

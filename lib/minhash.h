@@ -1,0 +1,38 @@
+/* MinHash kernels: one portable version and SIMD twins with identical bits. */
+#ifndef SIMLSH_MINHASH_H
+#define SIMLSH_MINHASH_H
+
+#include "internal.h"
+
+/* OPH: v[i] = fmix32(x[i] ^ s). */
+void simlsh__oph_values_scalar(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
+void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
+void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
+
+/* Classic: mins[i] = min(mins[i], clamp(hi32(a[i] * x[j] + b[i]))) over j.
+ * a, b: num_perm 64-bit coefficients. */
+void simlsh__classic_update_scalar(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                   uint32_t num_perm, const uint64_t *x, size_t n);
+void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                 uint32_t num_perm, const uint64_t *x, size_t n);
+void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                   uint32_t num_perm, const uint64_t *x, size_t n);
+
+static inline uint32_t simlsh__fmix32(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+/* Fold a 64-bit feature to the 32 bits OPH permutes; identity below 2^32 so
+ * zero-extended 32-bit shingle hashes and the same values as features agree. */
+static inline uint32_t simlsh__fold64(uint64_t x)
+{
+    return (uint32_t)x ^ (uint32_t)simlsh__fmix64(x >> 32);
+}
+
+#endif
