@@ -324,17 +324,12 @@ int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
     uint32_t P = simlsh__rd32(pl), flags = simlsh__rd32(pl + 4);
     if (P != (uint32_t)p.num_perm || plen != 8 + 4 * (uint64_t)P || flags > 1)
         return SIMLSH_ECORRUPT;
-    int empty = (int)flags;
-    for (uint32_t i = 0; i < P; i++) {
-        uint32_t v = simlsh__rd32(pl + 8 + 4 * i);
-        /* an empty signature has only empty rows; a non-empty one has a value */
-        if (empty && v != SIMLSH__EMPTY_VALUE)
-            return SIMLSH_ECORRUPT;
-        if (!empty && v != SIMLSH__EMPTY_VALUE)
-            empty = -1; /* seen a value */
-    }
-    if (empty == 0)
-        return SIMLSH_ECORRUPT; /* non-empty flag but no value at all */
+    /* an empty signature has only empty rows; a non-empty one has a value */
+    int seen_value = 0;
+    for (uint32_t i = 0; i < P; i++)
+        seen_value |= simlsh__rd32(pl + 8 + 4 * i) != SIMLSH__EMPTY_VALUE;
+    if (seen_value == (flags == 1))
+        return SIMLSH_ECORRUPT;
     simlsh_signature *s;
     rc = sig_alloc(&s, &p);
     if (rc < 0)
