@@ -36,8 +36,10 @@ static uint64_t splitmix64(uint64_t *s)
 
 void simlsh__oph_values_scalar(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
 {
-    for (size_t i = 0; i < n; i++)
-        v[i] = simlsh__fmix32(x[i] ^ s);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = simlsh__fmix32(x[i] ^ s);
+        v[i] = h - (h == SIMLSH__EMPTY_VALUE);
+    }
 }
 
 void simlsh__classic_update_scalar(uint32_t *mins, const uint64_t *a, const uint64_t *b,
@@ -98,16 +100,39 @@ static classic_fn pick_classic(int isa)
     return simlsh__classic_update_scalar;
 }
 
-#define BATCH 512
+#define BATCH 2048
 
 static void oph_scatter(uint32_t *raw, uint32_t P, const uint32_t *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint32_t x = v[i];
-        uint32_t bin = (uint32_t)(((uint64_t)x * P) >> 32);
-        x -= x == SIMLSH__EMPTY_VALUE;
-        if (x < raw[bin])
-            raw[bin] = x;
+    /* Four interleaved streams into four row arrays, merged at the end: a
+     * store and a later load of the same row would otherwise chain
+     * iterations through memory. Branch-free minimum: new minima are
+     * unpredictable early on. Values are already clamped below 0xFFFFFFFF. */
+    uint32_t aux[3][SIMLSH__MAX_PERM];
+    memcpy(aux[0], raw, P * sizeof *raw);
+    memcpy(aux[1], raw, P * sizeof *raw);
+    memcpy(aux[2], raw, P * sizeof *raw);
+    uint32_t *r0 = raw, *r1 = aux[0], *r2 = aux[1], *r3 = aux[2];
+    size_t i = 0;
+#define SCATTER_ONE(r, x)                                         \
+    do {                                                          \
+        uint32_t b_ = (uint32_t)(((uint64_t)(x) * P) >> 32);      \
+        uint32_t c_ = (r)[b_];                                    \
+        (r)[b_] = (x) < c_ ? (x) : c_;                            \
+    } while (0)
+    for (; i + 4 <= n; i += 4) {
+        SCATTER_ONE(r0, v[i]);
+        SCATTER_ONE(r1, v[i + 1]);
+        SCATTER_ONE(r2, v[i + 2]);
+        SCATTER_ONE(r3, v[i + 3]);
+    }
+    for (; i < n; i++)
+        SCATTER_ONE(r0, v[i]);
+#undef SCATTER_ONE
+    for (uint32_t j = 0; j < P; j++) {
+        uint32_t a = r1[j] < r2[j] ? r1[j] : r2[j];
+        a = r3[j] < a ? r3[j] : a;
+        raw[j] = a < raw[j] ? a : raw[j];
     }
 }
 

@@ -4,7 +4,7 @@
 
 #include "internal.h"
 
-/* OPH: v[i] = fmix32(x[i] ^ s). */
+/* OPH: v[i] = fmix32(x[i] ^ s), with 0xFFFFFFFF (the empty mark) clamped to 0xFFFFFFFE. */
 void simlsh__oph_values_scalar(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);

@@ -17,6 +17,7 @@ AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint
     const __m256i vs = _mm256_set1_epi32((int)s);
     const __m256i c1 = _mm256_set1_epi32((int)0x85ebca6bu);
     const __m256i c2 = _mm256_set1_epi32((int)0xc2b2ae35u);
+    const __m256i cap = _mm256_set1_epi32((int)0xfffffffeu);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i h = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + i)), vs);
@@ -25,6 +26,7 @@ AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint
         h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 13));
         h = _mm256_mullo_epi32(h, c2);
         h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+        h = _mm256_min_epu32(h, cap); /* 0xFFFFFFFF is the empty mark */
         _mm256_storeu_si256((__m256i *)(v + i), h);
     }
     simlsh__oph_values_scalar(v + i, x + i, n - i, s);
@@ -35,6 +37,7 @@ AVX512 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, 
     const __m512i vs = _mm512_set1_epi32((int)s);
     const __m512i c1 = _mm512_set1_epi32((int)0x85ebca6bu);
     const __m512i c2 = _mm512_set1_epi32((int)0xc2b2ae35u);
+    const __m512i cap = _mm512_set1_epi32((int)0xfffffffeu);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512i h = _mm512_xor_si512(_mm512_loadu_si512(x + i), vs);
@@ -43,6 +46,7 @@ AVX512 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, 
         h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 13));
         h = _mm512_mullo_epi32(h, c2);
         h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
+        h = _mm512_min_epu32(h, cap); /* 0xFFFFFFFF is the empty mark */
         _mm512_storeu_si512(v + i, h);
     }
     simlsh__oph_values_scalar(v + i, x + i, n - i, s);

@@ -494,14 +494,41 @@ static void normalise_slice(simlsh__shingler *s, const uint8_t *d, size_t len)
         }
         return;
     }
+    const int plain = (s->norm & (SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_STRIP_PUNCT |
+                                  SIMLSH_NORM_COLLAPSE_SPACE)) == 0;
     for (size_t i = 0; i < len; i++) {
         uint8_t b = d[i];
         if (s->u8.need == 0 && b < 0x80) {
-            /* ASCII fast path: a plain kept character outside word mode. */
-            if (s->cls[b] == C_KEEP && s->unit == SIMLSH_UNIT_CHAR && !s->pending_space) {
-                s->nb[s->nb_len++] = s->lower[b];
+            if (s->unit == SIMLSH_UNIT_CHAR && !s->pending_space && s->cls[b] == C_KEEP) {
+                /* ASCII fast path: copy the whole run of kept characters */
+                size_t j = i;
+                uint8_t *o = s->nb + s->nb_len;
+                if (plain) {
+                    while (j + 8 <= len) {
+                        uint64_t w;
+                        memcpy(&w, d + j, 8);
+                        if (w & 0x8080808080808080ULL)
+                            break;
+                        memcpy(o + (j - i), &w, 8);
+                        j += 8;
+                    }
+                    while (j < len && d[j] < 0x80) {
+                        o[j - i] = d[j];
+                        j++;
+                    }
+                } else {
+                    while (j < len && d[j] < 0x80 && s->cls[d[j]] == C_KEEP) {
+                        o[j - i] = s->lower[d[j]];
+                        j++;
+                    }
+                }
+                size_t run = j - i;
+                s->nb_len += run;
+                s->total_units += run;
+                if (s->total_units >= (size_t)s->k)
+                    s->full = 1;
                 s->emitted_any = 1;
-                count_unit(s);
+                i = j - 1;
                 continue;
             }
             emit(s, b);
