@@ -568,6 +568,8 @@ int simlsh__shingler_feed(simlsh__shingler *s, const uint8_t *data, size_t len,
                           simlsh__sink_fn sink, simlsh__sink32_fn sink32, void *ctx)
 {
     sinks sk = {sink, sink32, ctx};
+    if (len == 0)
+        return 0;
     if (s->unit != SIMLSH_UNIT_BYTE && s->policy == SIMLSH_UTF8_REJECT &&
         u8_invalid(s->u8, data, len))
         return SIMLSH_EUTF8;
