@@ -289,10 +289,14 @@ SIMLSH_API int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shin
 /** Start a document. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (already started). */
 SIMLSH_API int simlsh_shingleset_begin(simlsh_shingleset *set);
 /** Feed the next @p len bytes of the document. With SIMLSH_UTF8_REJECT an
- *  invalid sequence fails with SIMLSH_EUTF8 and the chunk is not consumed.
+ *  invalid sequence fails with SIMLSH_EUTF8 and the chunk is not consumed
+ *  (the document stays open). On SIMLSH_ENOMEM the document is abandoned and
+ *  the set is as it was before begin.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (no document), SIMLSH_EUTF8, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_shingleset_feed(simlsh_shingleset *set, const void *data, size_t len);
 /** Finish the document (a truncated UTF-8 sequence at the end is invalid).
+ *  After SIMLSH_EUTF8 the document stays open (abort it or feed more); after
+ *  SIMLSH_ENOMEM it is abandoned as for feed.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EUTF8, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_shingleset_end(simlsh_shingleset *set);
 /** begin + feed + end. On error the set is unchanged. */
