@@ -96,9 +96,52 @@ AVX2 void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const u
     }
 }
 
+/* 32-bit inputs (every 32-bit shingle hash): with x < 2^32,
+ * hi32(a*x + b mod 2^64) = hi32(lo(a)*x + b) + lo32(hi(a)*x) mod 2^32, which
+ * needs two 32x32->64 multiplies instead of a 64-bit mullo (3 uops on one
+ * port). Rows keep 64-bit lanes holding 32-bit values, and the clamp to
+ * 0xFFFFFFFE is applied once at the end: min commutes with it. */
+AVX512 static void classic_x32_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                      uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
+    const __m256i cap = _mm256_set1_epi32((int)0xfffffffeu);
+    uint32_t i = 0;
+    for (; i + 32 <= num_perm; i += 32) {
+        __m512i al[4], ah[4], bb[4], m[4];
+        for (int q = 0; q < 4; q++) {
+            __m512i av = _mm512_loadu_si512(a + i + 8 * q);
+            al[q] = av;
+            ah[q] = _mm512_srli_epi64(av, 32);
+            bb[q] = _mm512_loadu_si512(b + i + 8 * q);
+            m[q] = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(mins + i + 8 * q)));
+        }
+        for (size_t j = 0; j < n; j++) {
+            __m512i xv = _mm512_set1_epi64((long long)x[j]);
+            for (int q = 0; q < 4; q++) {
+                __m512i t = _mm512_add_epi64(_mm512_mul_epu32(al[q], xv), bb[q]);
+                __m512i v = _mm512_add_epi64(_mm512_srli_epi64(t, 32), _mm512_mul_epu32(ah[q], xv));
+                m[q] = _mm512_min_epu64(m[q], _mm512_and_si512(v, low));
+            }
+        }
+        for (int q = 0; q < 4; q++)
+            _mm256_storeu_si256((__m256i *)(mins + i + 8 * q),
+                                _mm256_min_epu32(_mm512_cvtepi64_epi32(m[q]), cap));
+    }
+    if (i < num_perm)
+        simlsh__classic_update_avx2(mins + i, a + i, b + i, num_perm - i, x, n);
+}
+
 AVX512 void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
                                           uint32_t num_perm, const uint64_t *x, size_t n)
 {
+    uint64_t any_high = 0;
+    for (size_t j = 0; j < n; j++)
+        any_high |= x[j] >> 32;
+    if (any_high == 0) {
+        classic_x32_avx512(mins, a, b, num_perm, x, n);
+        return;
+    }
     const __m256i all = _mm256_set1_epi32(-1);
     uint32_t i = 0;
     /* 32 rows per pass: four independent multiply chains hide the latency */
