@@ -1,0 +1,880 @@
+/*
+ * simlsh-dedup: reading inputs and signing them.
+ *
+ * The main thread reads (it only enumerates files, and splits line inputs
+ * into batches), worker threads sign, and the main thread inserts the signed
+ * batches into the index strictly in input order. Ids are therefore the
+ * input positions of the accepted documents, and the index, and every
+ * result, are identical for any number of threads.
+ */
+#include "dedup.h"
+
+#include <jansson.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Enumerating files and directories                                        */
+/* ------------------------------------------------------------------------ */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int input_failed(struct run *r)
+{
+    r->skipped++;
+    if (r->opt->strict) {
+        r->failed = EXIT_DEDUP_INPUT;
+        return -1;
+    }
+    return 0;
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+    size_t dl = strlen(dir), nl = strlen(name);
+    int slash = dl > 0 && dir[dl - 1] != '/';
+    char *p = xmalloc(dl + (size_t)slash + nl + 1);
+    memcpy(p, dir, dl);
+    if (slash)
+        p[dl] = '/';
+    memcpy(p + dl + (size_t)slash, name, nl + 1);
+    return p;
+}
+
+/* Depth-first, entries in byte order, so the document order (and with it
+ * every id and output line) does not depend on the file system. Symbolic
+ * links to files are followed; links to directories are not, which rules out
+ * cycles. */
+static int walk_dir(struct run *r, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        warnx_doc(r, "%s: cannot open directory: %s", dir, strerror(errno));
+        return input_failed(r);
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    errno = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            names = xrealloc(names, cap * sizeof *names);
+        }
+        size_t len = strlen(e->d_name);
+        names[n] = xmalloc(len + 1);
+        memcpy(names[n], e->d_name, len + 1);
+        n++;
+    }
+    int rerr = errno;
+    closedir(d);
+    int rc = 0;
+    if (rerr) {
+        warnx_doc(r, "%s: cannot read directory: %s", dir, strerror(rerr));
+        rc = input_failed(r);
+    }
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *p = join_path(dir, names[i]);
+        struct stat st;
+        if (lstat(p, &st) != 0) {
+            warnx_doc(r, "%s: cannot stat: %s", p, strerror(errno));
+            rc = input_failed(r);
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = walk_dir(r, p);
+        } else if (S_ISLNK(st.st_mode)) {
+            if (stat(p, &st) != 0) {
+                warnx_doc(r, "%s: cannot open: %s", p, strerror(errno));
+                rc = input_failed(r);
+            } else if (S_ISREG(st.st_mode)) {
+                strlist_add(&r->paths, p, strlen(p), (uint64_t)st.st_size);
+            }
+            /* links to directories and special files: not followed */
+        } else if (S_ISREG(st.st_mode)) {
+            strlist_add(&r->paths, p, strlen(p), (uint64_t)st.st_size);
+        } else {
+            warnx_doc(r, "%s: not a regular file, skipped", p);
+            rc = input_failed(r);
+        }
+        free(p);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+/* Resolve every input before reading any, so the total size (for the ETA)
+ * is known and a bad path fails early under --strict. */
+int inputs_enumerate(struct run *r)
+{
+    struct options *opt = (struct options *)r->opt;
+    r->total_known = 1;
+    for (size_t i = 0; i < opt->ninputs; i++) {
+        struct input *in = &opt->inputs[i];
+        struct stat st;
+        if (in->kind == INPUT_STDIN || !strcmp(in->arg, "-")) {
+            r->total_known = 0;
+            continue;
+        }
+        if (stat(in->arg, &st) != 0) {
+            warnx_doc(r, "%s: %s", in->arg, strerror(errno));
+            in->npaths = 0;
+            if (input_failed(r))
+                return -1;
+            in->kind = INPUT_PATHS; /* nothing to read */
+            continue;
+        }
+        if (in->kind == INPUT_LINES || in->kind == INPUT_JSONL) {
+            if (S_ISREG(st.st_mode))
+                r->total_bytes += (uint64_t)st.st_size;
+            else
+                r->total_known = 0;
+            continue;
+        }
+        in->first_path = r->paths.count;
+        if (S_ISDIR(st.st_mode)) {
+            if (walk_dir(r, in->arg))
+                return -1;
+        } else {
+            if (!S_ISREG(st.st_mode))
+                r->total_known = 0;
+            strlist_add(&r->paths, in->arg, strlen(in->arg), (uint64_t)st.st_size);
+        }
+        in->npaths = r->paths.count - in->first_path;
+        for (size_t p = in->first_path; p < r->paths.count; p++)
+            r->total_bytes += r->paths.size[p];
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Signing (worker side)                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct worker {
+    struct run *r;
+    char *buf; /* file contents, reused across documents */
+    size_t cap;
+};
+
+/* One read per file in the common case: size the buffer from fstat. */
+static int read_file(struct worker *w, const char *path, size_t *len, int *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        *err = errno;
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        *err = errno;
+        close(fd);
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        *err = EISDIR;
+        close(fd);
+        return -1;
+    }
+    size_t want = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    if (w->cap < want) {
+        w->buf = xrealloc(w->buf, want);
+        w->cap = want;
+    }
+    size_t n = 0;
+    for (;;) {
+        if (n == w->cap) {
+            w->cap *= 2;
+            w->buf = xrealloc(w->buf, w->cap);
+        }
+        ssize_t got = read(fd, w->buf + n, w->cap - n);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            *err = errno;
+            close(fd);
+            return -1;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    *len = n;
+    return 0;
+}
+
+static void set_msg(struct doc *d, int status, const char *fmt, const char *a)
+{
+    d->status = (uint8_t)status;
+    snprintf(d->msg, sizeof d->msg, fmt, a);
+}
+
+static void sign_text(struct run *r, struct doc *d, simlsh_signature *sig, const char *text,
+                      size_t len)
+{
+    int rc;
+    if (r->opt->verify == VERIFY_EXACT) {
+        simlsh_shingleset *set = NULL;
+        rc = simlsh_shingleset_new(&set, r->params);
+        if (rc == 0)
+            rc = simlsh_shingleset_add_text(set, text, len);
+        if (rc == 0)
+            rc = simlsh_signature_add_shingleset(sig, set);
+        if (rc == 0)
+            d->set = set;
+        else
+            simlsh_shingleset_free(set);
+    } else {
+        rc = simlsh_signature_add_text(sig, text, len);
+    }
+    if (rc == SIMLSH_EUTF8) {
+        size_t at = 0;
+        utf8_valid((const unsigned char *)text, len, &at);
+        d->status = DOC_EUTF8;
+        snprintf(d->msg, sizeof d->msg, "invalid UTF-8 at byte %zu", at);
+        return;
+    }
+    if (rc != 0) {
+        d->status = DOC_ELIB;
+        d->err = rc;
+        return;
+    }
+    if (simlsh_signature_is_empty(sig) == 1) {
+        d->status = DOC_EEMPTY;
+        simlsh_shingleset_free(d->set);
+        d->set = NULL;
+    }
+}
+
+static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_signature *sig)
+{
+    json_error_t jerr;
+    json_t *obj = json_loadb(b->arena + d->text_off, d->text_len, JSON_ALLOW_NUL, &jerr);
+    if (!obj) {
+        d->status = DOC_EJSON;
+        snprintf(d->msg, sizeof d->msg, "invalid JSON: %.80s (column %d)", jerr.text, jerr.column);
+        return;
+    }
+    const char *idf = r->opt->id_field, *tf = r->opt->text_field;
+    json_t *id = NULL, *text = NULL;
+    if (!json_is_object(obj)) {
+        set_msg(d, DOC_EJSON, "%s", "invalid JSON: not an object");
+    } else if (!(id = json_object_get(obj, idf))) {
+        set_msg(d, DOC_EFIELD, "missing field \"%s\"", idf);
+    } else if (!json_is_string(id) && !json_is_integer(id)) {
+        set_msg(d, DOC_EFIELD, "field \"%s\" is not a string or an integer", idf);
+    } else if (!(text = json_object_get(obj, tf))) {
+        set_msg(d, DOC_EFIELD, "missing field \"%s\"", tf);
+    } else if (!json_is_string(text)) {
+        set_msg(d, DOC_EFIELD, "field \"%s\" is not a string", tf);
+    } else {
+        char num[32];
+        const char *ids;
+        size_t idl;
+        if (json_is_string(id)) {
+            ids = json_string_value(id);
+            idl = json_string_length(id);
+        } else {
+            snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+            ids = num;
+            idl = strlen(num);
+        }
+        if (b->ids_len + idl > b->ids_cap) {
+            size_t cap = b->ids_cap ? b->ids_cap * 2 : 16384;
+            while (cap < b->ids_len + idl)
+                cap *= 2;
+            b->ids = xrealloc(b->ids, cap);
+            b->ids_cap = cap;
+        }
+        memcpy(b->ids + b->ids_len, ids, idl);
+        d->id_off = b->ids_len;
+        d->id_len = idl;
+        b->ids_len += idl;
+        sign_text(r, d, sig, json_string_value(text), json_string_length(text));
+    }
+    json_decref(obj);
+}
+
+static void sign_batch(struct worker *w, struct batch *b)
+{
+    struct run *r = w->r;
+    for (size_t i = 0; i < b->n; i++) {
+        struct doc *d = &b->docs[i];
+        simlsh_signature *sig = b->sigs[i];
+        int rc = simlsh_signature_clear(sig);
+        if (rc != 0) {
+            d->status = DOC_ELIB;
+            d->err = rc;
+            continue;
+        }
+        switch (d->kind) {
+        case DOCK_PATH: {
+            size_t len = 0;
+            const char *path = strlist_get(&r->paths, d->path, NULL);
+            if (read_file(w, path, &len, &d->err) != 0) {
+                d->status = DOC_EOPEN;
+                break;
+            }
+            d->bytes = len;
+            sign_text(r, d, sig, w->buf, len);
+            break;
+        }
+        case DOCK_TEXT:
+            sign_text(r, d, sig, b->arena + d->text_off, d->text_len);
+            break;
+        case DOCK_JSON:
+            sign_json(r, b, d, sig);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct run *r = w->r;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        while (!r->todo_head && !r->stopping)
+            pthread_cond_wait(&r->work_cv, &r->mu);
+        struct batch *b = r->stopping ? NULL : r->todo_head;
+        if (!b) {
+            pthread_mutex_unlock(&r->mu);
+            break;
+        }
+        r->todo_head = b->todo_next;
+        if (!r->todo_head)
+            r->todo_tail = NULL;
+        pthread_mutex_unlock(&r->mu);
+
+        sign_batch(w, b);
+
+        pthread_mutex_lock(&r->mu);
+        b->done = 1;
+        pthread_cond_broadcast(&r->done_cv);
+        pthread_mutex_unlock(&r->mu);
+    }
+    free(w->buf);
+    free(w);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batches and the in-order consumer (main thread)                          */
+/* ------------------------------------------------------------------------ */
+
+static struct worker main_worker; /* the main thread signs when -j 1 */
+
+static struct batch *batch_new(struct run *r)
+{
+    struct batch *b = calloc(1, sizeof *b);
+    if (!b)
+        die_oom();
+    for (size_t i = 0; i < BATCH_DOCS; i++) {
+        int rc = simlsh_signature_new(&b->sigs[i], r->params);
+        if (rc != 0) {
+            fprintf(stderr, "simlsh-dedup: cannot create a signature: %s\n",
+                    simlsh_strerror(rc));
+            exit(rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_USAGE);
+        }
+    }
+    b->arena_cap = BATCH_BYTES;
+    b->arena = xmalloc(b->arena_cap);
+    return b;
+}
+
+static void batch_free(struct batch *b)
+{
+    for (size_t i = 0; i < BATCH_DOCS; i++)
+        simlsh_signature_free(b->sigs[i]);
+    for (size_t i = 0; i < b->n; i++)
+        simlsh_shingleset_free(b->docs[i].set);
+    free(b->arena);
+    free(b->ids);
+    free(b);
+}
+
+void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
+              size_t *len, char *tmp, size_t tmpcap)
+{
+    const struct input *in = &r->opt->inputs[d->input];
+    switch (d->kind) {
+    case DOCK_PATH:
+        *s = strlist_get(&r->paths, d->path, len);
+        return;
+    case DOCK_JSON:
+        if (d->status == DOC_OK || d->id_len) {
+            *s = b->ids + d->id_off;
+            *len = d->id_len;
+            return;
+        }
+        break;
+    default:
+        if (in->kind == INPUT_STDIN) {
+            *s = "-";
+            *len = 1;
+            return;
+        }
+        break;
+    }
+    int n;
+    if (r->lines_prefix)
+        n = snprintf(tmp, tmpcap, "%s:%llu", in->arg, (unsigned long long)d->line);
+    else
+        n = snprintf(tmp, tmpcap, "%llu", (unsigned long long)d->line);
+    *s = tmp;
+    *len = n < 0 ? 0 : ((size_t)n >= tmpcap ? tmpcap - 1 : (size_t)n);
+}
+
+/* Where a message about document d points: "FILE:LINE" or the path. */
+static void doc_where(struct run *r, const struct doc *d, char *buf, size_t cap)
+{
+    const struct input *in = &r->opt->inputs[d->input];
+    if (d->kind == DOCK_PATH)
+        snprintf(buf, cap, "%s", strlist_get(&r->paths, d->path, NULL));
+    else if (in->kind == INPUT_STDIN)
+        snprintf(buf, cap, "<stdin>");
+    else
+        snprintf(buf, cap, "%s:%llu", strcmp(in->arg, "-") ? in->arg : "<stdin>",
+                 (unsigned long long)d->line);
+}
+
+static void progress_update(struct run *r, int force)
+{
+    if (!r->progress)
+        return;
+    double t = now_seconds();
+    if (!force && t - r->t_last_progress < 0.25)
+        return;
+    r->t_last_progress = t;
+    double el = t - r->t_start;
+    double rate = el > 0 ? (double)r->bytes / el : 0;
+    char done[32], eta[48] = "";
+    human_bytes(done, sizeof done, (double)r->bytes);
+    if (r->total_known && rate > 0 && r->total_bytes > r->bytes)
+        snprintf(eta, sizeof eta, "  ETA %.0f s", (double)(r->total_bytes - r->bytes) / rate);
+    fprintf(stderr, "\r\033[Ksimlsh-dedup: %llu documents, %s, %.1f MB/s%s",
+            (unsigned long long)r->docs, done, rate / 1e6, eta);
+    fflush(stderr);
+}
+
+static void ensure_sets(struct run *r, uint64_t id)
+{
+    if (id < r->sets_cap)
+        return;
+    size_t cap = r->sets_cap ? r->sets_cap * 2 : 4096;
+    while (cap <= id)
+        cap *= 2;
+    r->sets = xrealloc(r->sets, cap * sizeof *r->sets);
+    memset(r->sets + r->sets_cap, 0, (cap - r->sets_cap) * sizeof *r->sets);
+    r->sets_cap = cap;
+}
+
+/* Insert a signed batch; reports its bad documents in input order. */
+static int consume(struct run *r, struct batch *b)
+{
+    for (size_t i = 0; i < b->n && !r->failed; i++) {
+        struct doc *d = &b->docs[i];
+        char where[512];
+        if (d->status != DOC_OK) {
+            doc_where(r, d, where, sizeof where);
+            switch (d->status) {
+            case DOC_EOPEN:
+                warnx_doc(r, "%s: cannot read: %s", where, strerror(d->err));
+                break;
+            case DOC_EEMPTY:
+                warnx_doc(r, "%s: empty document, skipped", where);
+                break;
+            case DOC_ELIB:
+                warnx_doc(r, "%s: %s", where, simlsh_strerror(d->err));
+                if (d->err == SIMLSH_ENOMEM) {
+                    r->failed = EXIT_DEDUP_INTERNAL;
+                    return -1;
+                }
+                break;
+            default:
+                warnx_doc(r, "%s: %s", where, d->msg);
+                break;
+            }
+            r->bytes += d->bytes;
+            if (input_failed(r))
+                return -1;
+            continue;
+        }
+        uint64_t id = r->names.count;
+        int rc = simlsh_index_insert(r->index, id, b->sigs[i]);
+        if (rc != 0) {
+            doc_where(r, d, where, sizeof where);
+            fprintf(stderr, "simlsh-dedup: %s: cannot index: %s\n", where, simlsh_strerror(rc));
+            r->failed = EXIT_DEDUP_INTERNAL;
+            return -1;
+        }
+        char tmp[600];
+        const char *name;
+        size_t len;
+        doc_name(r, b, d, &name, &len, tmp, sizeof tmp);
+        strlist_add(&r->names, name, len, 0);
+        if (d->set) {
+            ensure_sets(r, id);
+            r->sets[id] = d->set;
+            d->set = NULL;
+        }
+        r->docs++;
+        r->bytes += d->bytes;
+    }
+    progress_update(r, 0);
+    return r->failed ? -1 : 0;
+}
+
+static void batch_reset(struct batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        simlsh_shingleset_free(b->docs[i].set);
+        b->docs[i].set = NULL;
+    }
+    b->n = 0;
+    b->arena_len = 0;
+    b->ids_len = 0;
+    b->done = 0;
+    b->next = NULL;
+}
+
+/* Wait for the oldest submitted batch, insert it, recycle it. */
+static int consume_oldest(struct run *r)
+{
+    struct batch *b = r->pend_head;
+    if (!b)
+        return 0;
+    if (r->nworkers) {
+        pthread_mutex_lock(&r->mu);
+        while (!b->done)
+            pthread_cond_wait(&r->done_cv, &r->mu);
+        pthread_mutex_unlock(&r->mu);
+    }
+    r->pend_head = b->next;
+    if (!r->pend_head)
+        r->pend_tail = NULL;
+    int rc = consume(r, b);
+    batch_reset(b);
+    b->next = r->free_list;
+    r->free_list = b;
+    return rc;
+}
+
+static int submit(struct run *r)
+{
+    struct batch *b = r->cur;
+    r->cur = NULL;
+    if (!b)
+        return 0;
+    if (b->n == 0) {
+        b->next = r->free_list;
+        r->free_list = b;
+        return 0;
+    }
+    b->seq = r->next_seq++;
+    b->next = NULL;
+    if (r->pend_tail)
+        r->pend_tail->next = b;
+    else
+        r->pend_head = b;
+    r->pend_tail = b;
+    if (r->nworkers == 0) {
+        sign_batch(&main_worker, b);
+        b->done = 1;
+        return consume_oldest(r);
+    }
+    b->todo_next = NULL;
+    pthread_mutex_lock(&r->mu);
+    if (r->todo_tail)
+        r->todo_tail->todo_next = b;
+    else
+        r->todo_head = b;
+    r->todo_tail = b;
+    pthread_cond_signal(&r->work_cv);
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+/* The batch being filled; when every batch is in flight, wait for the
+ * oldest, which bounds memory to a few batches per thread. */
+static struct batch *current_batch(struct run *r)
+{
+    if (r->cur)
+        return r->cur;
+    while (!r->free_list) {
+        if (consume_oldest(r))
+            return NULL;
+    }
+    r->cur = r->free_list;
+    r->free_list = r->cur->next;
+    r->cur->next = NULL;
+    return r->cur;
+}
+
+static struct doc *new_doc(struct run *r, size_t input, int kind, size_t text_len)
+{
+    struct batch *b = r->cur;
+    if (b && (b->n == BATCH_DOCS || (b->n > 0 && b->arena_len + text_len > b->arena_cap))) {
+        if (submit(r))
+            return NULL;
+    }
+    b = current_batch(r);
+    if (!b)
+        return NULL;
+    if (b->arena_len + text_len > b->arena_cap) {
+        size_t cap = b->arena_cap;
+        while (cap < b->arena_len + text_len)
+            cap *= 2;
+        b->arena = xrealloc(b->arena, cap);
+        b->arena_cap = cap;
+    }
+    struct doc *d = &b->docs[b->n++];
+    memset(d, 0, offsetof(struct doc, msg));
+    d->msg[0] = '\0';
+    d->input = (uint32_t)input;
+    d->kind = (uint8_t)kind;
+    return d;
+}
+
+static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, const char *text,
+                        size_t len, uint64_t bytes)
+{
+    struct doc *d = new_doc(r, input, kind, len);
+    if (!d)
+        return -1;
+    struct batch *b = r->cur;
+    memcpy(b->arena + b->arena_len, text, len);
+    d->text_off = b->arena_len;
+    d->text_len = len;
+    b->arena_len += len;
+    d->line = line;
+    d->bytes = bytes;
+    return 0;
+}
+
+static int add_path_doc(struct run *r, size_t input, size_t path)
+{
+    struct doc *d = new_doc(r, input, DOCK_PATH, 0);
+    if (!d)
+        return -1;
+    d->path = path;
+    d->bytes = r->paths.size[path]; /* replaced by the bytes actually read */
+    return 0;
+}
+
+static int is_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return 0;
+    return 1;
+}
+
+static int emit_line(struct run *r, size_t input, int json, uint64_t line, const char *s,
+                     size_t len, uint64_t bytes)
+{
+    if (json) {
+        /* Blank lines between JSON objects are tolerated, as most JSONL
+         * writers and readers do. */
+        if (is_blank(s, len)) {
+            r->bytes += bytes;
+            return 0;
+        }
+        return add_text_doc(r, input, DOCK_JSON, line, s, len, bytes);
+    }
+    if (len > 0 && s[len - 1] == '\r')
+        len--; /* CRLF files */
+    return add_text_doc(r, input, DOCK_TEXT, line, s, len, bytes);
+}
+
+/* Large sequential reads, split at newlines; each line is copied into the
+ * batch that carries it, so reading never waits for signing to release a
+ * buffer, and standard input works like a file. */
+static int read_lines(struct run *r, size_t input)
+{
+    const struct input *in = &r->opt->inputs[input];
+    int json = in->kind == INPUT_JSONL;
+    int use_stdin = !strcmp(in->arg, "-");
+    const char *shown = use_stdin ? "<stdin>" : in->arg;
+    int fd = use_stdin ? STDIN_FILENO : open(in->arg, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        warnx_doc(r, "%s: cannot open: %s", shown, strerror(errno));
+        return input_failed(r);
+    }
+    size_t cap = 4u << 20, len = 0;
+    char *buf = xmalloc(cap);
+    uint64_t line = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            warnx_doc(r, "%s: read error after line %llu: %s", shown,
+                      (unsigned long long)line, strerror(errno));
+            rc = input_failed(r);
+            break;
+        }
+        if (got == 0) {
+            if (len > 0)
+                rc = emit_line(r, input, json, ++line, buf, len, len);
+            break;
+        }
+        len += (size_t)got;
+        size_t start = 0;
+        const char *nl;
+        while (rc == 0 && (nl = memchr(buf + start, '\n', len - start)) != NULL) {
+            size_t l = (size_t)(nl - (buf + start));
+            rc = emit_line(r, input, json, ++line, buf + start, l, l + 1);
+            start += l + 1;
+        }
+        if (rc)
+            break;
+        memmove(buf, buf + start, len - start);
+        len -= start;
+        if (len == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+    }
+    free(buf);
+    if (!use_stdin)
+        close(fd);
+    return rc;
+}
+
+static int read_stdin_doc(struct run *r, size_t input)
+{
+    size_t cap = 1u << 20, len = 0;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        if (len == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        ssize_t got = read(STDIN_FILENO, buf + len, cap - len);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            warnx_doc(r, "<stdin>: read error: %s", strerror(errno));
+            free(buf);
+            return input_failed(r);
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    int rc = add_text_doc(r, input, DOCK_TEXT, 0, buf, len, len);
+    free(buf);
+    return rc;
+}
+
+int run_inputs(struct run *r)
+{
+    const struct options *opt = r->opt;
+    int rc = 0;
+    for (size_t i = 0; i < opt->ninputs && rc == 0; i++) {
+        const struct input *in = &opt->inputs[i];
+        switch (in->kind) {
+        case INPUT_PATHS:
+            for (size_t p = 0; p < in->npaths && rc == 0; p++)
+                rc = add_path_doc(r, i, in->first_path + p);
+            break;
+        case INPUT_STDIN:
+            rc = read_stdin_doc(r, i);
+            break;
+        case INPUT_LINES:
+        case INPUT_JSONL:
+            rc = read_lines(r, i);
+            break;
+        }
+    }
+    if (rc == 0)
+        rc = submit(r);
+    while (rc == 0 && r->pend_head)
+        rc = consume_oldest(r);
+    progress_update(r, 1);
+    if (r->progress)
+        fputs("\r\033[K", stderr);
+    return rc ? -1 : 0;
+}
+
+int run_pipeline_start(struct run *r)
+{
+    main_worker.r = r;
+    r->nworkers = r->nthreads > 1 ? (size_t)r->nthreads : 0;
+    /* Three batches per worker keep every worker busy while the main thread
+     * fills the next batch and inserts the oldest one. */
+    size_t nbatches = r->nworkers ? r->nworkers * 3 : 1;
+    for (size_t i = 0; i < nbatches; i++) {
+        struct batch *b = batch_new(r);
+        b->next = r->free_list;
+        r->free_list = b;
+    }
+    if (!r->nworkers)
+        return 0;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->work_cv, NULL);
+    pthread_cond_init(&r->done_cv, NULL);
+    r->workers = xmalloc(r->nworkers * sizeof *r->workers);
+    for (size_t i = 0; i < r->nworkers; i++) {
+        struct worker *w = calloc(1, sizeof *w);
+        if (!w)
+            die_oom();
+        w->r = r;
+        int e = pthread_create(&r->workers[i], NULL, worker_main, w);
+        if (e != 0) {
+            fprintf(stderr, "simlsh-dedup: cannot start a thread: %s\n", strerror(e));
+            free(w);
+            r->nworkers = i;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void run_pipeline_stop(struct run *r)
+{
+    if (r->nworkers) {
+        pthread_mutex_lock(&r->mu);
+        r->stopping = 1;
+        pthread_cond_broadcast(&r->work_cv);
+        pthread_mutex_unlock(&r->mu);
+        for (size_t i = 0; i < r->nworkers; i++)
+            pthread_join(r->workers[i], NULL);
+        free(r->workers);
+        r->workers = NULL;
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->work_cv);
+        pthread_cond_destroy(&r->done_cv);
+        r->nworkers = 0;
+    }
+    struct batch *lists[3] = {r->pend_head, r->free_list, r->cur};
+    r->pend_head = r->pend_tail = r->free_list = r->cur = NULL;
+    for (int l = 0; l < 3; l++) {
+        struct batch *b = lists[l];
+        while (b) {
+            struct batch *next = l == 2 ? NULL : b->next;
+            batch_free(b);
+            b = next;
+        }
+    }
+    free(main_worker.buf);
+    main_worker.buf = NULL;
+}

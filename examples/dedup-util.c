@@ -1,0 +1,215 @@
+/* simlsh-dedup: small helpers (memory, strings, escaping, time). */
+#include "dedup.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* After this many per-document messages the rest are only counted: a corpus
+ * with a million blank lines should not bury the summary. */
+#define MAX_WARNINGS 100
+
+void die_oom(void)
+{
+    fputs("simlsh-dedup: out of memory\n", stderr);
+    exit(EXIT_DEDUP_INTERNAL);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        die_oom();
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        die_oom();
+    return q;
+}
+
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int strlist_add(struct strlist *l, const char *s, size_t len, uint64_t size)
+{
+    if (l->count + 2 > l->cap_off) {
+        size_t cap = l->cap_off ? l->cap_off * 2 : 1024;
+        l->off = xrealloc(l->off, cap * sizeof *l->off);
+        l->size = xrealloc(l->size, cap * sizeof *l->size);
+        l->cap_off = cap;
+    }
+    if (l->len + len + 1 > l->cap) {
+        size_t cap = l->cap ? l->cap : 65536;
+        while (cap < l->len + len + 1)
+            cap *= 2;
+        l->buf = xrealloc(l->buf, cap);
+        l->cap = cap;
+    }
+    if (l->count == 0)
+        l->off[0] = 0;
+    memcpy(l->buf + l->len, s, len);
+    l->buf[l->len + len] = '\0';
+    l->len += len + 1;
+    l->size[l->count] = size;
+    l->count++;
+    l->off[l->count] = l->len;
+    return 0;
+}
+
+const char *strlist_get(const struct strlist *l, size_t i, size_t *len)
+{
+    if (len)
+        *len = l->off[i + 1] - l->off[i] - 1;
+    return l->buf + l->off[i];
+}
+
+void strlist_free(struct strlist *l)
+{
+    free(l->buf);
+    free(l->off);
+    free(l->size);
+    memset(l, 0, sizeof *l);
+}
+
+void warnx_doc(struct run *r, const char *fmt, ...)
+{
+    va_list ap;
+    r->warnings++;
+    if (r->warnings > MAX_WARNINGS)
+        return;
+    if (r->progress)
+        fputs("\r\033[K", stderr);
+    fputs("simlsh-dedup: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (r->warnings == MAX_WARNINGS)
+        fprintf(stderr, "simlsh-dedup: further messages suppressed (see the skipped count)\n");
+}
+
+/* TSV fields cannot hold tabs or newlines; escape them (and the backslash)
+ * the way PostgreSQL's text COPY format does, so names stay one field. */
+void escape_tsv(FILE *f, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        switch (c) {
+        case '\t': fputs("\\t", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\0': fputs("\\0", f); break;
+        default: fputc(c, f); break;
+        }
+    }
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t len)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n)
+        return 0;
+    unsigned cp = c & (0x7Fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+int utf8_valid(const unsigned char *s, size_t len, size_t *bad_at)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t n = utf8_seq(s + i, len - i);
+        if (!n) {
+            if (bad_at)
+                *bad_at = i;
+            return 0;
+        }
+        i += n;
+    }
+    return 1;
+}
+
+/* JSON strings must be valid UTF-8; file names need not be. Invalid bytes
+ * become U+FFFD so the output line always parses. */
+void escape_json(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    fputc('"', f);
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = u[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc((int)c, f);
+            i++;
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\n': fputs("\\n", f); break;
+            case '\t': fputs("\\t", f); break;
+            case '\r': fputs("\\r", f); break;
+            default: fprintf(f, "\\u%04x", c); break;
+            }
+            i++;
+        } else if (c < 0x80) {
+            fputc((int)c, f);
+            i++;
+        } else {
+            size_t n = utf8_seq(u + i, len - i);
+            if (n) {
+                fwrite(u + i, 1, n, f);
+                i += n;
+            } else {
+                fputs("\\ufffd", f);
+                i++;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+void human_bytes(char *buf, size_t cap, double bytes)
+{
+    static const char *const units[] = {"B", "KB", "MB", "GB", "TB"};
+    size_t u = 0;
+    while (bytes >= 1000.0 && u + 1 < sizeof units / sizeof units[0]) {
+        bytes /= 1000.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%.0f B", bytes);
+    else
+        snprintf(buf, cap, "%.1f %s", bytes, units[u]);
+}

@@ -1,0 +1,191 @@
+/*
+ * simlsh-dedup: declarations shared by its source files. The program uses
+ * only the public header, exactly as an outside user would.
+ */
+#ifndef SIMLSH_DEDUP_H
+#define SIMLSH_DEDUP_H
+
+#include <simlsh.h>
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes (docs/cli.md, EXIT STATUS). */
+enum {
+    EXIT_DEDUP_OK = 0,
+    EXIT_DEDUP_FOUND = 1,    /* duplicates found and --exit-code given */
+    EXIT_DEDUP_USAGE = 2,    /* bad command line or option values */
+    EXIT_DEDUP_INPUT = 3,    /* bad input under --strict, unusable --index */
+    EXIT_DEDUP_INTERNAL = 4  /* library error, out of memory, write failure */
+};
+
+enum output_mode { OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP };
+enum output_format { FMT_TSV, FMT_JSONL };
+enum verify_mode { VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT };
+
+/* One command-line input, processed in command-line order. */
+enum input_kind {
+    INPUT_PATHS, /* a file or directory: one document per file */
+    INPUT_STDIN, /* "-": all of standard input is one document */
+    INPUT_LINES, /* --lines: one document per line */
+    INPUT_JSONL  /* --jsonl: one JSON object per line */
+};
+
+struct input {
+    enum input_kind kind;
+    const char *arg;   /* as given; "-" is standard input */
+    size_t first_path; /* INPUT_PATHS: range in the run's path list */
+    size_t npaths;
+};
+
+/* A growable list of strings (arena + offsets) with an optional size each. */
+struct strlist {
+    char *buf;
+    size_t len, cap;
+    size_t *off; /* off[i] .. off[i+1]-1 is string i, NUL-terminated */
+    uint64_t *size;
+    size_t count, cap_off;
+};
+
+int strlist_add(struct strlist *l, const char *s, size_t len, uint64_t size);
+const char *strlist_get(const struct strlist *l, size_t i, size_t *len);
+void strlist_free(struct strlist *l);
+
+/* Per-document outcome, filled by a signing worker. */
+enum doc_status {
+    DOC_OK,
+    DOC_EOPEN,  /* cannot open or read the file (err = errno) */
+    DOC_EEMPTY, /* nothing to shingle */
+    DOC_EUTF8,  /* invalid UTF-8 under --strict-utf8 */
+    DOC_EJSON,  /* invalid JSON line (msg) */
+    DOC_EFIELD, /* missing or mistyped JSON field (msg) */
+    DOC_ELIB    /* library error (err = SIMLSH_E*) */
+};
+
+enum doc_kind { DOCK_PATH, DOCK_TEXT, DOCK_JSON };
+
+struct doc {
+    uint32_t input;       /* index into the run's inputs */
+    uint8_t kind;         /* enum doc_kind */
+    uint8_t status;       /* enum doc_status */
+    int err;
+    uint64_t line;        /* 1-based line for line inputs, 0 otherwise */
+    size_t path;          /* DOCK_PATH: index into the run's path list */
+    size_t text_off;      /* DOCK_TEXT / DOCK_JSON: bytes in batch->arena */
+    size_t text_len;
+    size_t id_off;        /* DOCK_JSON: the id, in batch->ids */
+    size_t id_len;
+    uint64_t bytes;       /* input bytes this document accounts for */
+    simlsh_shingleset *set; /* --verify exact: the document's shingles */
+    char msg[120];
+};
+
+#define BATCH_DOCS 256
+#define BATCH_BYTES (1u << 20)
+
+/* Documents travel in batches: the reader fills one, a worker signs it, the
+ * main thread inserts it. Batches are recycled, and so are their signature
+ * objects, so the steady state allocates nothing per document. */
+struct batch {
+    uint64_t seq;
+    size_t n;
+    struct doc docs[BATCH_DOCS];
+    simlsh_signature *sigs[BATCH_DOCS];
+    char *arena;
+    size_t arena_len, arena_cap;
+    char *ids;
+    size_t ids_len, ids_cap;
+    int done;
+    struct batch *next;      /* pending (input order) or free list */
+    struct batch *todo_next; /* queue of batches waiting for a worker */
+};
+
+struct options {
+    /* hashing contract: explicit values, applied over the defaults or over
+     * the contract loaded with --index */
+    uint32_t set_mask;             /* bit per SIMLSH_PARAM_* key given */
+    int64_t ival[32];
+    double dval[32];
+    const char *unit_arg, *normalize_arg;
+    enum verify_mode verify;
+    enum output_mode output;
+    enum output_format format;
+    const char *output_path;
+    const char *save_index, *load_index;
+    const char *id_field, *text_field;
+    size_t max_pairs;
+    int threads;
+    int quiet, strict, strict_utf8, exit_code;
+    struct input *inputs;
+    size_t ninputs;
+};
+
+/* Everything one run owns. */
+struct run {
+    const struct options *opt;
+    simlsh_params *params;
+    simlsh_index *index;
+    int verify_flags;
+    double threshold;
+
+    struct strlist paths; /* files found under INPUT_PATHS inputs */
+    struct strlist names; /* output name of each indexed id (id = position) */
+    uint64_t first_new;   /* ids below this came from --index */
+    simlsh_shingleset **sets; /* --verify exact: set of each id */
+    size_t sets_cap;
+
+    /* statistics */
+    uint64_t docs, bytes, skipped, total_bytes;
+    int total_known;
+    double t_start, t_last_progress;
+    int progress; /* stderr is a terminal and not --quiet */
+    size_t warnings;
+    int failed; /* exit code to stop with, 0 while all is well */
+
+    /* signing pipeline */
+    int nthreads;
+    pthread_t *workers;
+    size_t nworkers;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    struct batch *todo_head, *todo_tail; /* waiting for a worker */
+    struct batch *pend_head, *pend_tail; /* submitted, in input order */
+    struct batch *free_list;
+    struct batch *cur;                   /* being filled */
+    uint64_t next_seq;
+    int stopping;
+    int lines_prefix; /* name line documents "FILE:N" (several inputs) */
+};
+
+/* dedup-util.c */
+void die_oom(void);
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+double now_seconds(void);
+void warnx_doc(struct run *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void escape_tsv(FILE *f, const char *s, size_t len);
+void escape_json(FILE *f, const char *s, size_t len);
+int utf8_valid(const unsigned char *s, size_t len, size_t *bad_len);
+void human_bytes(char *buf, size_t cap, double bytes);
+
+/* dedup-input.c */
+int inputs_enumerate(struct run *r);
+int run_pipeline_start(struct run *r);
+int run_inputs(struct run *r);
+void run_pipeline_stop(struct run *r);
+void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
+              size_t *len, char *tmp, size_t tmpcap);
+
+/* dedup-output.c */
+int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
+int sidecar_save(const struct run *r, const char *index_path);
+int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
+                 uint64_t *fingerprint);
+
+#endif
