@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""End-to-end tests of simlsh-dedup on the bundled corpus (data/sample).
+
+Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE
+Each CASE is one meson test (examples/meson.build); see the functions below.
+What the corpus plants is described in data/README.md.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DEDUP, SAMPLE, CASE = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+
+# The clusters data/sample must give with the defaults (data/README.md).
+EXPECTED = {
+    frozenset({"harbour-log.txt", "harbour-log-edited.txt", "harbour-log-typos.txt"}),
+    frozenset({"council-minutes.txt", "archive/council-minutes.txt",
+               "archive/council-minutes-backup.txt"}),
+    frozenset({"release-plan.txt", "release-plan-reformatted.txt"}),
+    frozenset({"field-report.txt", "field-report-extended.txt"}),
+}
+DUPLICATES = sum(len(c) - 1 for c in EXPECTED)
+
+
+def fail(msg, proc=None):
+    if proc is not None:
+        sys.stderr.write("--- command: %s\n--- exit %d\n--- stdout:\n%s\n--- stderr:\n%s\n" % (
+            " ".join(proc.args), proc.returncode, proc.stdout.decode(errors="replace"),
+            proc.stderr.decode(errors="replace")))
+    sys.exit("FAIL: " + msg)
+
+
+def run(args, expect=0, stdin=None):
+    proc = subprocess.run([DEDUP] + [str(a) for a in args], input=stdin,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if expect is not None and proc.returncode != expect:
+        fail("expected exit %d, got %d" % (expect, proc.returncode), proc)
+    return proc
+
+
+def check(cond, msg, proc=None):
+    if not cond:
+        fail(msg, proc)
+
+
+def sample_files():
+    out = []
+    for root, dirs, files in os.walk(SAMPLE):
+        for f in files:
+            out.append(os.path.relpath(os.path.join(root, f), SAMPLE))
+    return sorted(out, key=lambda p: p.split("/"))  # simlsh-dedup's walk order
+
+
+def rel(name):
+    return os.path.relpath(name, SAMPLE) if name.startswith("/") else name
+
+
+def tsv_clusters(proc, mapper=rel):
+    lines = proc.stdout.decode().splitlines()
+    return [frozenset(mapper(n) for n in line.split("\t")) for line in lines]
+
+
+def read(path):
+    with open(os.path.join(SAMPLE, path), "rb") as f:
+        return f.read()
+
+
+def shingles(text, k=5):
+    t = re.sub(r"\s+", " ", text.lower()).strip()
+    return {t[i:i + k] for i in range(len(t) - k + 1)} if len(t) >= k else {t}
+
+
+def jaccard(a, b):
+    sa, sb = shingles(a), shingles(b)
+    return len(sa & sb) / len(sa | sb)
+
+
+def summary_count(proc, what):
+    stem = what[:-1] if what.endswith("s") else what  # "1 document", "2 documents"
+    m = re.search(r"(\d+) %s" % stem, proc.stderr.decode())
+    check(m is not None, "no '%s' in the summary" % what, proc)
+    return int(m.group(1))
+
+
+# ---------------------------------------------------------------------------
+
+
+def case_sample():
+    """The quick start: the planted clusters and nothing else."""
+    p = run([SAMPLE, "-j", "2"])
+    got = tsv_clusters(p)
+    check(len(got) == len(set(got)), "a cluster printed twice", p)
+    check(set(got) == EXPECTED, "clusters differ: %s" % sorted(map(sorted, got)), p)
+    check(summary_count(p, "documents") == len(sample_files()), "document count", p)
+    check(summary_count(p, "clusters") == len(EXPECTED), "cluster count", p)
+    check(summary_count(p, "duplicates") == DUPLICATES, "duplicate count", p)
+    check(summary_count(p, "skipped") == 0, "skipped count", p)
+    # Deterministic order: clusters by their first document in input order.
+    order = sample_files()
+    firsts = [min(order.index(n) for n in c) for c in got]
+    check(firsts == sorted(firsts), "clusters not in input order", p)
+    q = run([SAMPLE, "--quiet"])
+    check(q.stderr == b"", "--quiet printed something", q)
+    check(q.stdout == p.stdout, "output differs between runs", q)
+
+
+def case_formats():
+    """Every --output mode in both --format values, and -o FILE."""
+    files = sample_files()
+    c_tsv = run([SAMPLE, "--output", "clusters"])
+    c_json = run([SAMPLE, "--output", "clusters", "--format", "jsonl"])
+    clusters = []
+    for line in c_json.stdout.decode().splitlines():
+        obj = json.loads(line)
+        check(obj["size"] == len(obj["ids"]), "size field", c_json)
+        clusters.append(frozenset(rel(n) for n in obj["ids"]))
+    check(set(clusters) == EXPECTED, "jsonl clusters", c_json)
+    check(clusters == tsv_clusters(c_tsv), "tsv and jsonl clusters differ", c_json)
+
+    p_tsv = run([SAMPLE, "--output", "pairs"])
+    p_json = run([SAMPLE, "--output", "pairs", "--format", "jsonl"])
+    pairs_t = []
+    for line in p_tsv.stdout.decode().splitlines():
+        a, b, s = line.split("\t")
+        pairs_t.append((rel(a), rel(b), float(s)))
+    pairs_j = [(rel(o["a"]), rel(o["b"]), o["similarity"])
+               for o in map(json.loads, p_json.stdout.decode().splitlines())]
+    check(pairs_t == pairs_j, "tsv and jsonl pairs differ", p_json)
+    for a, b, s in pairs_t:
+        check(any({a, b} <= c for c in EXPECTED), "unexpected pair %s %s" % (a, b), p_tsv)
+        check(0.8 <= s <= 1.0, "similarity %s below the threshold" % s, p_tsv)
+        check(files.index(a) < files.index(b), "pair not in input order", p_tsv)
+    for c in EXPECTED:
+        if len(c) == 2:
+            check(tuple(sorted(c, key=files.index)) in {(a, b) for a, b, _ in pairs_t},
+                  "missing pair %s" % sorted(c), p_tsv)
+
+    k_tsv = run([SAMPLE, "--output", "keep"])
+    k_json = run([SAMPLE, "--output", "keep", "--format", "jsonl"])
+    keep = [rel(n) for n in k_tsv.stdout.decode().splitlines()]
+    check(keep == [rel(json.loads(l)["id"]) for l in k_json.stdout.decode().splitlines()],
+          "tsv and jsonl keep lists differ", k_json)
+    dropped = set()
+    for c in EXPECTED:
+        dropped |= set(sorted(c, key=files.index)[1:])
+    check(keep == [f for f in files if f not in dropped], "keep list", k_tsv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.tsv")
+        p = run([SAMPLE, "-o", out, "--output", "pairs"])
+        check(p.stdout == b"", "-o still wrote to stdout", p)
+        with open(out, "rb") as f:
+            check(f.read() == p_tsv.stdout, "-o FILE differs from stdout", p)
+        run([SAMPLE, "-o", os.path.join(tmp, "no", "such", "dir")], expect=4)
+
+
+def case_verify():
+    """--verify none finds at least the planted clusters; exact reports true
+    Jaccard similarities (as data/gen-sample.py computes them)."""
+    p = run([SAMPLE, "--verify", "none"])
+    got = tsv_clusters(p)
+    for c in EXPECTED:
+        check(any(c <= g for g in got), "verify none lost %s" % sorted(c), p)
+    p = run([SAMPLE, "--verify", "exact"])
+    check(set(tsv_clusters(p)) == EXPECTED, "verify exact clusters", p)
+    p = run([SAMPLE, "--verify", "exact", "--output", "pairs"])
+    n = 0
+    for line in p.stdout.decode().splitlines():
+        a, b, s = line.split("\t")
+        want = jaccard(read(rel(a)).decode(), read(rel(b)).decode())
+        check(abs(float(s) - want) < 0.002, "exact %s %s: %s, want %.4f" % (a, b, s, want), p)
+        n += 1
+    check(n == sum(len(c) * (len(c) - 1) // 2 for c in EXPECTED), "exact pair count", p)
+    for scheme in ("oph", "classic"):
+        for unit, k in (("byte", "5"), ("char", "7"), ("word", "3")):
+            p = run([SAMPLE, "--scheme", scheme, "--unit", unit, "-k", k])
+            got = set(tsv_clusters(p))
+            check(got == EXPECTED, "%s %s-%s clusters" % (scheme, unit, k), p)
+
+
+def flat(path):
+    return re.sub(rb"\s+", b" ", read(path)).strip()
+
+
+def case_lines():
+    """--lines: one document per line, named by line number; blank lines are
+    empty documents (reported with FILE:LINE and skipped)."""
+    files = sample_files()
+    with tempfile.TemporaryDirectory() as tmp:
+        lines_path = os.path.join(tmp, "corpus.txt")
+        blank_at = 10
+        lineno = {}
+        with open(lines_path, "wb") as f:
+            n = 0
+            for name in files:
+                n += 1
+                if n == blank_at:
+                    f.write(b"   \r\n")
+                    n += 1
+                lineno[name] = n
+                f.write(flat(name) + b"\r\n")
+        byline = {str(v): k for k, v in lineno.items()}
+        p = run(["--lines", lines_path])
+        got = tsv_clusters(p, mapper=lambda n: byline[n])
+        check(set(got) == EXPECTED, "lines clusters", p)
+        err = p.stderr.decode()
+        check("%s:%d: empty document" % (lines_path, blank_at) in err, "blank line message", p)
+        check(summary_count(p, "skipped") == 1, "skipped count", p)
+        check(summary_count(p, "documents") == len(files), "document count", p)
+        # Several inputs: line documents are named FILE:LINE.
+        p = run(["--lines", lines_path, os.path.join(SAMPLE, "harbour-log.txt")])
+        names = set()
+        for c in tsv_clusters(p, mapper=lambda n: n):
+            names |= c
+        check("%s:%d" % (lines_path, lineno["harbour-log.txt"]) in names, "FILE:N names", p)
+        check(os.path.join(SAMPLE, "harbour-log.txt") in names, "file name", p)
+        # No newline at the end of the file: the last line still counts.
+        last = os.path.join(tmp, "last.txt")
+        with open(last, "wb") as f:
+            f.write(flat("field-report.txt") + b"\n" + flat("field-report.txt"))
+        p = run(["--lines", last])
+        check(p.stdout == b"1\t2\n", "last line without newline", p)
+
+
+def write_jsonl(path, files, bad=True, id_field="id", text_field="text"):
+    """The sample as JSONL, with bad lines mixed in; returns {line: why}."""
+    bad_lines = [
+        (b'{"id": "broken", "text": ', "invalid JSON"),
+        (b'{"id": "no-text"}', 'missing field "text"'),
+        (b'{"text": "a document without an id field at all"}', 'missing field "id"'),
+        (b'{"id": [1], "text": "an id that is a list"}', "not a string or an integer"),
+        (b'{"id": "numeric-text", "text": 42}', 'field "text" is not a string'),
+        (b'[1, 2, 3]', "not an object"),
+        (b'{"id": "empty", "text": ""}', "empty document"),
+        (b'{"id": "latin1", "text": "caf\xe9"}', "invalid JSON"),
+    ]
+    where = {}
+    n = 0
+    with open(path, "wb") as f:
+        for i, name in enumerate(files):
+            if bad and i % 6 == 3 and bad_lines:
+                line, why = bad_lines.pop(0)
+                n += 1
+                where[n] = why
+                f.write(line + b"\n")
+            if bad and i == 20:
+                n += 1
+                f.write(b"\n")  # blank lines are ignored, not documents
+            n += 1
+            obj = {id_field: name, text_field: read(name).decode()}
+            f.write(json.dumps(obj).encode() + b"\n")
+        n += 1
+        f.write(json.dumps({id_field: 7, text_field: "an integer id is fine too"}).encode()
+                + b"\n")
+    check(not bad or not bad_lines, "test corpus too small for the bad lines")
+    return where
+
+
+def case_jsonl():
+    """--jsonl with bad lines: each is reported as FILE:LINE and skipped;
+    --strict stops at the first with exit 3 and no output."""
+    files = sample_files()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "corpus.jsonl")
+        where = write_jsonl(path, files)
+        p = run(["--jsonl", path])
+        check(set(tsv_clusters(p)) == EXPECTED, "jsonl clusters", p)
+        err = p.stderr.decode()
+        for line, why in where.items():
+            check(re.search(r"%s:%d: .*%s" % (re.escape(path), line, re.escape(why)), err),
+                  "no message for line %d (%s)" % (line, why), p)
+        check(summary_count(p, "skipped") == len(where), "skipped count", p)
+        check(summary_count(p, "documents") == len(files) + 1, "document count", p)
+        k = run(["--jsonl", path, "--output", "keep"])
+        check("7" in k.stdout.decode().splitlines(), "integer id", k)
+
+        p = run(["--jsonl", path, "--strict"], expect=3)
+        check(p.stdout == b"", "--strict wrote output", p)
+        first = min(where)
+        check("%s:%d" % (path, first) in p.stderr.decode(), "--strict message", p)
+
+        other = os.path.join(tmp, "fields.jsonl")
+        write_jsonl(other, files, bad=False, id_field="name", text_field="body")
+        p = run(["--jsonl", other, "--id-field", "name", "--text-field", "body"])
+        check(set(tsv_clusters(p)) == EXPECTED, "custom field names", p)
+        p = run(["--jsonl", other])
+        check(summary_count(p, "skipped") == len(files) + 1, "default fields missing", p)
+
+
+def case_stdin():
+    """- reads standard input as one document; --lines - and --jsonl - as lines."""
+    doc = read("harbour-log.txt")
+    p = run(["-"], stdin=doc)
+    check(p.stdout == b"" and summary_count(p, "documents") == 1, "stdin document", p)
+    p = run(["--lines", "-"], stdin=flat("harbour-log.txt") + b"\n" + flat("notes-01.txt")
+            + b"\n" + flat("harbour-log-typos.txt") + b"\n")
+    check(p.stdout == b"1\t3\n", "--lines -", p)
+    lines = b"".join(json.dumps({"id": n, "text": read(n).decode()}).encode() + b"\n"
+                     for n in ("release-plan.txt", "notes-02.txt", "release-plan-reformatted.txt"))
+    p = run(["--jsonl", "-", "--output", "pairs"], stdin=lines)
+    check(p.stdout.startswith(b"release-plan.txt\trelease-plan-reformatted.txt\t1.0000"),
+          "--jsonl -", p)
+    p = run(["-", "--lines", "-"], expect=2, stdin=b"x")
+    # a document and one from stdin together
+    p = run([os.path.join(SAMPLE, "field-report.txt"), "-"], stdin=read("field-report-extended.txt"))
+    check(tsv_clusters(p, mapper=lambda n: n) == [
+        frozenset({os.path.join(SAMPLE, "field-report.txt"), "-"})], "file and stdin", p)
+
+
+def case_utf8():
+    """Invalid UTF-8 is replaced by default, and skipped with --strict-utf8."""
+    with tempfile.TemporaryDirectory() as tmp:
+        good = read("harbour-log.txt")
+        bad = good[:500] + b"\xff\xfe" + good[500:]
+        for name, data in (("a.txt", good), ("b.txt", bad), ("c.txt", read("notes-05.txt"))):
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(data)
+        p = run([tmp])
+        check(p.stdout.decode() == "%s/a.txt\t%s/b.txt\n" % (tmp, tmp), "replaced", p)
+        p = run([tmp, "--strict-utf8"])
+        check(p.stdout == b"", "strict-utf8 output", p)
+        check(re.search(r"b\.txt: invalid UTF-8 at byte 500", p.stderr.decode()),
+              "strict-utf8 message", p)
+        check(summary_count(p, "skipped") == 1, "strict-utf8 skipped", p)
+        p = run([tmp, "--strict-utf8", "--strict"], expect=3)
+        check(p.stdout == b"", "--strict output", p)
+        lines = os.path.join(tmp, "lines")
+        os.mkdir(lines)
+        with open(os.path.join(lines, "l.txt"), "wb") as f:
+            f.write(b"valid line number one\nnot valid \xc3\x28 here\n")
+        p = run(["--lines", os.path.join(lines, "l.txt"), "--strict-utf8"])
+        check(":2: invalid UTF-8" in p.stderr.decode(), "line message", p)
+
+
+def case_unreadable():
+    """Unreadable inputs are reported by name, counted and skipped."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "corpus")
+        os.mkdir(d)
+        for name, src in (("a.txt", "council-minutes.txt"), ("b.txt", "council-minutes.txt"),
+                          ("e.txt", "notes-09.txt")):
+            shutil.copy(os.path.join(SAMPLE, src), os.path.join(d, name))
+        os.symlink(os.path.join(tmp, "nowhere"), os.path.join(d, "c.txt"))
+        open(os.path.join(d, "empty.txt"), "w").close()
+        os.mkfifo(os.path.join(d, "fifo"))
+        skipped = 4
+        if os.geteuid() != 0:  # root reads anything
+            shutil.copy(os.path.join(SAMPLE, "notes-10.txt"), os.path.join(d, "d.txt"))
+            os.chmod(os.path.join(d, "d.txt"), 0)
+            skipped += 1
+        missing = os.path.join(tmp, "missing.txt")
+        p = run([d, missing])
+        err = p.stderr.decode()
+        check("%s/c.txt" % d in err, "dangling link not reported", p)
+        check("%s: No such file or directory" % missing in err, "missing path", p)
+        check("%s/empty.txt: empty document" % d in err, "empty file", p)
+        check("%s/fifo: not a regular file" % d in err, "fifo", p)
+        if os.geteuid() != 0:
+            check("d.txt: cannot read: Permission denied" in err, "unreadable file", p)
+        check(summary_count(p, "skipped") == skipped, "skipped count", p)
+        check(p.stdout.decode() == "%s/a.txt\t%s/b.txt\n" % (d, d), "clusters", p)
+        run(["--lines", missing], expect=0)
+        run([d, "--strict"], expect=3)
+        run(["--jsonl", missing, "--strict"], expect=3)
+
+
+def case_strict():
+    """--strict passes clean input and stops, without output, on a bad one."""
+    p = run([SAMPLE, "--strict"])
+    check(set(tsv_clusters(p)) == EXPECTED, "strict clean run", p)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(SAMPLE, os.path.join(tmp, "s"))
+        open(os.path.join(tmp, "s", "zz-empty.txt"), "w").close()
+        p = run([os.path.join(tmp, "s"), "--strict", "-o", os.path.join(tmp, "out")],
+                expect=3)
+        check("zz-empty.txt: empty document" in p.stderr.decode(), "strict message", p)
+
+
+def case_index():
+    """--save-index then --index: later runs report what new documents
+    duplicate, among themselves and in the saved index."""
+    later = {"harbour-log-edited.txt", "harbour-log-typos.txt", "archive/council-minutes.txt",
+             "archive/council-minutes-backup.txt", "release-plan-reformatted.txt",
+             "field-report-extended.txt", "notes-44.txt"}
+    files = sample_files()
+    with tempfile.TemporaryDirectory() as tmp:
+        first, second = os.path.join(tmp, "first"), os.path.join(tmp, "second")
+        for f in files:
+            dst = os.path.join(second if f in later else first, f)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy(os.path.join(SAMPLE, f), dst)
+        idx = os.path.join(tmp, "corpus.idx")
+        strip = lambda n: re.sub(r"^%s/(first|second)/" % re.escape(tmp), "", n)
+
+        p = run([first, "--save-index", idx])
+        check(p.stdout == b"", "first half has no duplicates", p)
+        check(os.path.exists(idx) and os.path.exists(idx + ".names"), "index files", p)
+        p = run([second, "--index", idx])
+        check(set(tsv_clusters(p, strip)) == EXPECTED, "clusters against the index", p)
+        check(summary_count(p, "duplicates") == len(later) - 1, "duplicates", p)
+        p = run([second, "--index", idx, "--output", "keep"])
+        check([strip(n) for n in p.stdout.decode().splitlines()] == ["notes-44.txt"], "keep", p)
+        p = run([second, "--index", idx, "--output", "pairs"])
+        for line in p.stdout.decode().splitlines():
+            a, b, _ = line.split("\t")
+            check(b.startswith(second), "pairs must involve a new document", p)
+
+        # Extend the index, then nothing new: no output, all ids kept.
+        idx2 = os.path.join(tmp, "all.idx")
+        run([second, "--index", idx, "--save-index", idx2])
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)
+        p = run([empty, "--index", idx2, "--save-index", idx2])
+        check(p.stdout == b"", "no new documents", p)
+        with open(idx2 + ".names") as f:
+            check("count %d\n" % len(files) in f.read(), "extended names count")
+        p = run([os.path.join(SAMPLE, "field-report.txt"), "--index", idx2, "--output", "pairs"])
+        check(len(p.stdout.decode().splitlines()) == 2, "third run finds both old copies", p)
+
+        # The contract is saved: conflicting options, bad or missing files.
+        p = run([second, "--index", idx, "-k", "7"], expect=2)
+        run([second, "--index", idx, "-k", "5"])  # same as saved: fine
+        run([second, "--index", os.path.join(tmp, "missing.idx")], expect=3)
+        with open(idx + ".names", "r+") as f:
+            text = f.read()
+            f.seek(0)
+            f.write(text.replace("count ", "count 1"))
+        run([second, "--index", idx], expect=3)
+        os.remove(idx + ".names")
+        run([second, "--index", idx], expect=3)
+        with open(idx2, "r+b") as f:
+            f.truncate(os.path.getsize(idx2) // 2)
+        run([second, "--index", idx2], expect=3)
+
+
+def case_threads():
+    """Output, and the saved index, are identical for any -j."""
+    import random
+    rng = random.Random(7)
+    words = ["w%03d" % i for i in range(400)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "many.txt")
+        docs = []
+        for i in range(3000):  # many batches, so the workers interleave
+            if i % 10 == 9:
+                base = docs[rng.randrange(len(docs))].split(" ")
+                base[rng.randrange(len(base))] = "changed"
+                docs.append(" ".join(base))
+            else:
+                docs.append(" ".join(rng.choice(words) for _ in range(rng.randint(20, 300))))
+        with open(path, "w") as f:
+            f.write("\n".join(docs) + "\n")
+        outs = {}
+        for j in ("1", "2", "3", "8"):
+            idx = os.path.join(tmp, "j%s.idx" % j)
+            p = run(["--lines", path, "-j", j, "--output", "pairs", "--format", "jsonl",
+                     "--save-index", idx])
+            with open(idx, "rb") as f:
+                outs[j] = (p.stdout, f.read())
+        check(len(outs["1"][0]) > 0, "planted pairs found")
+        for j in outs:
+            check(outs[j][0] == outs["1"][0], "-j %s output differs from -j 1" % j)
+            check(outs[j][1] == outs["1"][1], "-j %s index differs from -j 1" % j)
+        a = run([SAMPLE, "-j", "1", "--output", "keep"]).stdout
+        b = run([SAMPLE, "-j", "2", "--output", "keep"]).stdout
+        check(a == b, "sample keep differs between -j 1 and -j 2")
+
+
+def case_usage():
+    """--help, --version and every kind of usage error (exit 2)."""
+    p = run(["--help"])
+    check(b"Usage: simlsh-dedup" in p.stdout and b"Exit status" in p.stdout, "--help", p)
+    p = run(["--version"])
+    check(p.stdout.startswith(b"simlsh-dedup "), "--version", p)
+    for args in ([], ["--bogus"], ["--unit", "syllable", SAMPLE], ["-k", "0", SAMPLE],
+                 ["-k", "x", SAMPLE], ["--threshold", "1.5", SAMPLE],
+                 ["--threshold", "abc", SAMPLE], ["--bands", "100", "--rows", "100", SAMPLE],
+                 ["--verify", "exact", "--index", "x", SAMPLE], ["--normalize", "upper", SAMPLE],
+                 ["-j", "-1", SAMPLE], ["--output", "everything", SAMPLE],
+                 ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"]):
+        p = run(args, expect=2)
+        check(p.stdout == b"", "usage error wrote output", p)
+        check(p.stderr.startswith(b"simlsh-dedup: ") or b"Try" in p.stderr,
+              "usage message", p)
+    p = run(["-k", "0", SAMPLE], expect=2)
+    check(b"allowed: 1..64" in p.stderr, "range in the message", p)
+    p = run(["--bands", "8", SAMPLE])  # rows fill the rest of the signature
+    check(b"8 bands x 16 rows" in p.stderr, "--bands alone", p)
+
+
+def case_exit_code():
+    """--exit-code: 1 when duplicates were found, 0 when not."""
+    run([SAMPLE, "--exit-code"], expect=1)
+    run([SAMPLE, "--quiet"], expect=0)
+    run([os.path.join(SAMPLE, "notes-01.txt"), os.path.join(SAMPLE, "notes-02.txt"),
+         "--exit-code"], expect=0)
+
+
+CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
+         if name.startswith("case_")}
+if CASE not in CASES:
+    sys.exit("unknown case %s; one of %s" % (CASE, " ".join(sorted(CASES))))
+CASES[CASE]()
+print("ok", CASE)
