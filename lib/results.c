@@ -1,2 +1,130 @@
-/* placeholder: being written */
-typedef int simlsh__placeholder_t;
+/* Results: rows of (a, b, score) filled by index calls. */
+#include "index.h"
+
+int simlsh_results_new(simlsh_results **out, const simlsh_allocator *alloc)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (!simlsh__alloc_valid(alloc))
+        return SIMLSH_EINVAL;
+    simlsh_allocator a;
+    simlsh__alloc_fill(&a, alloc);
+    struct simlsh_results *r = simlsh__calloc(&a, 1, sizeof *r);
+    if (r == NULL)
+        return SIMLSH_ENOMEM;
+    r->alloc = a;
+    *out = r;
+    return 0;
+}
+
+void simlsh_results_free(simlsh_results *res)
+{
+    if (res == NULL)
+        return;
+    simlsh_allocator a = res->alloc;
+    simlsh__free(&a, res->a);
+    simlsh__free(&a, res->b);
+    simlsh__free(&a, res->score);
+    simlsh__free(&a, res->offsets);
+    simlsh__free(&a, res);
+}
+
+int simlsh__results_reserve(struct simlsh_results *res, size_t rows, size_t nq)
+{
+    const simlsh_allocator *al = &res->alloc;
+    uint64_t *na = NULL, *nb = NULL;
+    double *ns = NULL;
+    size_t *no = NULL;
+    size_t ncap = res->cap, nocap = res->ocap;
+    if (rows > res->cap) {
+        /* Grow geometrically so refilling with slowly growing counts stays
+         * linear; the content is replaced, so nothing is copied. */
+        ncap = res->cap + res->cap / 2;
+        if (ncap < rows)
+            ncap = rows;
+        na = simlsh__calloc(al, ncap, sizeof *na);
+        nb = simlsh__calloc(al, ncap, sizeof *nb);
+        ns = simlsh__calloc(al, ncap, sizeof *ns);
+        if (na == NULL || nb == NULL || ns == NULL)
+            goto fail;
+    }
+    if (nq > 0 && nq + 1 > res->ocap) {
+        if (nq + 1 == 0)
+            goto fail;
+        nocap = nq + 1;
+        no = simlsh__calloc(al, nocap, sizeof *no);
+        if (no == NULL)
+            goto fail;
+    }
+    if (na != NULL) {
+        simlsh__free(al, res->a);
+        simlsh__free(al, res->b);
+        simlsh__free(al, res->score);
+        res->a = na;
+        res->b = nb;
+        res->score = ns;
+        res->cap = ncap;
+    }
+    if (no != NULL) {
+        simlsh__free(al, res->offsets);
+        res->offsets = no;
+        res->ocap = nocap;
+    }
+    return 0;
+fail:
+    simlsh__free(al, na);
+    simlsh__free(al, nb);
+    simlsh__free(al, ns);
+    simlsh__free(al, no);
+    return SIMLSH_ENOMEM;
+}
+
+size_t simlsh_results_count(const simlsh_results *res)
+{
+    return res != NULL ? res->count : 0;
+}
+
+int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_t *b,
+                       double *score)
+{
+    if (res == NULL || i >= res->count)
+        return SIMLSH_EINVAL;
+    if (a != NULL)
+        *a = res->a[i];
+    if (b != NULL)
+        *b = res->b[i];
+    if (score != NULL)
+        *score = res->score[i];
+    return 0;
+}
+
+const uint64_t *simlsh_results_a(const simlsh_results *res)
+{
+    return res != NULL && res->count > 0 ? res->a : NULL;
+}
+
+const uint64_t *simlsh_results_b(const simlsh_results *res)
+{
+    return res != NULL && res->count > 0 ? res->b : NULL;
+}
+
+const double *simlsh_results_scores(const simlsh_results *res)
+{
+    return res != NULL && res->count > 0 ? res->score : NULL;
+}
+
+int simlsh_results_offset(size_t *out, const simlsh_results *res, size_t q)
+{
+    if (out == NULL || res == NULL || q > res->nq)
+        return SIMLSH_EINVAL;
+    /* Fills that are not per query (pairs, cluster) have nq = 0: offset 0
+     * is then the row count, as for a batch of zero queries. */
+    *out = q == res->nq ? res->count : res->offsets[q];
+    return 0;
+}
+
+int simlsh_results_truncated(const simlsh_results *res)
+{
+    return res != NULL && res->truncated ? 1 : 0;
+}
