@@ -863,6 +863,7 @@ static void test_persistence(int store)
     CHECK_OK(simlsh_index_load(&ld2, buf2, n2, NULL));
     uint8_t *buf3 = save_bytes(ld2, &n3);
     CHECK(n3 == n2 && memcmp(buf2, buf3, n2) == 0);
+    free(buf2);
     free(buf3);
     simlsh_index_free(ld2);
     /* A loaded index takes inserts and removals like any other. */
