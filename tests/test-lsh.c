@@ -424,6 +424,69 @@ static void test_band_key_function(void)
     CHECK(chi < 350); /* 255 dof: p < 1e-4 above 350 */
 }
 
+static void test_signature_band_keys(void)
+{
+    simlsh_params *p = NULL;
+    CHECK_OK(simlsh_params_new(&p, NULL));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_NUM_PERM, 64));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_SEED, 77));
+    simlsh_signature *a = NULL, *b = NULL, *e = NULL;
+    CHECK_OK(simlsh_signature_new(&a, p));
+    CHECK_OK(simlsh_signature_new(&b, p));
+    CHECK_OK(simlsh_signature_new(&e, p));
+    static const char text[] = "the quick brown fox jumps over the lazy dog, again and again";
+    CHECK_OK(simlsh_signature_add_text(a, text, sizeof text - 1));
+    CHECK_OK(simlsh_signature_add_text(b, text, sizeof text - 1));
+
+    uint64_t ka[16], kb[16];
+    uint32_t v[64];
+    size_t n;
+    CHECK_OK(simlsh_signature_values(v, 64, &n, a));
+    CHECK_OK(simlsh_signature_band_keys(ka, 16, a, 16, 4));
+    CHECK_OK(simlsh_signature_band_keys(kb, 16, b, 16, 4));
+    for (uint32_t i = 0; i < 16; i++) {
+        /* Equal rows give equal keys; the key is the documented function
+         * of the band's values, the band number and the contract's seed. */
+        CHECK(ka[i] == kb[i]);
+        CHECK(ka[i] == spec_band_key(v + 4 * i, 4, i, 77));
+        for (uint32_t j = 0; j < i; j++)
+            CHECK(ka[i] != ka[j]); /* differ by band */
+    }
+    /* Fewer bands or rows than num_perm allows: a prefix of the values. */
+    CHECK_OK(simlsh_signature_band_keys(kb, 16, a, 3, 5));
+    CHECK(kb[2] == spec_band_key(v + 10, 5, 2, 77));
+    /* Deterministic. */
+    CHECK_OK(simlsh_signature_band_keys(kb, 16, a, 16, 4));
+    CHECK(memcmp(ka, kb, sizeof ka) == 0);
+    /* A different text gives different keys in (almost) every band. */
+    CHECK_OK(simlsh_signature_clear(b));
+    CHECK_OK(simlsh_signature_add_text(b, "something else entirely", 23));
+    CHECK_OK(simlsh_signature_band_keys(kb, 16, b, 16, 4));
+    int same = 0;
+    for (int i = 0; i < 16; i++)
+        same += ka[i] == kb[i];
+    CHECK(same <= 1);
+
+    CHECK_RC(simlsh_signature_band_keys(NULL, 16, a, 16, 4), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_signature_band_keys(ka, 16, NULL, 16, 4), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_signature_band_keys(ka, 16, a, 0, 4), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_signature_band_keys(ka, 16, a, 16, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_signature_band_keys(ka, 16, a, 16, 5), SIMLSH_EINVAL); /* 80 > 64 */
+    CHECK_RC(simlsh_signature_band_keys(ka, 16, a, 0x80000000u, 2), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_signature_band_keys(ka, 15, a, 16, 4), SIMLSH_EBUFSIZE);
+    CHECK_RC(simlsh_signature_band_keys(ka, 16, e, 16, 4), SIMLSH_EEMPTY);
+    CHECK_OK(simlsh_signature_begin(a));
+    CHECK_RC(simlsh_signature_band_keys(ka, 16, a, 16, 4), SIMLSH_ESTATE);
+    CHECK_OK(simlsh_signature_abort(a));
+    CHECK_OK(simlsh_signature_band_keys(kb, 16, a, 16, 4)); /* abort restored it */
+    CHECK(memcmp(ka, kb, sizeof ka) == 0);
+
+    simlsh_signature_free(a);
+    simlsh_signature_free(b);
+    simlsh_signature_free(e);
+    simlsh_params_free(p);
+}
+
 int main(void)
 {
     test_probability();
@@ -431,5 +494,6 @@ int main(void)
     test_areas();
     test_optimal();
     test_band_key_function();
+    test_signature_band_keys();
     return tu_finish("lsh");
 }
