@@ -111,6 +111,8 @@ static int commit_pending(simlsh_shingleset *s)
 static int append(void *ctx, const uint64_t *h, size_t n)
 {
     simlsh_shingleset *s = ctx;
+    if (n == 0)
+        return 0;
     int rc = simlsh__grow(&s->params.alloc, (void **)&s->hashes, &s->cap, s->len + n,
                           sizeof *s->hashes);
     if (rc < 0)
