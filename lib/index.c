@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +86,24 @@ static size_t cap_for(size_t n)
     return c < MIN_CAP ? MIN_CAP : c;
 }
 
+/* reserve() sizes for load 2/3 (12 bytes per document per band): a probe
+ * scans to the end of its run, about (1 + 1/(1-a)^2)/2 entries at load a,
+ * which is 13 at 0.8 but 5 at 2/3, one or two cache lines instead of
+ * three. Growth still happens only at 0.8. */
+static size_t cap_reserve(size_t n)
+{
+    size_t c = n + n / 2 + 2;
+    return c < MIN_CAP ? MIN_CAP : c;
+}
+
+/* Prefetch the home line of a probe and the next one, where the run
+ * usually continues. Prefetches never fault, even past the block's end. */
+static inline void prefetch_run(const void *p)
+{
+    PREFETCH(p);
+    PREFETCH((const char *)p + 64);
+}
+
 static inline const uint32_t *sig_of(const struct simlsh_index *ix, uint32_t slot)
 {
     return ix->sigs + (size_t)slot * ix->num_perm;
@@ -93,15 +112,19 @@ static inline const uint32_t *sig_of(const struct simlsh_index *ix, uint32_t slo
 static void compute_fps(const struct simlsh_index *ix, const uint32_t *values, uint32_t *fps)
 {
     for (uint32_t i = 0; i < ix->bands; i++)
-        fps[i] = band_fp(simlsh__band_key(values + (size_t)i * ix->rows, ix->rows, i,
-                                          ix->params.seed));
+        fps[i] = band_fp(simlsh__band_key_inline(values + (size_t)i * ix->rows, ix->rows, i,
+                                                 ix->params.seed));
 }
 
 static inline int rows_equal(const struct simlsh_index *ix, uint32_t slot, uint32_t band,
                              const uint32_t *band_values)
 {
-    return memcmp(sig_of(ix, slot) + (size_t)band * ix->rows, band_values,
-                  ix->rows * sizeof(uint32_t)) == 0;
+    /* A plain loop: r is small, and a memcmp call costs more than it. */
+    const uint32_t *a = sig_of(ix, slot) + (size_t)band * ix->rows;
+    for (uint32_t i = 0; i < ix->rows; i++)
+        if (a[i] != band_values[i])
+            return 0;
+    return 1;
 }
 
 static inline uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t n)
@@ -115,6 +138,28 @@ static inline uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_
 static inline double estimate(const struct simlsh_index *ix, const uint32_t *a, const uint32_t *b)
 {
     return (double)count_equal(a, b, ix->num_perm) / (double)ix->num_perm;
+}
+
+/* Ask for transparent huge pages on a large block before it is first
+ * touched. Band tables and stored signatures are read at random: with 4 KiB
+ * pages nearly every probe also misses the TLB, and under virtualisation a
+ * page walk costs as much as the cache miss itself. Only the 2 MiB-aligned
+ * interior is advised, so the hint never reaches memory outside the block;
+ * it is only a hint (an allocator's memory may refuse it). */
+static void advise_huge(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (bytes < 4 * huge)
+        return;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 /* ---- band tables ------------------------------------------------------------ */
@@ -216,7 +261,7 @@ static int ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exa
     const simlsh_allocator *al = &ix->params.alloc;
     size_t ntcap = ix->tcap, nidcap = ix->idcap, nscap = ix->slot_cap;
     if (!fits(docs, ntcap)) {
-        ntcap = cap_for(docs);
+        ntcap = exact ? cap_reserve(docs) : cap_for(docs);
         if (!exact && ix->tcap + ix->tcap / 2 > ntcap)
             ntcap = ix->tcap + ix->tcap / 2;
         if (ntcap > MAX_CAP)
@@ -262,6 +307,7 @@ static int ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exa
     }
 
     if (nt != NULL) {
+        advise_huge(nt, ntcap * ix->bands * sizeof *nt);
         memset(nt, 0xff, ntcap * ix->bands * sizeof *nt);
         for (uint32_t b = 0; b < ix->bands; b++) {
             const band_entry *old = ix->tab + (size_t)b * ix->tcap;
@@ -275,6 +321,7 @@ static int ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exa
         ix->tcap = ntcap;
     }
     if (nid != NULL) {
+        advise_huge(nid, nidcap * sizeof *nid);
         memset(nid, 0xff, nidcap * sizeof *nid);
         for (size_t p = 0; p < ix->idcap; p++)
             if (ix->idmap[p].slot != NO_SLOT)
@@ -289,6 +336,7 @@ static int ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exa
         simlsh__free(al, ix->ids);
         ix->ids = nids;
         if (ix->store) {
+            advise_huge(nsigs, nscap * ix->num_perm * sizeof *nsigs);
             if (ix->nslots > 0)
                 memcpy(nsigs, ix->sigs, ix->nslots * ix->num_perm * sizeof *nsigs);
             simlsh__free(al, ix->sigs);
@@ -636,19 +684,17 @@ static inline int cb_push(candbuf *cb, uint64_t id, uint32_t slot)
     return 0;
 }
 
-/* Members of every bucket of (fps, values), each id once, sorted by id,
- * scored against values when signatures are stored, filtered by the
- * threshold with verify. values: the query's num_perm values, or NULL
- * (no stored signatures: fingerprints alone decide). */
-static int collect(const struct simlsh_index *ix, const uint32_t *fps, const uint32_t *values,
-                   int verify, candbuf *cb)
+/* Phase one of a query: every entry whose fingerprint matches in some
+ * band, as (id, slot, band in .eq), sorted by id. With stored signatures
+ * the candidates' signatures are prefetched for phase two, so a batch can
+ * overlap those misses with the next query's probes. */
+static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf *cb)
 {
     cb->n = 0;
     if (ix->count == 0)
         return 0;
     for (uint32_t b = 0; b < ix->bands; b++) {
         const band_entry *t = ix->tab + (size_t)b * ix->tcap;
-        const uint32_t *bv = values != NULL ? values + (size_t)b * ix->rows : NULL;
         uint32_t fp = fps[b];
         size_t p = fastrange(fp, ix->tcap);
         /* Members of a bucket may sit anywhere in the run after home. */
@@ -656,30 +702,70 @@ static int collect(const struct simlsh_index *ix, const uint32_t *fps, const uin
             band_entry e = t[p];
             if (e.slot == NO_SLOT)
                 break;
-            if (e.fp == fp && (bv == NULL || rows_equal(ix, e.slot, b, bv))) {
+            if (e.fp == fp) {
                 int rc = cb_push(cb, ix->ids[e.slot], e.slot);
                 if (rc < 0)
                     return rc;
+                cb->v[cb->n - 1].eq = b;
             }
             if (++p == ix->tcap)
                 p = 0;
         }
     }
     sort_small(cb->v, cb->n);
-    size_t m = 0;
-    for (size_t i = 0; i < cb->n; i++) {
-        if (m > 0 && cb->v[m - 1].id == cb->v[i].id)
-            continue;
+    if (ix->store) {
+        size_t bytes = ix->num_perm * sizeof(uint32_t);
+        for (size_t i = 0; i < cb->n; i++) {
+            if (i > 0 && cb->v[i].id == cb->v[i - 1].id)
+                continue;
+            const char *sp = (const char *)sig_of(ix, cb->v[i].slot);
+            for (size_t off = 0; off < bytes; off += 64)
+                PREFETCH(sp + off);
+        }
+    }
+    return 0;
+}
+
+/* Phase two: each id once; with stored signatures kept only if one of its
+ * matching bands has equal rows (a 32-bit fingerprint collision is not a
+ * bucket), scored, and filtered by the threshold with verify. */
+static void finish(const struct simlsh_index *ix, const uint32_t *values, int verify, candbuf *cb)
+{
+    size_t m = 0, n = cb->n;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && cb->v[j].id == cb->v[i].id)
+            j++;
         cand c = cb->v[i];
         if (values != NULL) {
+            int ok = 0;
+            for (size_t k = i; k < j && !ok; k++)
+                ok = rows_equal(ix, c.slot, cb->v[k].eq, values + (size_t)cb->v[k].eq * ix->rows);
+            i = j;
+            if (!ok)
+                continue;
             c.eq = count_equal(sig_of(ix, c.slot), values, ix->num_perm);
             if (verify && (double)c.eq / (double)ix->num_perm < ix->params.threshold)
                 continue;
+        } else {
+            c.eq = 0;
+            i = j;
         }
         cb->v[m++] = c;
     }
     cb->n = m;
-    return 0;
+}
+
+/* Members of every bucket of (fps, values), each id once, sorted by id.
+ * values: the query's num_perm values, or NULL (no stored signatures:
+ * fingerprints alone decide). */
+static int collect(const struct simlsh_index *ix, const uint32_t *fps, const uint32_t *values,
+                   int verify, candbuf *cb)
+{
+    int rc = probe_all(ix, fps, cb);
+    if (rc == 0)
+        finish(ix, values, verify, cb);
+    return rc;
 }
 
 static inline double cand_score(const struct simlsh_index *ix, const cand *c)
@@ -828,7 +914,7 @@ static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *co
             continue;
         compute_fps(ix, sigs[q]->values, f);
         for (uint32_t b = 0; b < ix->bands; b++)
-            PREFETCH(ix->tab + (size_t)b * ix->tcap + fastrange(f[b], ix->tcap));
+            prefetch_run(ix->tab + (size_t)b * ix->tcap + fastrange(f[b], ix->tcap));
     }
 }
 
@@ -850,8 +936,9 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     size_t *offs = NULL;
     uint32_t *fps = NULL;
     rowbuf rb = {NULL, NULL, 0, 0};
-    candbuf cb;
-    cb_init(&cb, al);
+    candbuf cbs[2];
+    cb_init(&cbs[0], al);
+    cb_init(&cbs[1], al);
     if (!mul_ok((size_t)2 * BATCH_CHUNK * index->bands, sizeof *fps, &fbytes) ||
         (fps = simlsh__malloc(al, fbytes)) == NULL ||
         (offs = simlsh__calloc(al, n + 1, sizeof *offs)) == NULL) {
@@ -859,10 +946,14 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
         goto out;
     }
 
-    /* Software pipeline: keys of chunk c+1 are computed and their table
-     * lines prefetched while chunk c's lines arrive, then chunk c probes. */
+    /* Software pipeline, two stages deep: keys of chunk c+1 are computed
+     * and their table lines prefetched while chunk c's lines arrive; query
+     * q probes (prefetching its candidates' signatures) before query q-1
+     * is confirmed and scored, so those misses overlap too. */
     uint32_t *cur = fps, *next = fps + (size_t)BATCH_CHUNK * index->bands;
-    size_t first = 0;
+    const uint32_t *pvals = NULL;
+    size_t first = 0, prev = SIZE_MAX;
+    int verify = flags & SIMLSH_QUERY_VERIFY;
     if (n > 0)
         chunk_keys(index, sigs, 0, n < BATCH_CHUNK ? n : BATCH_CHUNK, cur);
     while (first < n) {
@@ -872,20 +963,35 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
             chunk_keys(index, sigs, nfirst, n - nfirst < BATCH_CHUNK ? n - nfirst : BATCH_CHUNK,
                        next);
         for (size_t q = first; q < nfirst; q++) {
-            offs[q] = rb.n;
-            if (sigs[q]->empty)
-                continue;
-            rc = collect(index, cur + (q - first) * index->bands,
-                         index->store ? sigs[q]->values : NULL, flags & SIMLSH_QUERY_VERIFY, &cb);
-            if (rc == 0)
-                rc = rb_append(&rb, al, index, &cb);
-            if (rc < 0)
-                goto out;
+            candbuf *now = &cbs[q & 1], *before = &cbs[(q & 1) ^ 1];
+            now->n = 0;
+            if (!sigs[q]->empty) {
+                rc = probe_all(index, cur + (q - first) * index->bands, now);
+                if (rc < 0)
+                    goto out;
+            }
+            if (prev != SIZE_MAX) {
+                finish(index, pvals, verify, before);
+                offs[prev] = rb.n;
+                rc = rb_append(&rb, al, index, before);
+                if (rc < 0)
+                    goto out;
+            }
+            prev = q;
+            pvals = index->store ? sigs[q]->values : NULL;
         }
         uint32_t *t = cur;
         cur = next;
         next = t;
         first = nfirst;
+    }
+    if (prev != SIZE_MAX) {
+        candbuf *last = &cbs[prev & 1];
+        finish(index, pvals, verify, last);
+        offs[prev] = rb.n;
+        rc = rb_append(&rb, al, index, last);
+        if (rc < 0)
+            goto out;
     }
     offs[n] = rb.n;
 
@@ -904,7 +1010,8 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     res->nq = n;
     res->truncated = 0;
 out:
-    cb_free(&cb);
+    cb_free(&cbs[0]);
+    cb_free(&cbs[1]);
     simlsh__free(al, fps);
     simlsh__free(al, offs);
     simlsh__free(al, rb.ids);
@@ -1064,18 +1171,29 @@ static inline int same_bucket(const struct simlsh_index *ix, uint32_t band, band
 }
 
 /* Position of the first member of p's bucket: runs are gap-free from every
- * entry's home to the entry, so probing from home finds it before p. */
+ * entry's home to the entry, so probing from home finds it before p.
+ * *second (may be NULL) tells whether p is the bucket's second member. */
 static size_t first_member(const struct simlsh_index *ix, uint32_t band, const band_entry *t,
-                           size_t p)
+                           size_t p, int *second)
 {
-    size_t k = fastrange(t[p].fp, ix->tcap);
+    size_t k = fastrange(t[p].fp, ix->tcap), q = p;
+    int seen = 0;
     while (k != p) {
-        if (same_bucket(ix, band, t[k], t[p]))
-            return k;
+        if (same_bucket(ix, band, t[k], t[p])) {
+            if (seen++ == 0) {
+                q = k;
+                if (second == NULL)
+                    break;
+            } else {
+                break;
+            }
+        }
         if (++k == ix->tcap)
             k = 0;
     }
-    return p;
+    if (second != NULL)
+        *second = seen == 1;
+    return q;
 }
 
 /* The greedy leader split of one bucket whose first member sits at head. */
@@ -1150,7 +1268,7 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
             for (size_t p = 0; p < ix->tcap; p++) {
                 if (t[p].slot == NO_SLOT)
                     continue;
-                size_t q = first_member(ix, b, t, p);
+                size_t q = first_member(ix, b, t, p, NULL);
                 if (q != p)
                     uf_union(parent, t[p].slot, t[q].slot);
             }
@@ -1158,10 +1276,16 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
     } else {
         for (uint32_t b = 0; b < ix->bands; b++) {
             const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+            /* Only buckets of two or more members need a split: each is
+             * handled once, when the sweep meets its second member. */
             for (size_t p = 0; p < ix->tcap; p++) {
-                if (t[p].slot == NO_SLOT || first_member(ix, b, t, p) != p)
+                int second;
+                if (t[p].slot == NO_SLOT)
                     continue;
-                rc = split_bucket(ix, b, t, p, parent, &members, &leaders);
+                size_t q = first_member(ix, b, t, p, &second);
+                if (q == p || !second)
+                    continue;
+                rc = split_bucket(ix, b, t, q, parent, &members, &leaders);
                 if (rc < 0)
                     goto out;
             }

@@ -2,7 +2,7 @@
  * error areas, the (b, r) optimiser, and the band key hash. */
 #include <math.h>
 
-#include "internal.h"
+#include "index.h"
 
 #define LN2 0.693147180559945309417232121458176568
 
@@ -186,30 +186,9 @@ int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32_t *unused,
 
 /* ---- band keys (docs/format-index.md, "Band key") ----------------------- */
 
-#define BK_K1 0x9E3779B97F4A7C15ULL
-#define BK_K2 0xC2B2AE3D27D4EB4FULL
-#define BK_K3 0x165667B19E3779F9ULL
-
-static inline uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-/* Each step is a bijection of the state for a fixed word and of the word
- * for a fixed state, so two bands that differ in exactly one 64-bit word
- * never collide; fmix64 then spreads every input bit over the key. */
-static inline uint64_t bk_step(uint64_t h, uint64_t w)
-{
-    h ^= w * BK_K2;
-    return rotl64(h, 31) * BK_K3;
-}
-
 uint64_t simlsh__band_key(const uint32_t *values, uint32_t rows, uint32_t band, uint32_t seed)
 {
-    uint64_t h = ((((uint64_t)seed) << 32) | band) * BK_K1 ^ (uint64_t)rows;
-    uint32_t i = 0;
-    for (; i + 2 <= rows; i += 2)
-        h = bk_step(h, (uint64_t)values[i] | ((uint64_t)values[i + 1] << 32));
-    if (i < rows)
-        h = bk_step(h, (uint64_t)values[i]);
-    return simlsh__fmix64(h);
+    return simlsh__band_key_inline(values, rows, band, seed);
 }
 
 int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signature *sig,
