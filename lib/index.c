@@ -104,6 +104,13 @@ static inline void prefetch_run(const void *p)
     PREFETCH((const char *)p + 64);
 }
 
+/* Band b's table; NULL before the first allocation (capacity 0), so that
+ * loops over an empty index never form NULL + offset. */
+static inline band_entry *band_tab(const struct simlsh_index *ix, uint32_t b)
+{
+    return ix->tab != NULL ? ix->tab + (size_t)b * ix->tcap : NULL;
+}
+
 static inline const uint32_t *sig_of(const struct simlsh_index *ix, uint32_t slot)
 {
     return ix->sigs + (size_t)slot * ix->num_perm;
@@ -310,7 +317,7 @@ static int ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exa
         advise_huge(nt, ntcap * ix->bands * sizeof *nt);
         memset(nt, 0xff, ntcap * ix->bands * sizeof *nt);
         for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *old = ix->tab + (size_t)b * ix->tcap;
+            const band_entry *old = band_tab(ix, b);
             band_entry *t = nt + (size_t)b * ntcap;
             for (size_t p = 0; p < ix->tcap; p++)
                 if (old[p].slot != NO_SLOT)
@@ -694,7 +701,7 @@ static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf
     if (ix->count == 0)
         return 0;
     for (uint32_t b = 0; b < ix->bands; b++) {
-        const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+        const band_entry *t = band_tab(ix, b);
         uint32_t fp = fps[b];
         size_t p = fastrange(fp, ix->tcap);
         /* Members of a bucket may sit anywhere in the run after home. */
@@ -913,7 +920,7 @@ static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *co
         if (sigs[q]->empty)
             continue;
         compute_fps(ix, sigs[q]->values, f);
-        for (uint32_t b = 0; b < ix->bands; b++)
+        for (uint32_t b = 0; ix->tab != NULL && b < ix->bands; b++)
             prefetch_run(ix->tab + (size_t)b * ix->tcap + fastrange(f[b], ix->tcap));
     }
 }
@@ -1059,7 +1066,7 @@ static int pb_push(pairbuf *pb, const simlsh_allocator *al, uint64_t a, uint64_t
 static void gather_fps(const struct simlsh_index *ix, uint32_t *fps)
 {
     for (uint32_t b = 0; b < ix->bands; b++) {
-        const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+        const band_entry *t = band_tab(ix, b);
         for (size_t p = 0; p < ix->tcap; p++)
             if (t[p].slot != NO_SLOT)
                 fps[(size_t)t[p].slot * ix->bands + b] = t[p].fp;
@@ -1264,7 +1271,7 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
         /* Each entry links to its bucket's first member: m - 1 links per
          * bucket of m, and a sequential sweep of every table. */
         for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+            const band_entry *t = band_tab(ix, b);
             for (size_t p = 0; p < ix->tcap; p++) {
                 if (t[p].slot == NO_SLOT)
                     continue;
@@ -1275,7 +1282,7 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
         }
     } else {
         for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+            const band_entry *t = band_tab(ix, b);
             /* Only buckets of two or more members need a split: each is
              * handled once, when the sweep meets its second member. */
             for (size_t p = 0; p < ix->tcap; p++) {
@@ -1396,7 +1403,7 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
         /* Slots are dense (no removal without signatures): record = slot. */
         uint8_t *base = pl + PAYLOAD_HEAD + 8;
         for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+            const band_entry *t = band_tab(ix, b);
             for (size_t p = 0; p < ix->tcap; p++)
                 if (t[p].slot != NO_SLOT)
                     simlsh__wr32(base + (size_t)t[p].slot * rec + 4 * (size_t)b, t[p].fp);
