@@ -70,7 +70,7 @@ static const char *isa_name(int isa)
 
 int bench_sign(int argc, char **argv)
 {
-    int scheme = SIMLSH_SCHEME_OPH, isa = SIMLSH_ISA_AUTO, num_perm = 128, k = 5;
+    int scheme = SIMLSH_SCHEME_OPH, isa = SIMLSH_ISA_AUTO, num_perm = 128, k = 5, norm = 0;
     size_t doc_bytes = 2048, docs = 20000, naive_docs = 0;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
@@ -78,7 +78,7 @@ int bench_sign(int argc, char **argv)
         if (strcmp(a, "--help") == 0 || v == NULL) {
             fprintf(stderr, "usage: simlsh-bench sign [--scheme oph|classic] [--num-perm N] "
                             "[--isa auto|scalar|avx2|avx512] [--doc-bytes N] [--docs N] "
-                            "[--seed N] [-k N] [--naive-docs N]\n");
+                            "[--seed N] [-k N] [--normalize FLAGS] [--naive-docs N]\n");
             return strcmp(a, "--help") == 0 ? 0 : 2;
         }
         i++;
@@ -90,6 +90,7 @@ int bench_sign(int argc, char **argv)
         else if (strcmp(a, "--docs") == 0) docs = (size_t)atol(v);
         else if (strcmp(a, "--seed") == 0) seed = (uint64_t)atoll(v);
         else if (strcmp(a, "-k") == 0) k = atoi(v);
+        else if (strcmp(a, "--normalize") == 0) norm = atoi(v);
         else if (strcmp(a, "--naive-docs") == 0) naive_docs = (size_t)atol(v);
         else {
             fprintf(stderr, "unknown option %s\n", a);
@@ -109,7 +110,8 @@ int bench_sign(int argc, char **argv)
     if (simlsh_params_new(&p, NULL) || simlsh_params_set_int(p, SIMLSH_PARAM_SCHEME, scheme) ||
         simlsh_params_set_int(p, SIMLSH_PARAM_NUM_PERM, num_perm) ||
         simlsh_params_set_int(p, SIMLSH_PARAM_ISA, isa) ||
-        simlsh_params_set_int(p, SIMLSH_PARAM_K, k) || simlsh_signature_new(&sig, p)) {
+        simlsh_params_set_int(p, SIMLSH_PARAM_K, k) ||
+        simlsh_params_set_int(p, SIMLSH_PARAM_NORMALIZE, norm) || simlsh_signature_new(&sig, p)) {
         fprintf(stderr, "bad parameters\n");
         return 2;
     }
@@ -149,12 +151,12 @@ int bench_sign(int argc, char **argv)
     double bytes = (double)docs * (double)doc_bytes;
     double naive_per_byte = naive_secs / ((double)naive_docs * (double)doc_bytes);
     double ours_per_byte = secs / bytes;
-    printf("{\"bench\": \"sign\", \"scheme\": \"%s\", \"isa\": \"%s\", \"num_perm\": %d, \"k\": %d, "
+    printf("{\"bench\": \"sign\", \"scheme\": \"%s\", \"isa\": \"%s\", \"num_perm\": %d, \"k\": %d, \"normalize\": %d, "
            "\"docs\": %zu, \"doc_bytes\": %zu, \"bytes\": %.0f, \"seconds\": %.4f, "
            "\"mb_per_s\": %.1f, \"docs_per_s\": %.0f, \"naive_docs\": %zu, "
            "\"naive_mb_per_s\": %.2f, \"speedup_vs_naive\": %.1f, \"checksum\": %u}\n",
            scheme == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph",
-           isa_name(simlsh__isa_resolve(isa)), num_perm, k, docs, doc_bytes, bytes, secs,
+           isa_name(simlsh__isa_resolve(isa)), num_perm, k, norm, docs, doc_bytes, bytes, secs,
            bytes / secs / 1e6, (double)docs / secs, naive_docs, 1e-6 / naive_per_byte,
            naive_per_byte / ours_per_byte, checksum);
     free(corpus);

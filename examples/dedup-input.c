@@ -84,7 +84,8 @@ static int walk_dir(struct run *r, const char *dir)
         warnx_doc(r, "%s: cannot read directory: %s", dir, strerror(rerr));
         rc = input_failed(r);
     }
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n > 1)
+        qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n && rc == 0; i++) {
         char *p = join_path(dir, names[i]);
         struct stat st;

@@ -464,71 +464,79 @@ static int u8_invalid(u8state st, const uint8_t *data, size_t len)
 }
 
 /* Normalise a slice of input into nb (room reserved by the caller). */
+/* Normalise bytes d[i..) in one tight loop while they are single-byte units
+ * (any byte for the byte unit, ASCII for the char unit), with lowercasing,
+ * punctuation stripping and whitespace collapsing done inline from the byte
+ * tables; returns the index of the first byte not consumed. nb has room. */
+static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t len, int ascii_only)
+{
+    uint8_t *o = s->nb + s->nb_len;
+    size_t m = 0, units = 0;
+    int pending = s->pending_space, emitted = s->emitted_any;
+    if (s->norm == 0 || (s->norm & (SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_STRIP_PUNCT |
+                                    SIMLSH_NORM_COLLAPSE_SPACE)) == 0) {
+        /* nothing to change: copy 8 bytes at a time while they are ASCII */
+        size_t j = i;
+        if (ascii_only) {
+            while (j + 8 <= len) {
+                uint64_t w;
+                memcpy(&w, d + j, 8);
+                if (w & 0x8080808080808080ULL)
+                    break;
+                memcpy(o + (j - i), &w, 8);
+                j += 8;
+            }
+            while (j < len && d[j] < 0x80) {
+                o[j - i] = d[j];
+                j++;
+            }
+        } else {
+            memcpy(o, d + i, len - i);
+            j = len;
+        }
+        m = units = j - i;
+        emitted |= m > 0;
+        i = j;
+    } else {
+        /* Branch-free: word boundaries make "keep or space" unpredictable.
+         * Both candidate bytes are written and the cursor advances by the
+         * conditions; nb has room for two bytes per input byte. */
+        for (; i < len; i++) {
+            uint8_t b = d[i];
+            if (ascii_only && b >= 0x80)
+                break;
+            unsigned c = s->cls[b];
+            unsigned keep = c == C_KEEP, space = c == C_SPACE;
+            unsigned sp = keep & (unsigned)pending;
+            o[m] = ' ';
+            m += sp;
+            o[m] = s->lower[b];
+            m += keep;
+            units += sp + keep;
+            emitted |= (int)keep;
+            pending = (int)((keep ^ 1u) & ((space & (unsigned)emitted) | ((space ^ 1u) & (unsigned)pending)));
+        }
+    }
+    s->nb_len += m;
+    s->total_units += units;
+    if (s->total_units >= (size_t)s->k)
+        s->full = 1;
+    s->pending_space = pending;
+    s->emitted_any = emitted;
+    return i;
+}
+
 static void normalise_slice(simlsh__shingler *s, const uint8_t *d, size_t len)
 {
     if (s->unit == SIMLSH_UNIT_BYTE) {
-        if (s->norm == 0) {
-            memcpy(s->nb + s->nb_len, d, len);
-            s->nb_len += len;
-            s->total_units += len;
-            if (s->total_units >= (size_t)s->k)
-                s->full = 1;
-            if (len)
-                s->emitted_any = 1;
-            return;
-        }
-        for (size_t i = 0; i < len; i++) {
-            uint8_t b = d[i];
-            if (b < 0x80 && s->cls[b] != C_KEEP) {
-                emit(s, b);
-                continue;
-            }
-            if (s->pending_space) {
-                s->nb[s->nb_len++] = ' ';
-                s->pending_space = 0;
-                count_unit(s);
-            }
-            s->nb[s->nb_len++] = s->lower[b];
-            s->emitted_any = 1;
-            count_unit(s);
-        }
+        simple_run(s, d, 0, len, 0);
         return;
     }
-    const int plain = (s->norm & (SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_STRIP_PUNCT |
-                                  SIMLSH_NORM_COLLAPSE_SPACE)) == 0;
     for (size_t i = 0; i < len; i++) {
         uint8_t b = d[i];
         if (s->u8.need == 0 && b < 0x80) {
-            if (s->unit == SIMLSH_UNIT_CHAR && !s->pending_space && s->cls[b] == C_KEEP) {
-                /* ASCII fast path: copy the whole run of kept characters */
-                size_t j = i;
-                uint8_t *o = s->nb + s->nb_len;
-                if (plain) {
-                    while (j + 8 <= len) {
-                        uint64_t w;
-                        memcpy(&w, d + j, 8);
-                        if (w & 0x8080808080808080ULL)
-                            break;
-                        memcpy(o + (j - i), &w, 8);
-                        j += 8;
-                    }
-                    while (j < len && d[j] < 0x80) {
-                        o[j - i] = d[j];
-                        j++;
-                    }
-                } else {
-                    while (j < len && d[j] < 0x80 && s->cls[d[j]] == C_KEEP) {
-                        o[j - i] = s->lower[d[j]];
-                        j++;
-                    }
-                }
-                size_t run = j - i;
-                s->nb_len += run;
-                s->total_units += run;
-                if (s->total_units >= (size_t)s->k)
-                    s->full = 1;
-                s->emitted_any = 1;
-                i = j - 1;
+            if (s->unit == SIMLSH_UNIT_CHAR) {
+                i = simple_run(s, d, i, len, 1) - 1;
                 continue;
             }
             emit(s, b);

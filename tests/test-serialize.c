@@ -115,8 +115,7 @@ static void expected_values(uint32_t *out, uint32_t *raw, const uint64_t *x, siz
 int main(void)
 {
     const char *docs[] = {"", "tiny", "The quick brown fox jumps over the lazy dog.",
-                          "Near-duplicate detection finds documents that say almost the same "
-                          "thing; MinHash estimates their Jaccard similarity."};
+                          "Near-duplicate detection finds documents that say almost the same thing; MinHash estimates their Jaccard similarity."};
     const uint32_t nps[] = {1, 16, 128, 200};
     for (int scheme = 0; scheme <= 1; scheme++)
         for (int pi = 0; pi < 4; pi++)
