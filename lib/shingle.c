@@ -501,22 +501,51 @@ static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t
         /* Branch-free: word boundaries make "keep or space" unpredictable.
          * Both candidate bytes are written and the cursor advances by the
          * conditions; nb has room for two bytes per input byte. */
-        for (; i < len; i++) {
-            uint8_t b = d[i];
-            if (ascii_only && b >= 0x80)
-                break;
-            unsigned c = s->cls[b];
-            unsigned keep = c == C_KEEP, space = c == C_SPACE;
-            unsigned sp = keep & (unsigned)pending;
-            o[m] = ' ';
-            m += sp;
-            o[m] = s->lower[b];
-            m += keep;
-            units += sp + keep;
-            emitted |= (int)keep;
-            pending = (int)((keep ^ 1u) & ((space & (unsigned)emitted) | ((space ^ 1u) & (unsigned)pending)));
+        if (!(s->norm & SIMLSH_NORM_STRIP_PUNCT)) {
+            /* Every byte is kept or is whitespace, so "a space is owed" is
+             * just "the previous byte was whitespace" once something was
+             * emitted: no dependency chain but the output cursor. */
+            for (; i < len && !emitted; i++) {
+                uint8_t b = d[i];
+                if (ascii_only && b >= 0x80)
+                    goto done;
+                if (s->cls[b] == C_KEEP) {
+                    o[m++] = s->lower[b];
+                    emitted = 1;
+                }
+            }
+            unsigned prev_space = (unsigned)pending;
+            for (; i < len; i++) {
+                uint8_t b = d[i];
+                if (ascii_only && b >= 0x80)
+                    break;
+                unsigned space = s->cls[b] == C_SPACE, keep = space ^ 1u;
+                o[m] = ' ';
+                m += keep & prev_space;
+                o[m] = s->lower[b];
+                m += keep;
+                prev_space = space;
+            }
+            pending = (int)(prev_space & (unsigned)emitted);
+        } else {
+            for (; i < len; i++) {
+                uint8_t b = d[i];
+                if (ascii_only && b >= 0x80)
+                    break;
+                unsigned c = s->cls[b];
+                unsigned keep = c == C_KEEP, space = c == C_SPACE;
+                unsigned sp = keep & (unsigned)pending;
+                o[m] = ' ';
+                m += sp;
+                o[m] = s->lower[b];
+                m += keep;
+                emitted |= (int)keep;
+                pending = (int)((keep ^ 1u) & ((space & (unsigned)emitted) | ((space ^ 1u) & (unsigned)pending)));
+            }
         }
     }
+done:
+    units = m; /* every byte written here is one unit */
     s->nb_len += m;
     s->total_units += units;
     if (s->total_units >= (size_t)s->k)
