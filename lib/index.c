@@ -148,9 +148,9 @@ static inline double estimate(const struct simlsh_index *ix, const uint32_t *a, 
 }
 
 /* Ask for transparent huge pages on a large block before it is first
- * touched. Band tables and stored signatures are read at random: with 4 KiB
- * pages nearly every probe also misses the TLB, and under virtualisation a
- * page walk costs as much as the cache miss itself. Only the 2 MiB-aligned
+ * touched. Band tables and the id map are probed at random, b + 1 times
+ * per insert or query: with 4 KiB pages nearly every probe also misses the
+ * TLB, and under virtualisation a page walk costs as much as the miss. Only the 2 MiB-aligned
  * interior is advised, so the hint never reaches memory outside the block;
  * it is only a hint (an allocator's memory may refuse it). */
 static void advise_huge(void *p, size_t bytes)
@@ -343,7 +343,9 @@ static int ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exa
         simlsh__free(al, ix->ids);
         ix->ids = nids;
         if (ix->store) {
-            advise_huge(nsigs, nscap * ix->num_perm * sizeof *nsigs);
+            /* No huge-page hint here: signatures are read once per
+             * candidate, not once per band, and zeroing fresh huge pages
+             * made first inserts up to twice as slow on a virtual machine. */
             if (ix->nslots > 0)
                 memcpy(nsigs, ix->sigs, ix->nslots * ix->num_perm * sizeof *nsigs);
             simlsh__free(al, ix->sigs);
@@ -692,16 +694,17 @@ static inline int cb_push(candbuf *cb, uint64_t id, uint32_t slot)
 }
 
 /* Phase one of a query: every entry whose fingerprint matches in some
- * band, as (id, slot, band in .eq), sorted by id. With stored signatures
- * the candidates' signatures are prefetched for phase two, so a batch can
- * overlap those misses with the next query's probes. */
+ * band, as (slot, band in .eq), grouped by slot (sorted on .id, which holds
+ * the slot until phase two). The candidates' ids and signatures are
+ * prefetched for phase two, so a batch overlaps those misses with the next
+ * query's probes. */
 static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf *cb)
 {
     cb->n = 0;
     if (ix->count == 0)
         return 0;
     for (uint32_t b = 0; b < ix->bands; b++) {
-        const band_entry *t = band_tab(ix, b);
+        const band_entry *t = ix->tab + (size_t)b * ix->tcap;
         uint32_t fp = fps[b];
         size_t p = fastrange(fp, ix->tcap);
         /* Members of a bucket may sit anywhere in the run after home. */
@@ -710,7 +713,7 @@ static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf
             if (e.slot == NO_SLOT)
                 break;
             if (e.fp == fp) {
-                int rc = cb_push(cb, ix->ids[e.slot], e.slot);
+                int rc = cb_push(cb, e.slot, e.slot);
                 if (rc < 0)
                     return rc;
                 cb->v[cb->n - 1].eq = b;
@@ -720,28 +723,28 @@ static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf
         }
     }
     sort_small(cb->v, cb->n);
-    if (ix->store) {
-        size_t bytes = ix->num_perm * sizeof(uint32_t);
-        for (size_t i = 0; i < cb->n; i++) {
-            if (i > 0 && cb->v[i].id == cb->v[i - 1].id)
-                continue;
-            const char *sp = (const char *)sig_of(ix, cb->v[i].slot);
-            for (size_t off = 0; off < bytes; off += 64)
-                PREFETCH(sp + off);
-        }
+    size_t bytes = ix->store ? ix->num_perm * sizeof(uint32_t) : 0;
+    for (size_t i = 0; i < cb->n; i++) {
+        if (i > 0 && cb->v[i].slot == cb->v[i - 1].slot)
+            continue;
+        PREFETCH(ix->ids + cb->v[i].slot);
+        const char *sp = (const char *)sig_of(ix, cb->v[i].slot);
+        for (size_t off = 0; off < bytes; off += 64)
+            PREFETCH(sp + off);
     }
     return 0;
 }
 
-/* Phase two: each id once; with stored signatures kept only if one of its
- * matching bands has equal rows (a 32-bit fingerprint collision is not a
- * bucket), scored, and filtered by the threshold with verify. */
+/* Phase two: each document once, sorted by id; with stored signatures kept
+ * only if one of its matching bands has equal rows (a 32-bit fingerprint
+ * collision is not a bucket), scored, and filtered by the threshold with
+ * verify. */
 static void finish(const struct simlsh_index *ix, const uint32_t *values, int verify, candbuf *cb)
 {
     size_t m = 0, n = cb->n;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && cb->v[j].id == cb->v[i].id)
+        while (j < n && cb->v[j].slot == cb->v[i].slot)
             j++;
         cand c = cb->v[i];
         if (values != NULL) {
@@ -758,9 +761,11 @@ static void finish(const struct simlsh_index *ix, const uint32_t *values, int ve
             c.eq = 0;
             i = j;
         }
+        c.id = ix->ids[c.slot];
         cb->v[m++] = c;
     }
     cb->n = m;
+    sort_small(cb->v, m);
 }
 
 /* Members of every bucket of (fps, values), each id once, sorted by id.
@@ -810,6 +815,10 @@ static int query_one(const struct simlsh_index *ix, const struct simlsh_signatur
     }
     uint32_t fps[SIMLSH__MAX_PERM];
     compute_fps(ix, sig->values, fps);
+    /* All b probes' lines requested before the first is read: the misses
+     * overlap instead of queueing one after another. */
+    for (uint32_t b = 0; ix->tab != NULL && b < ix->bands; b++)
+        prefetch_run(ix->tab + (size_t)b * ix->tcap + fastrange(fps[b], ix->tcap));
     return collect(ix, fps, ix->store ? sig->values : NULL, flags & SIMLSH_QUERY_VERIFY, cb);
 }
 
@@ -875,7 +884,7 @@ int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simls
 
 /* ---- batch queries ---------------------------------------------------------------- */
 
-#define BATCH_CHUNK 8
+#define BATCH_CHUNK 4
 
 typedef struct {
     uint64_t *ids;
@@ -966,6 +975,14 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     while (first < n) {
         size_t len = n - first < BATCH_CHUNK ? n - first : BATCH_CHUNK;
         size_t nfirst = first + len;
+        /* Stage zero: the values of chunk c+2, read by chunk_keys next time
+         * (callers' signatures are rarely still in cache). */
+        size_t ahead = nfirst + BATCH_CHUNK;
+        for (size_t q = ahead; q < n && q < ahead + BATCH_CHUNK; q++) {
+            const char *vp = (const char *)sigs[q]->values;
+            for (size_t off = 0; off < index->num_perm * sizeof(uint32_t); off += 64)
+                PREFETCH(vp + off);
+        }
         if (nfirst < n)
             chunk_keys(index, sigs, nfirst, n - nfirst < BATCH_CHUNK ? n - nfirst : BATCH_CHUNK,
                        next);
