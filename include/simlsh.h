@@ -329,6 +329,10 @@ SIMLSH_API int simlsh_shingleset_jaccard(double *out, const simlsh_shingleset *a
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
 SIMLSH_API int simlsh_shingleset_containment(double *out, const simlsh_shingleset *a,
                                              const simlsh_shingleset *b);
+/** A new params object holding the set's contract (the params it was made
+ *  with, or read from its bytes), with the set's allocator: use it to build
+ *  objects that must match a loaded set. @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_shingleset_params(simlsh_params **out, const simlsh_shingleset *set);
 /** The set's SIMLSH_SCOPE_SHINGLES fingerprint. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_shingleset_fingerprint(uint64_t *out, const simlsh_shingleset *set);
 /**
@@ -419,6 +423,9 @@ SIMLSH_API int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count,
  */
 SIMLSH_API int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signature *sig,
                                           uint32_t bands, uint32_t rows);
+/** A new params object holding the signature's contract; as
+ *  simlsh_shingleset_params(). @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_signature_params(simlsh_params **out, const simlsh_signature *sig);
 /** The SIMLSH_SCOPE_SIGNATURE fingerprint. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_signature_fingerprint(uint64_t *out, const simlsh_signature *sig);
 /** Serialise; as simlsh_shingleset_save(). */
@@ -520,6 +527,10 @@ SIMLSH_API int simlsh_index_new(simlsh_index **out, const simlsh_params *params)
 SIMLSH_API void simlsh_index_free(simlsh_index *index);
 /** The resolved bands and rows. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_index_bands(uint32_t *bands, uint32_t *rows, const simlsh_index *index);
+/** A new params object holding the index's contract with bands and rows
+ *  resolved (so a loaded index tells how to sign queries for it); as
+ *  simlsh_shingleset_params(). @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_index_params(simlsh_params **out, const simlsh_index *index);
 /** The SIMLSH_SCOPE_INDEX fingerprint. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index);
 /** Insert @p sig under @p id. @return 0, SIMLSH_EINVAL, SIMLSH_EMISMATCH,

@@ -263,3 +263,16 @@ int simlsh_hash_bytes(uint64_t *out, const simlsh_params *params, const void *da
     }
     return 0;
 }
+
+int simlsh__params_export(simlsh_params **out, const struct simlsh_params *src)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    struct simlsh_params *p = simlsh__malloc(&src->alloc, sizeof *p);
+    if (p == NULL)
+        return SIMLSH_ENOMEM;
+    *p = *src;
+    *out = p;
+    return 0;
+}

@@ -165,6 +165,24 @@ int main(void)
     CHECK_OK(simlsh_shingleset_load(&l, buf, sz, NULL));
     CHECK_OK(simlsh_shingleset_jaccard(&j, t, l));
     CHECK(j == 1.0 && count(l) == count(t));
+    {
+        /* the loaded set's contract builds matching objects */
+        simlsh_params *lp = (simlsh_params *)(uintptr_t)1;
+        CHECK_RC(simlsh_shingleset_params(&lp, NULL), SIMLSH_EINVAL);
+        CHECK(lp == NULL);
+        CHECK_RC(simlsh_shingleset_params(NULL, l), SIMLSH_EINVAL);
+        CHECK_OK(simlsh_shingleset_params(&lp, l));
+        int64_t kk;
+        CHECK_OK(simlsh_params_get_int(lp, SIMLSH_PARAM_K, &kk));
+        CHECK(kk == 3);
+        simlsh_shingleset *m2;
+        CHECK_OK(simlsh_shingleset_new(&m2, lp));
+        CHECK_OK(simlsh_shingleset_add_text(m2, "hello", 5));
+        CHECK_OK(simlsh_shingleset_jaccard(&j, l, m2));
+        CHECK(j > 0.0);
+        simlsh_shingleset_free(m2);
+        simlsh_params_free(lp);
+    }
     simlsh_shingleset_free(l);
     for (size_t cut = 0; cut < sz; cut++) {
         l = (simlsh_shingleset *)(uintptr_t)1;

@@ -190,6 +190,24 @@ int main(void)
             CHECK(simlsh_signature_is_empty(l) == simlsh_signature_is_empty(src));
             CHECK_OK(simlsh_signature_jaccard(&j, src, l));
             CHECK(j == 1.0);
+            {
+                /* the loaded signature's contract builds matching objects */
+                simlsh_params *lp = (simlsh_params *)(uintptr_t)1;
+                CHECK_RC(simlsh_signature_params(&lp, NULL), SIMLSH_EINVAL);
+                CHECK(lp == NULL);
+                CHECK_RC(simlsh_signature_params(NULL, l), SIMLSH_EINVAL);
+                CHECK_OK(simlsh_signature_params(&lp, l));
+                simlsh_signature *m2;
+                CHECK_OK(simlsh_signature_new(&m2, lp));
+                uint64_t f1, f2;
+                CHECK_OK(simlsh_signature_fingerprint(&f1, m2));
+                CHECK_OK(simlsh_signature_fingerprint(&f2, l));
+                CHECK(f1 == f2);
+                CHECK_OK(simlsh_signature_merge(m2, l));
+                CHECK(equal_values(m2, l));
+                simlsh_signature_free(m2);
+                simlsh_params_free(lp);
+            }
             /* merging after a load still gives the union (raw rows travel) */
             simlsh_signature_free(l);
             /* every truncation and every single-bit flip is rejected */
