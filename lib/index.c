@@ -14,8 +14,14 @@
  * when signatures are stored, equal r values of that band (which rules out
  * 32-bit fingerprint collisions; without stored signatures such a rare
  * collision merges two buckets and may add candidates).
- * All tables have the same number of entries (one per document), so they
- * share one capacity and grow together, all-or-nothing.
+ * All tables have at most one entry per document, so they share one
+ * capacity and grow together, all-or-nothing.
+ *
+ * Large buckets: linear probing must scan a bucket's whole run to insert
+ * after it, so m identical documents would cost O(m^2). A bucket that
+ * would get more than INLINE_MAX entries in a band moves to an overflow
+ * list (a growable array of slots) referenced by a single entry whose slot
+ * field has REF_BIT set; a bucket is either all inline or one list.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,10 +35,20 @@
 #include "index.h"
 
 #define NO_SLOT 0xFFFFFFFFu
-/* Table capacities must stay <= 2^32 for fastrange on 32-bit fingerprints. */
-#define MAX_DOCS ((size_t)1 << 31)
-#define MAX_CAP ((size_t)0xFFFFFFFFu)
+/* Table capacities stay below 2^31: fastrange on 32-bit fingerprints needs
+ * <= 2^32, and an insertion plan stores a position or a tagged list index
+ * in 32 bits. */
+#define MAX_DOCS ((size_t)1 << 30)
+#define MAX_CAP ((size_t)0x7FFFFFFFu)
 #define MIN_CAP 16
+/* Entry slot fields with this bit reference an overflow list. */
+#define REF_BIT 0x80000000u
+#define MAX_LISTS ((size_t)0x7FFFFFFE)
+/* Inline members of one bucket in one band before it moves to a list:
+ * small enough that runs stay short, large enough that typical groups of
+ * near duplicates never need a list. */
+#define INLINE_MAX 8
+#define LIST_MIN_CAP 32
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -51,6 +67,11 @@ typedef struct {
     uint32_t unused;
 } id_entry;
 
+typedef struct {
+    uint32_t *slots; /* NULL: a free list record; n is then the next free one */
+    uint32_t n, cap;
+} ovf_list;
+
 struct simlsh_index {
     struct simlsh_params params; /* bands, rows resolved */
     uint64_t sig_fp, index_fp;
@@ -64,6 +85,9 @@ struct simlsh_index {
     uint32_t *sigs; /* num_perm values per slot when store */
     size_t slot_cap, nslots, count;
     uint32_t free_head;
+    ovf_list *ovf; /* overflow lists of large buckets, all bands */
+    size_t novf, ovf_cap, ovf_nfree, ovf_bytes;
+    uint32_t ovf_free;
 };
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -96,14 +120,6 @@ static size_t cap_reserve(size_t n)
     return c < MIN_CAP ? MIN_CAP : c;
 }
 
-/* Prefetch the home line of a probe and the next one, where the run
- * usually continues. Prefetches never fault, even past the block's end. */
-static inline void prefetch_run(const void *p)
-{
-    PREFETCH(p);
-    PREFETCH((const char *)p + 64);
-}
-
 /* Band b's table; NULL before the first allocation (capacity 0), so that
  * loops over an empty index never form NULL + offset. */
 static inline band_entry *band_tab(const struct simlsh_index *ix, uint32_t b)
@@ -121,6 +137,27 @@ static void compute_fps(const struct simlsh_index *ix, const uint32_t *values, u
     for (uint32_t i = 0; i < ix->bands; i++)
         fps[i] = band_fp(simlsh__band_key_inline(values + (size_t)i * ix->rows, ix->rows, i,
                                                  ix->params.seed));
+}
+
+/* As compute_fps(), requesting each band's home line (and the next, where
+ * a query's run usually continues) as soon as its key is known: the first
+ * probe then waits for a line asked for a whole key computation ago.
+ * Prefetches never fault, even past the block's end. */
+static void compute_fps_prefetch(const struct simlsh_index *ix, const uint32_t *values,
+                                 uint32_t *fps, int two_lines)
+{
+    if (ix->tab == NULL) {
+        compute_fps(ix, values, fps);
+        return;
+    }
+    for (uint32_t i = 0; i < ix->bands; i++) {
+        fps[i] = band_fp(simlsh__band_key_inline(values + (size_t)i * ix->rows, ix->rows, i,
+                                                 ix->params.seed));
+        const band_entry *h = ix->tab + (size_t)i * ix->tcap + fastrange(fps[i], ix->tcap);
+        PREFETCH(h);
+        if (two_lines)
+            PREFETCH((const char *)h + 64);
+    }
 }
 
 static inline int rows_equal(const struct simlsh_index *ix, uint32_t slot, uint32_t band,
@@ -145,6 +182,29 @@ static inline uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_
 static inline double estimate(const struct simlsh_index *ix, const uint32_t *a, const uint32_t *b)
 {
     return (double)count_equal(a, b, ix->num_perm) / (double)ix->num_perm;
+}
+
+/* ---- buckets: inline entries and overflow lists ------------------------------- */
+
+static inline int is_ref(uint32_t slot) { return slot != NO_SLOT && (slot & REF_BIT) != 0; }
+
+static inline ovf_list *list_of(const struct simlsh_index *ix, uint32_t slot)
+{
+    return &ix->ovf[slot & ~REF_BIT];
+}
+
+/* A document whose rows stand for entry e's bucket. */
+static inline uint32_t rep_slot(const struct simlsh_index *ix, band_entry e)
+{
+    return is_ref(e.slot) ? list_of(ix, e.slot)->slots[0] : e.slot;
+}
+
+/* Is occupied entry e in the bucket of (fp, band values bv)? bv NULL: no
+ * stored signatures, the fingerprint alone decides. */
+static inline int entry_matches(const struct simlsh_index *ix, uint32_t band, band_entry e,
+                                uint32_t fp, const uint32_t *bv)
+{
+    return e.fp == fp && (bv == NULL || rows_equal(ix, rep_slot(ix, e), band, bv));
 }
 
 /* Ask for transparent huge pages on a large block before it is first
@@ -362,14 +422,182 @@ fail:
     return SIMLSH_ENOMEM;
 }
 
-/* Add a document whose room ix_ensure() made; cannot fail. */
-static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
-                   const uint32_t *values)
+/* ---- insertion in three steps: plan, prepare, put ------------------------------ */
+
+/* plan[b] for one new document: the empty position where its entry goes
+ * (< 2^31, valid while the capacity is plan_cap), PLAN_CONVERT (the bucket
+ * has INLINE_MAX inline entries and moves to a new list), or REF_BIT | the
+ * index of the bucket's list (append). Reads only; returns the capacity
+ * the positions refer to. */
+#define PLAN_CONVERT 0xFFFFFFFFu
+
+static inline int plan_inline(uint32_t v) { return (v & REF_BIT) == 0; }
+
+static size_t ix_plan(const struct simlsh_index *ix, const uint32_t *fps, const uint32_t *values,
+                      uint32_t *plan)
 {
-    /* Start every cache miss first: the tables are far larger than cache,
-     * and b independent misses overlap when issued together. */
-    for (uint32_t b = 0; b < ix->bands; b++)
-        PREFETCH(ix->tab + (size_t)b * ix->tcap + fastrange(fps[b], ix->tcap));
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        plan[b] = 0;
+        if (ix->tab == NULL)
+            continue;
+        const band_entry *t = band_tab(ix, b);
+        const uint32_t *bv = values != NULL ? values + (size_t)b * ix->rows : NULL;
+        size_t p = fastrange(fps[b], ix->tcap);
+        uint32_t same = 0;
+        for (;;) {
+            band_entry e = t[p];
+            if (e.slot == NO_SLOT)
+                break;
+            if (entry_matches(ix, b, e, fps[b], bv)) {
+                if (is_ref(e.slot))
+                    break;
+                same++;
+            }
+            if (++p == ix->tcap)
+                p = 0;
+        }
+        if (t[p].slot != NO_SLOT)
+            plan[b] = t[p].slot; /* the list's reference */
+        else
+            plan[b] = same >= INLINE_MAX ? PLAN_CONVERT : (uint32_t)p;
+    }
+    return ix->tcap;
+}
+
+/* Memory a plan needs, allocated before anything changes. */
+typedef struct {
+    uint32_t *buf;
+    uint32_t cap;
+} list_buf;
+
+typedef struct {
+    list_buf *v; /* one per band that needs a buffer, in band order */
+    size_t n;
+    ovf_list *ovf; /* a larger list array, or NULL */
+    size_t ovf_cap;
+} prepared;
+
+static void prep_free(const struct simlsh_index *ix, prepared *pr)
+{
+    const simlsh_allocator *al = &ix->params.alloc;
+    for (size_t i = 0; pr->v != NULL && i < pr->n; i++)
+        simlsh__free(al, pr->v[i].buf);
+    simlsh__free(al, pr->v);
+    simlsh__free(al, pr->ovf);
+    memset(pr, 0, sizeof *pr);
+}
+
+static int ix_prepare(const struct simlsh_index *ix, const uint32_t *plan, prepared *pr)
+{
+    const simlsh_allocator *al = &ix->params.alloc;
+    memset(pr, 0, sizeof *pr);
+    size_t need = 0, converts = 0;
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        if (plan[b] == PLAN_CONVERT) {
+            need++;
+            converts++;
+        } else if (!plan_inline(plan[b])) {
+            const ovf_list *l = list_of(ix, plan[b]);
+            need += l->n == l->cap;
+        }
+    }
+    if (need == 0)
+        return 0;
+    if ((pr->v = simlsh__calloc(al, need, sizeof *pr->v)) == NULL)
+        return SIMLSH_ENOMEM;
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        uint32_t cap;
+        if (plan[b] == PLAN_CONVERT) {
+            cap = LIST_MIN_CAP;
+        } else if (!plan_inline(plan[b]) && list_of(ix, plan[b])->n == list_of(ix, plan[b])->cap) {
+            uint32_t old = list_of(ix, plan[b])->cap;
+            if (old > UINT32_MAX / 2)
+                goto fail;
+            cap = old * 2;
+        } else {
+            continue;
+        }
+        list_buf *lb = &pr->v[pr->n++];
+        lb->cap = cap;
+        if ((lb->buf = simlsh__malloc(al, (size_t)cap * sizeof *lb->buf)) == NULL)
+            goto fail;
+    }
+    size_t fresh = converts > ix->ovf_nfree ? converts - ix->ovf_nfree : 0;
+    if (ix->novf + fresh > ix->ovf_cap) {
+        if (ix->novf + fresh > MAX_LISTS)
+            goto fail;
+        size_t ncap = ix->ovf_cap * 2 > 16 ? ix->ovf_cap * 2 : 16;
+        if (ncap < ix->novf + fresh)
+            ncap = ix->novf + fresh;
+        if ((pr->ovf = simlsh__calloc(al, ncap, sizeof *pr->ovf)) == NULL)
+            goto fail;
+        pr->ovf_cap = ncap;
+    }
+    return 0;
+fail:
+    prep_free(ix, pr);
+    return SIMLSH_ENOMEM;
+}
+
+static void list_release(struct simlsh_index *ix, uint32_t li)
+{
+    ovf_list *l = &ix->ovf[li];
+    ix->ovf_bytes -= (size_t)l->cap * sizeof *l->slots;
+    simlsh__free(&ix->params.alloc, l->slots);
+    l->slots = NULL;
+    l->n = ix->ovf_free;
+    l->cap = 0;
+    ix->ovf_free = li;
+    ix->ovf_nfree++;
+}
+
+/* Move the INLINE_MAX inline entries of (fp, bv) in band b to a new list
+ * (buffer lb) together with slot, and reference it from one entry. */
+static void bucket_convert(struct simlsh_index *ix, uint32_t b, uint32_t fp, const uint32_t *bv,
+                           uint32_t slot, const list_buf *lb)
+{
+    band_entry *t = band_tab(ix, b);
+    uint32_t members[INLINE_MAX];
+    uint32_t n = 0;
+    size_t home = fastrange(fp, ix->tcap), p = home;
+    while (t[p].slot != NO_SLOT && n < INLINE_MAX) {
+        if (!is_ref(t[p].slot) && entry_matches(ix, b, t[p], fp, bv))
+            members[n++] = t[p].slot;
+        if (++p == ix->tcap)
+            p = 0;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        p = home;
+        while (t[p].slot != members[i])
+            if (++p == ix->tcap)
+                p = 0;
+        tab_del_at(t, ix->tcap, p);
+    }
+    uint32_t li;
+    if (ix->ovf_free != NO_SLOT) {
+        li = ix->ovf_free;
+        ix->ovf_free = ix->ovf[li].n;
+        ix->ovf_nfree--;
+    } else {
+        li = (uint32_t)ix->novf++;
+    }
+    ovf_list *l = &ix->ovf[li];
+    l->slots = lb->buf;
+    l->cap = lb->cap;
+    memcpy(l->slots, members, n * sizeof *members);
+    l->slots[n] = slot;
+    l->n = n + 1;
+    ix->ovf_bytes += (size_t)l->cap * sizeof *l->slots;
+    tab_put(t, ix->tcap, fp, REF_BIT | li);
+}
+
+/* Add a document whose room ix_ensure() and ix_prepare() made; cannot
+ * fail. Consumes pr. plan_cap: what ix_plan() returned; if the tables grew
+ * since, planned positions are stale and inline entries probe again. */
+static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
+                   const uint32_t *values, const uint32_t *plan, size_t plan_cap, prepared *pr)
+{
+    int stale = plan_cap != ix->tcap;
     uint32_t slot;
     if (ix->free_head != NO_SLOT) {
         slot = ix->free_head;
@@ -381,9 +609,139 @@ static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
     if (ix->store)
         memcpy(ix->sigs + (size_t)slot * ix->num_perm, values, ix->num_perm * sizeof *values);
     idmap_put(ix->idmap, ix->idcap, id, slot);
-    for (uint32_t b = 0; b < ix->bands; b++)
-        tab_put(ix->tab + (size_t)b * ix->tcap, ix->tcap, fps[b], slot);
+    if (pr->ovf != NULL) {
+        if (ix->novf > 0)
+            memcpy(pr->ovf, ix->ovf, ix->novf * sizeof *pr->ovf);
+        simlsh__free(&ix->params.alloc, ix->ovf);
+        ix->ovf = pr->ovf;
+        ix->ovf_cap = pr->ovf_cap;
+    }
+    size_t k = 0;
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        band_entry *t = ix->tab + (size_t)b * ix->tcap;
+        if (plan_inline(plan[b])) {
+            if (stale) {
+                tab_put(t, ix->tcap, fps[b], slot);
+            } else {
+                t[plan[b]].fp = fps[b];
+                t[plan[b]].slot = slot;
+            }
+        } else if (plan[b] == PLAN_CONVERT) {
+            bucket_convert(ix, b, fps[b], ix->store ? values + (size_t)b * ix->rows : NULL, slot,
+                           &pr->v[k++]);
+        } else {
+            ovf_list *l = list_of(ix, plan[b]);
+            if (l->n == l->cap) {
+                const list_buf *lb = &pr->v[k++];
+                memcpy(lb->buf, l->slots, l->n * sizeof *l->slots);
+                simlsh__free(&ix->params.alloc, l->slots);
+                ix->ovf_bytes += (size_t)(lb->cap - l->cap) * sizeof *l->slots;
+                l->slots = lb->buf;
+                l->cap = lb->cap;
+            }
+            l->slots[l->n++] = slot;
+        }
+    }
     ix->count++;
+    simlsh__free(&ix->params.alloc, pr->v);
+    memset(pr, 0, sizeof *pr);
+}
+
+/* The common case in one pass, as plain linear probing: no table growth
+ * and no list allocation needed. Each band's entry is written as soon as
+ * its run is scanned; if a band turns out to need an allocation, the bands
+ * already written are undone and 0 is returned (nothing changed), and the
+ * caller takes the plan / prepare / put path. 1: inserted. */
+static int put_fast(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
+                    const uint32_t *values)
+{
+    size_t slots = ix->free_head != NO_SLOT ? ix->nslots : ix->nslots + 1;
+    if (ix->tab == NULL || !fits(ix->count + 1, ix->tcap) || !fits(ix->count + 1, ix->idcap) ||
+        slots > ix->slot_cap)
+        return 0;
+    uint32_t slot = ix->free_head != NO_SLOT ? ix->free_head : (uint32_t)ix->nslots;
+    const uint32_t *vb = ix->store ? values : NULL;
+    uint32_t b;
+    for (b = 0; b < ix->bands; b++) {
+        band_entry *t = ix->tab + (size_t)b * ix->tcap;
+        const uint32_t *bv = vb != NULL ? vb + (size_t)b * ix->rows : NULL;
+        size_t p = fastrange(fps[b], ix->tcap);
+        uint32_t same = 0;
+        for (;;) {
+            band_entry e = t[p];
+            if (e.slot == NO_SLOT)
+                break;
+            if (e.fp == fps[b] && entry_matches(ix, b, e, fps[b], bv)) {
+                if (is_ref(e.slot))
+                    break;
+                same++;
+            }
+            if (++p == ix->tcap)
+                p = 0;
+        }
+        if (t[p].slot != NO_SLOT) {
+            ovf_list *l = list_of(ix, t[p].slot);
+            if (l->n == l->cap)
+                goto undo;
+            l->slots[l->n++] = slot;
+        } else {
+            if (same >= INLINE_MAX)
+                goto undo;
+            t[p].fp = fps[b];
+            t[p].slot = slot;
+        }
+    }
+    if (ix->free_head != NO_SLOT)
+        ix->free_head = (uint32_t)ix->ids[slot];
+    else
+        ix->nslots++;
+    ix->ids[slot] = id;
+    if (ix->store)
+        memcpy(ix->sigs + (size_t)slot * ix->num_perm, values, ix->num_perm * sizeof *values);
+    idmap_put(ix->idmap, ix->idcap, id, slot);
+    ix->count++;
+    return 1;
+undo:
+    while (b-- > 0) {
+        band_entry *t = ix->tab + (size_t)b * ix->tcap;
+        for (size_t p = fastrange(fps[b], ix->tcap);; p = p + 1 == ix->tcap ? 0 : p + 1) {
+            if (t[p].slot == slot) {
+                tab_del_at(t, ix->tcap, p);
+                break;
+            }
+            if (is_ref(t[p].slot) && t[p].fp == fps[b]) {
+                ovf_list *l = list_of(ix, t[p].slot);
+                if (l->n > 0 && l->slots[l->n - 1] == slot) {
+                    l->n--;
+                    break;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* Insert a document (id absent); 0 or ENOMEM, and then nothing changed. */
+static int ix_add(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
+                  const uint32_t *values, uint32_t *plan)
+{
+    if (put_fast(ix, id, fps, values))
+        return 0;
+    /* Plan on the current tables (a plan does not depend on their layout),
+     * allocate what it needs, grow the tables, and only then change. */
+    size_t plan_cap = ix_plan(ix, fps, ix->store ? values : NULL, plan);
+    prepared pr;
+    int rc = ix_prepare(ix, plan, &pr);
+    if (rc < 0)
+        return rc;
+    size_t slots = ix->free_head != NO_SLOT ? ix->nslots : ix->nslots + 1;
+    rc = ix_ensure(ix, ix->count + 1, slots, 0);
+    if (rc < 0) {
+        prep_free(ix, &pr);
+        return rc;
+    }
+    ix_put(ix, id, fps, values, plan, plan_cap, &pr);
+    return 0;
 }
 
 /* ---- lifetime ------------------------------------------------------------------ */
@@ -404,6 +762,7 @@ static int ix_create(struct simlsh_index **out, const struct simlsh_params *p, u
     ix->sig_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_SIGNATURE);
     ix->index_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_INDEX);
     ix->free_head = NO_SLOT;
+    ix->ovf_free = NO_SLOT;
     *out = ix;
     return 0;
 }
@@ -427,6 +786,9 @@ void simlsh_index_free(simlsh_index *index)
     if (index == NULL)
         return;
     simlsh_allocator a = index->params.alloc;
+    for (size_t i = 0; i < index->novf; i++)
+        simlsh__free(&a, index->ovf[i].slots);
+    simlsh__free(&a, index->ovf);
     simlsh__free(&a, index->tab);
     simlsh__free(&a, index->idmap);
     simlsh__free(&a, index->ids);
@@ -465,16 +827,11 @@ int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature
         return SIMLSH_EEMPTY;
     if (index->idcap > 0)
         PREFETCH(index->idmap + fastrange(id_hash(id), index->idcap));
-    uint32_t fps[SIMLSH__MAX_PERM];
-    compute_fps(index, sig->values, fps);
+    uint32_t fps[SIMLSH__MAX_PERM], plan[SIMLSH__MAX_PERM];
+    compute_fps_prefetch(index, sig->values, fps, 0);
     if (idmap_find(index, id) != SIZE_MAX)
         return SIMLSH_EEXIST;
-    size_t slots = index->free_head != NO_SLOT ? index->nslots : index->nslots + 1;
-    int rc = ix_ensure(index, index->count + 1, slots, 0);
-    if (rc < 0)
-        return rc;
-    ix_put(index, id, fps, sig->values);
-    return 0;
+    return ix_add(index, id, fps, sig->values, plan);
 }
 
 int simlsh_index_remove(simlsh_index *index, uint64_t id)
@@ -491,11 +848,29 @@ int simlsh_index_remove(simlsh_index *index, uint64_t id)
     compute_fps(index, sig_of(index, slot), fps);
     for (uint32_t b = 0; b < index->bands; b++) {
         band_entry *t = index->tab + (size_t)b * index->tcap;
-        size_t p = fastrange(fps[b], index->tcap);
-        while (t[p].slot != slot) /* present: inserted with this fingerprint */
+        /* Present, inline or in a list, in the run of its fingerprint. */
+        for (size_t p = fastrange(fps[b], index->tcap); t[p].slot != NO_SLOT;) {
+            if (t[p].slot == slot) {
+                tab_del_at(t, index->tcap, p);
+                break;
+            }
+            if (is_ref(t[p].slot) && t[p].fp == fps[b]) {
+                ovf_list *l = list_of(index, t[p].slot);
+                uint32_t i = 0;
+                while (i < l->n && l->slots[i] != slot)
+                    i++;
+                if (i < l->n) {
+                    l->slots[i] = l->slots[--l->n];
+                    if (l->n == 0) {
+                        list_release(index, t[p].slot & ~REF_BIT);
+                        tab_del_at(t, index->tcap, p);
+                    }
+                    break;
+                }
+            }
             if (++p == index->tcap)
                 p = 0;
-        tab_del_at(t, index->tcap, p);
+        }
     }
     idmap_del_at(index->idmap, index->idcap, pos);
     index->ids[slot] = index->free_head;
@@ -538,6 +913,12 @@ int simlsh_index_clear(simlsh_index *index)
         memset(index->tab, 0xff, index->tcap * index->bands * sizeof *index->tab);
     if (index->idmap != NULL)
         memset(index->idmap, 0xff, index->idcap * sizeof *index->idmap);
+    for (size_t i = 0; i < index->novf; i++)
+        simlsh__free(&index->params.alloc, index->ovf[i].slots);
+    index->novf = 0;
+    index->ovf_nfree = 0;
+    index->ovf_bytes = 0;
+    index->ovf_free = NO_SLOT;
     index->count = 0;
     index->nslots = 0;
     index->free_head = NO_SLOT;
@@ -548,7 +929,8 @@ int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *
 {
     if (total == NULL || index == NULL)
         return SIMLSH_EINVAL;
-    size_t tabs = index->tcap * index->bands * sizeof(band_entry);
+    size_t tabs = index->tcap * index->bands * sizeof(band_entry) + index->ovf_bytes +
+                  index->ovf_cap * sizeof(ovf_list);
     size_t t = sizeof *index + tabs + index->idcap * sizeof(id_entry) +
                index->slot_cap * sizeof(uint64_t);
     if (index->store)
@@ -713,10 +1095,18 @@ static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf
             if (e.slot == NO_SLOT)
                 break;
             if (e.fp == fp) {
-                int rc = cb_push(cb, e.slot, e.slot);
-                if (rc < 0)
-                    return rc;
-                cb->v[cb->n - 1].eq = b;
+                const uint32_t *m = &e.slot;
+                uint32_t nm = 1;
+                if (is_ref(e.slot)) {
+                    m = list_of(ix, e.slot)->slots;
+                    nm = list_of(ix, e.slot)->n;
+                }
+                for (uint32_t i = 0; i < nm; i++) {
+                    int rc = cb_push(cb, m[i], m[i]);
+                    if (rc < 0)
+                        return rc;
+                    cb->v[cb->n - 1].eq = b;
+                }
             }
             if (++p == ix->tcap)
                 p = 0;
@@ -728,6 +1118,8 @@ static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf
         if (i > 0 && cb->v[i].slot == cb->v[i - 1].slot)
             continue;
         PREFETCH(ix->ids + cb->v[i].slot);
+        if (bytes == 0)
+            continue;
         const char *sp = (const char *)sig_of(ix, cb->v[i].slot);
         for (size_t off = 0; off < bytes; off += 64)
             PREFETCH(sp + off);
@@ -814,11 +1206,9 @@ static int query_one(const struct simlsh_index *ix, const struct simlsh_signatur
         return 0;
     }
     uint32_t fps[SIMLSH__MAX_PERM];
-    compute_fps(ix, sig->values, fps);
     /* All b probes' lines requested before the first is read: the misses
      * overlap instead of queueing one after another. */
-    for (uint32_t b = 0; ix->tab != NULL && b < ix->bands; b++)
-        prefetch_run(ix->tab + (size_t)b * ix->tcap + fastrange(fps[b], ix->tcap));
+    compute_fps_prefetch(ix, sig->values, fps, 1);
     return collect(ix, fps, ix->store ? sig->values : NULL, flags & SIMLSH_QUERY_VERIFY, cb);
 }
 
@@ -928,9 +1318,7 @@ static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *co
         uint32_t *f = fps + (q - first) * ix->bands;
         if (sigs[q]->empty)
             continue;
-        compute_fps(ix, sigs[q]->values, f);
-        for (uint32_t b = 0; ix->tab != NULL && b < ix->bands; b++)
-            prefetch_run(ix->tab + (size_t)b * ix->tcap + fastrange(f[b], ix->tcap));
+        compute_fps_prefetch(ix, sigs[q]->values, f, 1);
     }
 }
 
@@ -1084,9 +1472,17 @@ static void gather_fps(const struct simlsh_index *ix, uint32_t *fps)
 {
     for (uint32_t b = 0; b < ix->bands; b++) {
         const band_entry *t = band_tab(ix, b);
-        for (size_t p = 0; p < ix->tcap; p++)
-            if (t[p].slot != NO_SLOT)
+        for (size_t p = 0; p < ix->tcap; p++) {
+            if (t[p].slot == NO_SLOT)
+                continue;
+            if (!is_ref(t[p].slot)) {
                 fps[(size_t)t[p].slot * ix->bands + b] = t[p].fp;
+                continue;
+            }
+            const ovf_list *l = list_of(ix, t[p].slot);
+            for (uint32_t i = 0; i < l->n; i++)
+                fps[(size_t)l->slots[i] * ix->bands + b] = t[p].fp;
+        }
     }
 }
 
@@ -1189,6 +1585,9 @@ static inline int same_bucket(const struct simlsh_index *ix, uint32_t band, band
 {
     if (x.fp != y.fp)
         return 0;
+    /* A list is a whole bucket: no inline entry shares its bucket. */
+    if (is_ref(x.slot) || is_ref(y.slot))
+        return x.slot == y.slot;
     if (!ix->store || x.slot == y.slot)
         return 1;
     return rows_equal(ix, x.slot, band, sig_of(ix, y.slot) + (size_t)band * ix->rows);
@@ -1220,21 +1619,10 @@ static size_t first_member(const struct simlsh_index *ix, uint32_t band, const b
     return q;
 }
 
-/* The greedy leader split of one bucket whose first member sits at head. */
-static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band_entry *t,
-                        size_t head, uint32_t *parent, candbuf *members, candbuf *leaders)
+/* The greedy leader split of one bucket's members. */
+static int greedy_split(const struct simlsh_index *ix, uint32_t *parent, candbuf *members,
+                        candbuf *leaders)
 {
-    members->n = 0;
-    size_t k = head;
-    do {
-        if (same_bucket(ix, band, t[k], t[head])) {
-            int rc = cb_push(members, ix->ids[t[k].slot], t[k].slot);
-            if (rc < 0)
-                return rc;
-        }
-        if (++k == ix->tcap)
-            k = 0;
-    } while (t[k].slot != NO_SLOT);
     if (members->n < 2)
         return 0;
     /* Members in id order, so the split does not depend on the layout. */
@@ -1256,6 +1644,34 @@ static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band
         }
     }
     return 0;
+}
+
+/* Split the bucket of the entry at head: a list, or the inline entries
+ * from its first member (head) to the end of the run. */
+static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band_entry *t,
+                        size_t head, uint32_t *parent, candbuf *members, candbuf *leaders)
+{
+    members->n = 0;
+    if (is_ref(t[head].slot)) {
+        const ovf_list *l = list_of(ix, t[head].slot);
+        for (uint32_t i = 0; i < l->n; i++) {
+            int rc = cb_push(members, ix->ids[l->slots[i]], l->slots[i]);
+            if (rc < 0)
+                return rc;
+        }
+        return greedy_split(ix, parent, members, leaders);
+    }
+    size_t k = head;
+    do {
+        if (same_bucket(ix, band, t[k], t[head])) {
+            int rc = cb_push(members, ix->ids[t[k].slot], t[k].slot);
+            if (rc < 0)
+                return rc;
+        }
+        if (++k == ix->tcap)
+            k = 0;
+    } while (t[k].slot != NO_SLOT);
+    return greedy_split(ix, parent, members, leaders);
 }
 
 int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags)
@@ -1292,6 +1708,12 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
             for (size_t p = 0; p < ix->tcap; p++) {
                 if (t[p].slot == NO_SLOT)
                     continue;
+                if (is_ref(t[p].slot)) {
+                    const ovf_list *l = list_of(ix, t[p].slot);
+                    for (uint32_t i = 1; i < l->n; i++)
+                        uf_union(parent, l->slots[i], l->slots[0]);
+                    continue;
+                }
                 size_t q = first_member(ix, b, t, p, NULL);
                 if (q != p)
                     uf_union(parent, t[p].slot, t[q].slot);
@@ -1306,9 +1728,12 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
                 int second;
                 if (t[p].slot == NO_SLOT)
                     continue;
-                size_t q = first_member(ix, b, t, p, &second);
-                if (q == p || !second)
-                    continue;
+                size_t q = p;
+                if (!is_ref(t[p].slot)) {
+                    q = first_member(ix, b, t, p, &second);
+                    if (q == p || !second)
+                        continue;
+                }
                 rc = split_bucket(ix, b, t, q, parent, &members, &leaders);
                 if (rc < 0)
                     goto out;
@@ -1421,9 +1846,18 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
         uint8_t *base = pl + PAYLOAD_HEAD + 8;
         for (uint32_t b = 0; b < ix->bands; b++) {
             const band_entry *t = band_tab(ix, b);
-            for (size_t p = 0; p < ix->tcap; p++)
-                if (t[p].slot != NO_SLOT)
-                    simlsh__wr32(base + (size_t)t[p].slot * rec + 4 * (size_t)b, t[p].fp);
+            for (size_t p = 0; p < ix->tcap; p++) {
+                if (t[p].slot == NO_SLOT)
+                    continue;
+                const uint32_t *m = &t[p].slot;
+                uint32_t nm = 1;
+                if (is_ref(t[p].slot)) {
+                    m = list_of(ix, t[p].slot)->slots;
+                    nm = list_of(ix, t[p].slot)->n;
+                }
+                for (uint32_t i = 0; i < nm; i++)
+                    simlsh__wr32(base + (size_t)m[i] * rec + 4 * (size_t)b, t[p].fp);
+            }
         }
     }
     simlsh__frame_write_tail(out, total);
@@ -1494,7 +1928,7 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
             rc = SIMLSH_ECORRUPT;
             break;
         }
-        ix_put(ix, id, fps, vals);
+        rc = ix_add(ix, id, fps, vals, check); /* check: done, its room reused */
     }
     simlsh__free(&ix->params.alloc, vals);
     if (rc < 0) {

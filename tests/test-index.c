@@ -68,8 +68,10 @@ typedef struct {
 } corpus;
 
 /* n documents: groups of related documents (near copies, chains) mixed
- * with unrelated ones; ids are scattered, not in insertion order. */
-static void corpus_make(corpus *c, const simlsh_params *p, size_t n, uint64_t seed)
+ * with unrelated ones; ids are scattered, not in insertion order. With
+ * big groups (big = 1) of near-identical documents, buckets outgrow the
+ * inline entries and move to overflow lists. */
+static void corpus_make(corpus *c, const simlsh_params *p, size_t n, uint64_t seed, int big)
 {
     int64_t v;
     simlsh_params_get_int(p, SIMLSH_PARAM_NUM_PERM, &v);
@@ -83,11 +85,16 @@ static void corpus_make(corpus *c, const simlsh_params *p, size_t n, uint64_t se
     tu_rng rng = {seed};
     for (size_t i = 0; i < n; i++) {
         uint64_t stream = 1000 + i / 4; /* groups of 4 share a stream */
-        uint64_t shift = (i % 4) * tu_below(&rng, 30);
+        uint64_t shift = (i % 4) * tu_below(&rng, 30), len = 60 + tu_below(&rng, 40);
+        if (big) {
+            stream = 1000 + i % 7; /* 7 groups, interleaved */
+            shift = tu_below(&rng, 3);
+            len = 80;
+        }
         if (tu_below(&rng, 3) == 0)
             stream = 100000 + i; /* unrelated */
         c->id[i] = (tu_next(&rng) & 0xFFFFFFFFFULL) * MAXDOCS + i; /* unique */
-        c->sig[i] = mk_sig(p, stream, shift, shift + 60 + tu_below(&rng, 40));
+        c->sig[i] = mk_sig(p, stream, shift, shift + len);
         size_t cnt;
         simlsh_signature_values(c->val[i], 128, &cnt, c->sig[i]);
         c->live[i] = true;
@@ -588,12 +595,12 @@ static void test_insert_errors(void)
     simlsh_params_free(q2);
 }
 
-static void test_reference(int store)
+static void test_reference(int store, int big)
 {
     static corpus c;
     simlsh_params *p = mk_params(NULL, 64, 16, 4, store);
     CHECK_OK(simlsh_params_set_double(p, SIMLSH_PARAM_THRESHOLD, 0.5));
-    corpus_make(&c, p, 400, 7 + (uint64_t)store);
+    corpus_make(&c, p, 400, 7 + (uint64_t)store, big);
     simlsh_index *ix = corpus_index(&c, p);
     check_against_ref(&c, ix, store);
 
@@ -633,13 +640,14 @@ static void test_reference(int store)
         simlsh_results_free(res);
     }
 
-    /* Clear keeps memory, empties everything, and the index is reusable. */
+    /* Clear keeps the tables' memory (it releases the overflow lists of
+     * large buckets), empties everything, and the index is reusable. */
     size_t m0, m1, n;
     CHECK_OK(simlsh_index_memory(&m0, NULL, ix));
     CHECK_OK(simlsh_index_clear(ix));
     CHECK_RC(simlsh_index_clear(NULL), SIMLSH_EINVAL);
     CHECK_OK(simlsh_index_memory(&m1, NULL, ix));
-    CHECK(m0 == m1);
+    CHECK(big ? m1 < m0 : m1 == m0);
     CHECK_OK(simlsh_index_count(&n, ix));
     CHECK(n == 0);
     CHECK(simlsh_index_contains(ix, c.id[1]) == 0);
@@ -743,6 +751,33 @@ static void test_planted(void)
         CHECK_OK(simlsh_index_remove(ix, i));
     CHECK_OK(simlsh_index_query_ids(NULL, 0, &n, ix, t1, 0));
     CHECK(n == 150);
+    /* Empty the lists entirely (they are released), then fill them again
+     * (their records and the freed slots are reused). */
+    size_t mem_full, mem_empty, mem_again;
+    CHECK_OK(simlsh_index_memory(&mem_full, NULL, ix));
+    for (uint64_t i = 2; i <= 300; i += 2)
+        CHECK_OK(simlsh_index_remove(ix, i));
+    CHECK_OK(simlsh_index_count(&n, ix));
+    CHECK(n == 0);
+    CHECK_OK(simlsh_index_memory(&mem_empty, NULL, ix));
+    CHECK(mem_empty < mem_full);
+    CHECK_OK(simlsh_index_query_ids(NULL, 0, &n, ix, t1, 0));
+    CHECK(n == 0);
+    for (uint64_t i = 0; i < 40; i++)
+        CHECK_OK(simlsh_index_insert(ix, 1000 + i, i % 2 ? t1 : t2));
+    CHECK_OK(simlsh_index_insert(ix, 5000, near));
+    CHECK_OK(simlsh_index_memory(&mem_again, NULL, ix));
+    CHECK(mem_again <= mem_full);
+    CHECK_OK(simlsh_index_query_ids(NULL, 0, &n, ix, t1, 0));
+    CHECK(n == 41);
+    CHECK_OK(simlsh_index_cluster(res, ix, 0));
+    CHECK(simlsh_results_count(res) == 41);
+    bool one = true;
+    for (size_t i = 0; i < simlsh_results_count(res); i++)
+        one = one && simlsh_results_b(res)[i] == 1000;
+    CHECK(one);
+    CHECK_OK(simlsh_index_pairs(res, ix, SIMLSH_QUERY_VERIFY, 0));
+    CHECK(simlsh_results_count(res) == 41 * 40 / 2);
 
     simlsh_results_free(res);
     for (int i = 0; i < 50; i++)
@@ -823,12 +858,12 @@ static uint8_t *save_bytes(const simlsh_index *ix, size_t *n)
 /* Rewrite the checksum after an edit: hostile but well-formed input. */
 static void reseal(uint8_t *buf, size_t n) { simlsh__frame_write_tail(buf, n); }
 
-static void test_persistence(int store)
+static void test_persistence(int store, int big)
 {
     static corpus c;
     simlsh_params *p = mk_params(NULL, 64, 16, 4, store);
     CHECK_OK(simlsh_params_set_double(p, SIMLSH_PARAM_THRESHOLD, 0.55));
-    corpus_make(&c, p, 200, 31 + (uint64_t)store);
+    corpus_make(&c, p, 200, 31 + (uint64_t)store, big);
     simlsh_index *ix = corpus_index(&c, p);
     if (store)
         for (size_t i = 0; i < c.n; i += 5) {
@@ -1041,9 +1076,12 @@ static int oom_pass(tu_alloc_state *st, const char *path, int *bad)
     STEP(simlsh_results_new(&res, &al));
     for (int i = 0; i < OOM_DOCS; i++) {
         STEP(simlsh_signature_new(&sig[i], p));
+        /* Pairs of near copies, and 14 identical documents whose buckets
+         * outgrow the inline entries. */
         uint64_t f[40];
+        uint64_t stream = i < 14 ? 777 : (uint64_t)i / 2;
         for (int k = 0; k < 40; k++)
-            f[k] = feat((uint64_t)i / 2, (uint64_t)k + (uint64_t)(i % 2));
+            f[k] = feat(stream, (uint64_t)k + (i < 14 ? 0 : (uint64_t)(i % 2)));
         STEP(simlsh_signature_add_features(sig[i], f, 40));
     }
     for (int i = 0; i < OOM_DOCS; i++) {
@@ -1074,6 +1112,7 @@ static int oom_pass(tu_alloc_state *st, const char *path, int *bad)
     STEP(simlsh_index_cluster(res, ix, 0));
     STEP(simlsh_index_cluster(res, ix, SIMLSH_QUERY_VERIFY));
     STEP(simlsh_index_remove(ix, 0));
+    STEP(simlsh_index_remove(ix, 3)); /* from a list */
     STEP(simlsh_index_reserve(ix, 200));
     size_t sz;
     STEP(simlsh_index_save(NULL, 0, &sz, ix));
@@ -1128,12 +1167,16 @@ int main(void)
     test_results_api();
     test_new_and_params();
     test_insert_errors();
-    test_reference(1);
-    test_reference(0);
+    test_reference(1, 0);
+    test_reference(0, 0);
+    test_reference(1, 1);
+    test_reference(0, 1);
     test_planted();
     test_memory_reserve();
-    test_persistence(1);
-    test_persistence(0);
+    test_persistence(1, 0);
+    test_persistence(0, 0);
+    test_persistence(1, 1);
+    test_persistence(0, 1);
     test_oom();
     return tu_finish("index");
 }
