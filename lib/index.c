@@ -139,20 +139,18 @@ static void compute_fps(const struct simlsh_index *ix, const uint32_t *values, u
                                                  ix->params.seed));
 }
 
-/* As compute_fps(), requesting each band's home line (and the next, where
- * a query's run usually continues) as soon as its key is known: the first
- * probe then waits for a line asked for a whole key computation ago.
- * Prefetches never fault, even past the block's end. */
+/* compute_fps(), then every band's home line (and the next, where a
+ * query's run usually continues) requested in one burst: the b misses
+ * overlap instead of queueing. Keys first, so that prefetches stalling on
+ * full miss buffers never hold up the key arithmetic. Prefetches never
+ * fault, even past the block's end. */
 static void compute_fps_prefetch(const struct simlsh_index *ix, const uint32_t *values,
                                  uint32_t *fps, int two_lines)
 {
-    if (ix->tab == NULL) {
-        compute_fps(ix, values, fps);
+    compute_fps(ix, values, fps);
+    if (ix->tab == NULL)
         return;
-    }
     for (uint32_t i = 0; i < ix->bands; i++) {
-        fps[i] = band_fp(simlsh__band_key_inline(values + (size_t)i * ix->rows, ix->rows, i,
-                                                 ix->params.seed));
         const band_entry *h = ix->tab + (size_t)i * ix->tcap + fastrange(fps[i], ix->tcap);
         PREFETCH(h);
         if (two_lines)
@@ -828,9 +826,12 @@ int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature
     if (index->idcap > 0)
         PREFETCH(index->idmap + fastrange(id_hash(id), index->idcap));
     uint32_t fps[SIMLSH__MAX_PERM], plan[SIMLSH__MAX_PERM];
-    compute_fps_prefetch(index, sig->values, fps, 0);
+    compute_fps(index, sig->values, fps);
     if (idmap_find(index, id) != SIZE_MAX)
         return SIMLSH_EEXIST;
+    /* All b probes' lines requested at once: the misses overlap. */
+    for (uint32_t b = 0; index->tab != NULL && b < index->bands; b++)
+        PREFETCH(index->tab + (size_t)b * index->tcap + fastrange(fps[b], index->tcap));
     return ix_add(index, id, fps, sig->values, plan);
 }
 
@@ -1095,17 +1096,19 @@ static int probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf
             if (e.slot == NO_SLOT)
                 break;
             if (e.fp == fp) {
-                const uint32_t *m = &e.slot;
-                uint32_t nm = 1;
-                if (is_ref(e.slot)) {
-                    m = list_of(ix, e.slot)->slots;
-                    nm = list_of(ix, e.slot)->n;
-                }
-                for (uint32_t i = 0; i < nm; i++) {
-                    int rc = cb_push(cb, m[i], m[i]);
+                if (!is_ref(e.slot)) {
+                    int rc = cb_push(cb, e.slot, e.slot);
                     if (rc < 0)
                         return rc;
                     cb->v[cb->n - 1].eq = b;
+                } else {
+                    const ovf_list *l = list_of(ix, e.slot);
+                    for (uint32_t i = 0; i < l->n; i++) {
+                        int rc = cb_push(cb, l->slots[i], l->slots[i]);
+                        if (rc < 0)
+                            return rc;
+                        cb->v[cb->n - 1].eq = b;
+                    }
                 }
             }
             if (++p == ix->tcap)
