@@ -31,14 +31,12 @@ static void exercise(simlsh_index *ix, const uint8_t *bytes, size_t n)
             abort();
     }
 
-    /* A query with a signature of the same contract, from the input. */
-    struct simlsh_params p;
-    const uint8_t *pl;
-    uint64_t plen;
-    if (simlsh__frame_read(bytes, n, SIMLSH__MAGIC_INDEX, &p, NULL, &pl, &plen) != 0)
-        abort(); /* it loaded, so the frame is good */
+    /* A query with a signature made from the index's own contract. */
+    simlsh_params *p = NULL;
+    if (simlsh_index_params(&p, ix) != 0)
+        abort();
     simlsh_signature *sig = NULL;
-    if (simlsh_signature_new(&sig, &p) == 0) {
+    if (simlsh_signature_new(&sig, p) == 0) {
         uint64_t f[8] = {0};
         memcpy(f, bytes, n < sizeof f ? n : sizeof f);
         simlsh_signature_add_features(sig, f, 8);
@@ -50,6 +48,7 @@ static void exercise(simlsh_index *ix, const uint8_t *bytes, size_t n)
             abort();
         simlsh_signature_free(sig);
     }
+    simlsh_params_free(p);
 
     /* Save gives back the very bytes that were loaded. */
     size_t sz;

@@ -461,6 +461,25 @@ static void test_new_and_params(void)
     CHECK_OK(simlsh_index_fingerprint(&f1, ix));
     CHECK_OK(simlsh_params_fingerprint(&f2, p, SIMLSH_SCOPE_INDEX));
     CHECK(f1 == f2);
+
+    /* The index's params: bands and rows resolved, same fingerprints. */
+    simlsh_params *ip = (simlsh_params *)ix; /* must be reset */
+    CHECK_RC(simlsh_index_params(&ip, NULL), SIMLSH_EINVAL);
+    CHECK(ip == NULL);
+    CHECK_RC(simlsh_index_params(NULL, ix), SIMLSH_EINVAL);
+    CHECK_OK(simlsh_index_params(&ip, ix));
+    int64_t vb, vr;
+    CHECK_OK(simlsh_params_get_int(ip, SIMLSH_PARAM_BANDS, &vb));
+    CHECK_OK(simlsh_params_get_int(ip, SIMLSH_PARAM_ROWS, &vr));
+    CHECK(vb == ob && vr == orr);
+    CHECK_OK(simlsh_params_fingerprint(&f2, ip, SIMLSH_SCOPE_INDEX));
+    CHECK(f1 == f2);
+    simlsh_index *ix2 = NULL;
+    CHECK_OK(simlsh_index_new(&ix2, ip));
+    CHECK_OK(simlsh_index_fingerprint(&f2, ix2));
+    CHECK(f1 == f2);
+    simlsh_index_free(ix2);
+    simlsh_params_free(ip);
     simlsh_index_free(ix);
     simlsh_params_free(p);
 }
@@ -881,6 +900,22 @@ static void test_persistence(int store, int big)
     simlsh_index *ld = NULL;
     CHECK_OK(simlsh_index_load(&ld, buf, n, NULL));
     check_against_ref(&c, ld, store);
+    /* A loaded index tells how to sign queries for it. */
+    {
+        simlsh_params *lp = NULL;
+        CHECK_OK(simlsh_index_params(&lp, ld));
+        simlsh_signature *q = mk_sig(lp, 1000, 0, 80);
+        CHECK(q != NULL);
+        simlsh_results *qr = NULL;
+        CHECK_OK(simlsh_results_new(&qr, NULL));
+        CHECK_OK(simlsh_index_query(qr, ld, q, 0));
+        double thr;
+        CHECK_OK(simlsh_params_get_double(lp, SIMLSH_PARAM_THRESHOLD, &thr));
+        CHECK(thr == 0.55);
+        simlsh_results_free(qr);
+        simlsh_signature_free(q);
+        simlsh_params_free(lp);
+    }
     uint64_t f1, f2;
     CHECK_OK(simlsh_index_fingerprint(&f1, ix));
     CHECK_OK(simlsh_index_fingerprint(&f2, ld));
@@ -1120,6 +1155,9 @@ static int oom_pass(tu_alloc_state *st, const char *path, int *bad)
     STEP(simlsh_index_save(buf, sz, &sz, ix));
     STEP(simlsh_index_load(&ld, buf, sz, &al));
     STEP(simlsh_index_cluster(res, ld, 0));
+    simlsh_params *lp = NULL;
+    STEP(simlsh_index_params(&lp, ld));
+    simlsh_params_free(lp);
     simlsh_index_free(ld);
     ld = NULL;
     STEP(simlsh_index_save_file(ix, path));
