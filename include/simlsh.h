@@ -99,6 +99,9 @@ SIMLSH_API const char *simlsh_error_name(int err);
  * Memory hooks. @c alloc returns @p size bytes aligned for any type, or NULL
  * on failure; @c free releases a block from @c alloc (never called with NULL).
  * Both get @c user. Passing a NULL allocator anywhere selects malloc/free.
+ * Const calls that may run concurrently (index queries, pairs, cluster)
+ * allocate scratch memory through the hooks, so hooks shared by threads must
+ * be thread-safe.
  * The struct is copied; the hooks must stay valid while any object made with
  * them lives. Every object allocates and frees through the hooks it was made
  * with (params hand theirs to the objects built from them).
@@ -454,9 +457,10 @@ SIMLSH_API int simlsh_lsh_false_negative_area(double *out, uint32_t bands, uint3
                                               double t);
 /**
  * Choose (b, r) with b*r <= @p num_perm minimising
- * w_fp * FP(t) + w_fn * FN(t). @p unused receives num_perm - b*r (may be NULL).
- * @return 0 or SIMLSH_EINVAL (t outside (0,1], num_perm 0, negative or both
- * zero weights).
+ * w_fp * FP(t) + w_fn * FN(t) by exhaustive search; ties go to fewer unused
+ * rows, then fewer bands. @p unused receives num_perm - b*r (may be NULL).
+ * @return 0 or SIMLSH_EINVAL (t outside (0,1], num_perm 0 or above 1024,
+ * negative or both zero weights).
  */
 SIMLSH_API int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32_t *unused,
                                          uint32_t num_perm, double t, double w_fp, double w_fn);
@@ -471,7 +475,8 @@ SIMLSH_API int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32
  *    the index stores no signatures); sorted by id.
  *  - simlsh_index_query_batch(): as above with b = the query's position;
  *    rows of query q are [simlsh_results_offset(q), simlsh_results_offset(q+1)).
- *  - simlsh_index_pairs(): a < b ids, score as for queries.
+ *  - simlsh_index_pairs(): a < b ids, score as for queries; sorted by (a, b),
+ *    so a limit keeps a well-defined prefix.
  *  - simlsh_index_cluster(): a = id, b = cluster label (smallest id of the
  *    cluster), score = -1; sorted by id.
  * Each call replaces the previous content, reusing memory.
@@ -494,7 +499,9 @@ SIMLSH_API const uint64_t *simlsh_results_a(const simlsh_results *res);
 SIMLSH_API const uint64_t *simlsh_results_b(const simlsh_results *res);
 SIMLSH_API const double *simlsh_results_scores(const simlsh_results *res);
 /** Batch queries: first row of query @p q (q == number of queries gives the
- *  row count). @return 0 or SIMLSH_EINVAL. */
+ *  row count). After a single query there is one query (offset(1) is the
+ *  row count); after pairs or cluster there are none (offset(0) is the row
+ *  count). @return 0 or SIMLSH_EINVAL (q beyond the number of queries). */
 SIMLSH_API int simlsh_results_offset(size_t *out, const simlsh_results *res, size_t q);
 /** @return 1 if the last fill stopped at a caller limit, 0 otherwise. */
 SIMLSH_API int simlsh_results_truncated(const simlsh_results *res);
@@ -512,7 +519,11 @@ enum {
 /**
  * b band tables mapping band keys to caller-chosen uint64_t ids, with the
  * signatures stored when STORE_SIGNATURES is 1 (needed for verification,
- * scores and remove()).
+ * scores and remove()). Band entries keep a 32-bit fingerprint of the band
+ * key: with stored signatures a bucket match is confirmed on the rows
+ * themselves; without them two different keys with equal fingerprints
+ * (about n^2 / 2^33 pairs per band for n documents) add extra candidates.
+ * An index holds at most 2^30 documents (more gives SIMLSH_ENOMEM).
  *
  * Threads: any number of concurrent const calls (queries, pairs, cluster,
  * save, memory); insert, remove, reserve and clear need exclusive access.
@@ -546,7 +557,8 @@ SIMLSH_API int simlsh_index_contains(const simlsh_index *index, uint64_t id);
 SIMLSH_API int simlsh_index_count(size_t *out, const simlsh_index *index);
 /** Make room for @p n ids in total. @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_index_reserve(simlsh_index *index, size_t n);
-/** Remove every id, keeping memory. @return 0 or SIMLSH_EINVAL. */
+/** Remove every id, keeping the tables' memory (overflow lists of large
+ *  buckets are released). @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_index_clear(simlsh_index *index);
 /** Bytes the index holds, in total and (optional) in band tables alone.
  *  @return 0 or SIMLSH_EINVAL. */
@@ -585,7 +597,9 @@ SIMLSH_API int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index
  * similarity is >= threshold, or leads a new group; groups of all buckets are
  * then joined transitively (so chains a~b~c form one cluster even when a and
  * c are not similar). Near-linear: a bucket of m members makes at most m
- * links. @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
+ * links; with SIMLSH_QUERY_VERIFY a bucket costs m x (number of groups)
+ * estimates, which is quadratic only for a big bucket of mutually
+ * dissimilar members. @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
  */
 SIMLSH_API int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags);
 /** Serialise (docs/format.md); @p buf NULL is a size query.
