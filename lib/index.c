@@ -805,14 +805,9 @@ int simlsh_index_bands(uint32_t *bands, uint32_t *rows, const simlsh_index *inde
 
 int simlsh_index_params(simlsh_params **out, const simlsh_index *index)
 {
-    if (index == NULL) {
-        if (out != NULL)
-            *out = NULL;
-        return SIMLSH_EINVAL;
-    }
     /* The copy has bands and rows resolved: params built from it make the
      * same index, whatever the optimiser's weights were. */
-    return simlsh__params_export(out, &index->params);
+    return simlsh__params_export(out, index ? &index->params : NULL);
 }
 
 int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index)

@@ -39,7 +39,8 @@ void simlsh__params_defaults(struct simlsh_params *p, const simlsh_allocator *al
  * the byte unit). Returns 0 or a negative code. */
 int simlsh__params_check_shingling(const struct simlsh_params *p);
 uint64_t simlsh__fingerprint(const struct simlsh_params *p, int scope);
-/* A new heap copy of *src for the caller (the *_params() accessors). */
+/* A new heap copy of *src for the caller (the *_params() accessors);
+ * src NULL gives SIMLSH_EINVAL with *out = NULL. */
 int simlsh__params_export(simlsh_params **out, const struct simlsh_params *src);
 /* Resolve bands/rows (0 = auto) into *b, *r; 0 or SIMLSH_EINVAL. */
 int simlsh__params_resolve_bands(const struct simlsh_params *p, uint32_t *b, uint32_t *r);

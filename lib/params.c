@@ -269,6 +269,8 @@ int simlsh__params_export(simlsh_params **out, const struct simlsh_params *src)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    if (src == NULL)
+        return SIMLSH_EINVAL;
     struct simlsh_params *p = simlsh__malloc(&src->alloc, sizeof *p);
     if (p == NULL)
         return SIMLSH_ENOMEM;

@@ -371,12 +371,7 @@ int simlsh_shingleset_containment(double *out, const simlsh_shingleset *a,
 
 int simlsh_shingleset_params(simlsh_params **out, const simlsh_shingleset *set)
 {
-    if (set == NULL) {
-        if (out != NULL)
-            *out = NULL;
-        return SIMLSH_EINVAL;
-    }
-    return simlsh__params_export(out, &set->params);
+    return simlsh__params_export(out, set ? &set->params : NULL);
 }
 
 int simlsh_shingleset_fingerprint(uint64_t *out, const simlsh_shingleset *set)

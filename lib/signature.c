@@ -275,12 +275,7 @@ int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count, const siml
 
 int simlsh_signature_params(simlsh_params **out, const simlsh_signature *sig)
 {
-    if (sig == NULL) {
-        if (out != NULL)
-            *out = NULL;
-        return SIMLSH_EINVAL;
-    }
-    return simlsh__params_export(out, &sig->params);
+    return simlsh__params_export(out, sig ? &sig->params : NULL);
 }
 
 int simlsh_signature_fingerprint(uint64_t *out, const simlsh_signature *sig)
