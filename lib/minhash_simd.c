@@ -63,9 +63,52 @@ AVX2 static inline __m256i mul64_avx2(__m256i a, __m256i x)
     return _mm256_add_epi64(lolo, _mm256_slli_epi64(cross, 32));
 }
 
+/* 32-bit inputs, as classic_x32_avx512 below: two 32x32->64 multiplies per
+ * row instead of the three a 64-bit product costs on AVX2. Values sit in the
+ * low halves of 64-bit lanes with zero high halves, so a 32-bit unsigned min
+ * over the vector is the per-row min; the clamp is applied once at the end. */
+AVX2 static void classic_x32_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                  uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    const __m256i low = _mm256_set1_epi64x(0xffffffffLL);
+    const __m256i perm = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0);
+    uint32_t i = 0;
+    for (; i + 8 <= num_perm; i += 8) { /* 8 rows: 16 ymm registers, no spills */
+        __m256i al[2], ah[2], bb[2], m[2];
+        for (int q = 0; q < 2; q++) {
+            al[q] = _mm256_loadu_si256((const __m256i *)(a + i + 4 * q));
+            ah[q] = _mm256_srli_epi64(al[q], 32);
+            bb[q] = _mm256_loadu_si256((const __m256i *)(b + i + 4 * q));
+            m[q] = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(mins + i + 4 * q)));
+        }
+        for (size_t j = 0; j < n; j++) {
+            __m256i xv = _mm256_set1_epi64x((long long)x[j]);
+            for (int q = 0; q < 2; q++) {
+                __m256i t = _mm256_add_epi64(_mm256_mul_epu32(al[q], xv), bb[q]);
+                __m256i v = _mm256_add_epi64(_mm256_srli_epi64(t, 32), _mm256_mul_epu32(ah[q], xv));
+                m[q] = _mm256_min_epu32(m[q], _mm256_and_si256(v, low));
+            }
+        }
+        for (int q = 0; q < 2; q++) {
+            __m128i r = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(m[q], perm));
+            r = _mm_min_epu32(r, _mm_set1_epi32((int)0xfffffffeu));
+            _mm_storeu_si128((__m128i *)(mins + i + 4 * q), r);
+        }
+    }
+    if (i < num_perm)
+        simlsh__classic_update_scalar(mins + i, a + i, b + i, num_perm - i, x, n);
+}
+
 AVX2 void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
                                       uint32_t num_perm, const uint64_t *x, size_t n)
 {
+    uint64_t any_high = 0;
+    for (size_t j = 0; j < n; j++)
+        any_high |= x[j] >> 32;
+    if (any_high == 0 && num_perm >= 8) {
+        classic_x32_avx2(mins, a, b, num_perm, x, n);
+        return;
+    }
     const __m256i all = _mm256_set1_epi32(-1);
     const __m256i one = _mm256_set1_epi32(1);
     /* gather the high halves of lanes 0..7 of two 4x64 vectors into 8x32 */
