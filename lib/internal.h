@@ -128,8 +128,8 @@ int simlsh__frame_read(const uint8_t *buf, size_t len, uint32_t magic,
 /* ---- shingler: text -> shingle hashes (shingle.c) ------------------------ */
 /* A sink consumes hashes in batches. Returns 0 or a negative code. */
 typedef int (*simlsh__sink_fn)(void *ctx, const uint64_t *hashes, size_t n);
-/* Fast sink for 32-bit hashes of ASCII byte windows (may be NULL): the
- * shingler calls it with murmur3_32 values instead of widening them. */
+/* Sink for 32-bit shingle hashes (may be NULL): with HASH_BITS 32 the
+ * shingler hands over the murmur3_32 values without widening them. */
 typedef int (*simlsh__sink32_fn)(void *ctx, const uint32_t *hashes, size_t n);
 
 typedef struct simlsh__shingler simlsh__shingler;
