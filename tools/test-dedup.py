@@ -2,7 +2,7 @@
 """End-to-end tests of simlsh-dedup on the bundled corpus (data/sample).
 
 Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE
-Each CASE is one meson test (examples/meson.build); see the functions below.
+Each CASE is one meson test (tools/meson.build); see the functions below.
 What the corpus plants is described in data/README.md.
 """
 import json
