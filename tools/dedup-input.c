@@ -9,7 +9,9 @@
  */
 #include "dedup.h"
 
+#if DEDUP_HAVE_JANSSON
 #include <jansson.h>
+#endif
 
 #include <dirent.h>
 #include <errno.h>
@@ -217,12 +219,6 @@ static int read_file(struct worker *w, const char *path, size_t *len, int *err)
     return 0;
 }
 
-static void set_msg(struct doc *d, int status, const char *fmt, const char *a)
-{
-    d->status = (uint8_t)status;
-    snprintf(d->msg, sizeof d->msg, fmt, a);
-}
-
 static void sign_text(struct run *r, struct doc *d, simlsh_signature *sig, const char *text,
                       size_t len)
 {
@@ -258,6 +254,15 @@ static void sign_text(struct run *r, struct doc *d, simlsh_signature *sig, const
         simlsh_shingleset_free(d->set);
         d->set = NULL;
     }
+}
+
+/* Only reached in a build with jansson: without it --jsonl is refused
+ * before any input is read (parse_args), so no DOCK_JSON document exists. */
+#if DEDUP_HAVE_JANSSON
+static void set_msg(struct doc *d, int status, const char *fmt, const char *a)
+{
+    d->status = (uint8_t)status;
+    snprintf(d->msg, sizeof d->msg, fmt, a);
 }
 
 static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_signature *sig)
@@ -308,6 +313,7 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
     }
     json_decref(obj);
 }
+#endif
 
 static void sign_batch(struct worker *w, struct batch *b)
 {
@@ -336,9 +342,11 @@ static void sign_batch(struct worker *w, struct batch *b)
         case DOCK_TEXT:
             sign_text(r, d, sig, b->arena + d->text_off, d->text_len);
             break;
+#if DEDUP_HAVE_JANSSON
         case DOCK_JSON:
             sign_json(r, b, d, sig);
             break;
+#endif
         default:
             break;
         }

@@ -7,7 +7,12 @@
  */
 #include "dedup.h"
 
+#if DEDUP_HAVE_JANSSON
 #include <jansson.h>
+#define JSON_SUPPORT JANSSON_VERSION
+#else
+#define JSON_SUPPORT "no"
+#endif
 
 #include <errno.h>
 #include <getopt.h>
@@ -230,7 +235,7 @@ static void print_version(void)
 {
     printf(PROG " %s (libsimlsh %s, header %d.%d.%d; jansson %s; unicode %s)\n",
            simlsh_version_string(), simlsh_version_string(), SIMLSH_VERSION_MAJOR,
-           SIMLSH_VERSION_MINOR, SIMLSH_VERSION_PATCH, JANSSON_VERSION,
+           SIMLSH_VERSION_MINOR, SIMLSH_VERSION_PATCH, JSON_SUPPORT,
            simlsh_has_unicode() ? "yes" : "no");
 }
 
@@ -264,7 +269,16 @@ static void parse_args(struct options *o, int argc, char **argv)
             add_input(o, strcmp(optarg, "-") ? INPUT_PATHS : INPUT_STDIN, optarg);
             break;
         case OPT_LINES: add_input(o, INPUT_LINES, optarg); break;
-        case OPT_JSONL: add_input(o, INPUT_JSONL, optarg); break;
+        case OPT_JSONL:
+#if !DEDUP_HAVE_JANSSON
+            /* Refused before anything is read or written, with the usage
+             * status, so a script sees at once that this build cannot do it. */
+            fputs(PROG ": --jsonl: " PROG " was built without JSON support (libjansson)\n",
+                  stderr);
+            exit(EXIT_DEDUP_USAGE);
+#endif
+            add_input(o, INPUT_JSONL, optarg);
+            break;
         case OPT_ID_FIELD: o->id_field = optarg; break;
         case OPT_TEXT_FIELD: o->text_field = optarg; break;
         case OPT_STRICT_UTF8:

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """End-to-end tests of simlsh-dedup on the bundled corpus (data/sample).
 
-Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE
+Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE [json | no-json]
 Each CASE is one meson test (tools/meson.build); see the functions below.
+no-json says the program was built without jansson: --jsonl must then be
+refused, and the jsonl case checks that and reports SKIP (exit 77).
 What the corpus plants is described in data/README.md.
 """
 import json
@@ -14,6 +16,8 @@ import sys
 import tempfile
 
 DEDUP, SAMPLE, CASE = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+JSON = {"json": True, "no-json": False}[sys.argv[4] if len(sys.argv) > 4 else "json"]
+SKIP = 77  # meson's exit status for a skipped test
 
 # The clusters data/sample must give with the defaults (data/README.md).
 EXPECTED = {
@@ -45,6 +49,15 @@ def run(args, expect=0, stdin=None):
 def check(cond, msg, proc=None):
     if not cond:
         fail(msg, proc)
+
+
+def refuses_jsonl(args, stdin=None):
+    """Without jansson, --jsonl is a usage error (exit 2) that says why and
+    comes before anything is read or written (docs/cli.md)."""
+    p = run(args, expect=2, stdin=stdin)
+    check(p.stdout == b"", "--jsonl refused but wrote output", p)
+    check(p.stderr == b"simlsh-dedup: --jsonl: simlsh-dedup was built without JSON support "
+          b"(libjansson)\n", "--jsonl refusal message", p)
 
 
 def sample_files():
@@ -267,6 +280,12 @@ def case_jsonl():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "corpus.jsonl")
         where = write_jsonl(path, files)
+        if not JSON:
+            out = os.path.join(tmp, "out")
+            refuses_jsonl([SAMPLE, "--jsonl", path, "-o", out])
+            check(not os.path.exists(out), "-o file created although --jsonl was refused")
+            print("SKIP: simlsh-dedup was built without JSON support; --jsonl is refused")
+            sys.exit(SKIP)
         p = run(["--jsonl", path])
         check(set(tsv_clusters(p)) == EXPECTED, "jsonl clusters", p)
         err = p.stderr.decode()
@@ -301,9 +320,12 @@ def case_stdin():
     check(p.stdout == b"1\t3\n", "--lines -", p)
     lines = b"".join(json.dumps({"id": n, "text": read(n).decode()}).encode() + b"\n"
                      for n in ("release-plan.txt", "notes-02.txt", "release-plan-reformatted.txt"))
-    p = run(["--jsonl", "-", "--output", "pairs"], stdin=lines)
-    check(p.stdout.startswith(b"release-plan.txt\trelease-plan-reformatted.txt\t1.0000"),
-          "--jsonl -", p)
+    if JSON:
+        p = run(["--jsonl", "-", "--output", "pairs"], stdin=lines)
+        check(p.stdout.startswith(b"release-plan.txt\trelease-plan-reformatted.txt\t1.0000"),
+              "--jsonl -", p)
+    else:
+        refuses_jsonl(["--jsonl", "-", "--output", "pairs"], stdin=lines)
     p = run(["-", "--lines", "-"], expect=2, stdin=b"x")
     # a document and one from stdin together
     p = run([os.path.join(SAMPLE, "field-report.txt"), "-"], stdin=read("field-report-extended.txt"))
@@ -365,7 +387,10 @@ def case_unreadable():
         check(p.stdout.decode() == "%s/a.txt\t%s/b.txt\n" % (d, d), "clusters", p)
         run(["--lines", missing], expect=0)
         run([d, "--strict"], expect=3)
-        run(["--jsonl", missing, "--strict"], expect=3)
+        if JSON:
+            run(["--jsonl", missing, "--strict"], expect=3)
+        else:
+            refuses_jsonl(["--jsonl", missing, "--strict"])
 
 
 def case_strict():
@@ -476,6 +501,9 @@ def case_usage():
     check(b"Usage: simlsh-dedup" in p.stdout and b"Exit status" in p.stdout, "--help", p)
     p = run(["--version"])
     check(p.stdout.startswith(b"simlsh-dedup "), "--version", p)
+    jansson = re.search(rb"; jansson ([^;]+);", p.stdout)
+    check(jansson and (jansson.group(1) != b"no") == JSON,
+          "--version disagrees with the build about JSON support", p)
     for args in ([], ["--bogus"], ["--unit", "syllable", SAMPLE], ["-k", "0", SAMPLE],
                  ["-k", "x", SAMPLE], ["--threshold", "1.5", SAMPLE],
                  ["--threshold", "abc", SAMPLE], ["--bands", "100", "--rows", "100", SAMPLE],
