@@ -131,7 +131,8 @@ static const char *const texts[] = {
     "The quick brown fox jumped over the lazy dog!",
     "A quick brown fox jumps over the lazy dogs.",
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
-    ("Stra\xc3\x9f" "e, na\xc3\xafve caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"),
+    ("Stra\xc3\x9f" "e, na\xc3\xafve caf\xc3\xa9 \xe2\x80\x94 "
+     "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"),
     "bad \xff\xfe utf-8 \xe2\x82 cut",
 };
 #define NTEXTS (sizeof texts / sizeof texts[0])
