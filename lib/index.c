@@ -23,16 +23,11 @@
  * list (a growable array of slots) referenced by a single entry whose slot
  * field has REF_BIT set; a bucket is either all inline or one list.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "file.h"
 #include "index.h"
+#include "os.h"
 
 #define NO_SLOT 0xFFFFFFFFu
 /* Table capacities stay below 2^31: fastrange on 32-bit fingerprints needs
@@ -205,27 +200,10 @@ static inline int entry_matches(const struct simlsh_index *ix, uint32_t band, ba
     return e.fp == fp && (bv == NULL || rows_equal(ix, rep_slot(ix, e), band, bv));
 }
 
-/* Ask for transparent huge pages on a large block before it is first
- * touched. Band tables and the id map are probed at random, b + 1 times
- * per insert or query: with 4 KiB pages nearly every probe also misses the
- * TLB, and under virtualisation a page walk costs as much as the miss. Only the 2 MiB-aligned
- * interior is advised, so the hint never reaches memory outside the block;
- * it is only a hint (an allocator's memory may refuse it). */
-static void advise_huge(void *p, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    if (bytes < 4 * huge)
-        return;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
+/* Band tables and the id map are probed at random, b + 1 times per insert
+ * or query: with 4 KiB pages nearly every probe also misses the TLB, and
+ * under virtualisation a page walk costs as much as the miss. */
+static void advise_huge(void *p, size_t bytes) { simlsh__os_advise_huge(p, bytes); }
 
 /* ---- band tables ------------------------------------------------------------ */
 
@@ -1951,21 +1929,6 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
 
 /* ---- files ------------------------------------------------------------------------- */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return SIMLSH_EIO;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int simlsh_index_save_file(const simlsh_index *index, const char *path)
 {
     if (index == NULL || path == NULL || path[0] == '\0')
@@ -1975,49 +1938,13 @@ int simlsh_index_save_file(const simlsh_index *index, const char *path)
     int rc = simlsh_index_save(NULL, 0, &size, index);
     if (rc < 0)
         return rc;
-    size_t plen = strlen(path), tlen = plen + 64;
     uint8_t *buf = simlsh__malloc(al, size);
-    char *tmp = simlsh__malloc(al, tlen);
-    if (buf == NULL || tmp == NULL) {
-        rc = SIMLSH_ENOMEM;
-        goto out;
-    }
+    if (buf == NULL)
+        return SIMLSH_ENOMEM;
     rc = simlsh_index_save(buf, size, &size, index);
-    if (rc < 0)
-        goto out;
-
-    /* A unique name beside the target, created exclusively with 0666 so
-     * the umask applies (mkstemp would force 0600); rename() then swaps the
-     * complete file in atomically, and readers never see a partial one. */
-    int fd = -1;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t salt = simlsh__fmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-                                   ((uint64_t)getpid() << 20) ^ (uint64_t)(uintptr_t)buf);
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        memcpy(tmp, path, plen);
-        snprintf(tmp + plen, tlen - plen, ".tmp-%016llx",
-                 (unsigned long long)simlsh__fmix64(salt + (uint64_t)attempt));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        rc = SIMLSH_EIO;
-        goto out;
-    }
-    rc = write_all(fd, buf, size);
-    if (rc == 0 && fsync(fd) != 0)
-        rc = SIMLSH_EIO;
-    if (close(fd) != 0 && rc == 0)
-        rc = SIMLSH_EIO;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = SIMLSH_EIO;
-    if (rc < 0)
-        unlink(tmp);
-out:
+    if (rc == 0)
+        rc = simlsh__file_write_atomic(path, buf, size, al);
     simlsh__free(al, buf);
-    simlsh__free(al, tmp);
     return rc;
 }
 
@@ -2030,46 +1957,12 @@ int simlsh_index_load_file(simlsh_index **out, const char *path, const simlsh_al
         return SIMLSH_EINVAL;
     simlsh_allocator al;
     simlsh__alloc_fill(&al, alloc);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return SIMLSH_EIO;
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        if ((uint64_t)st.st_size >= SIZE_MAX) {
-            rc = SIMLSH_ENOMEM;
-            goto out;
-        }
-        cap = (size_t)st.st_size + 1; /* +1: a read of 0 confirms the end */
-        if ((buf = simlsh__malloc(&al, cap)) == NULL) {
-            rc = SIMLSH_ENOMEM;
-            goto out;
-        }
-    }
-    for (;;) {
-        if (n == cap) {
-            void *b = buf;
-            rc = simlsh__grow(&al, &b, &cap, cap + 1, 1);
-            buf = b;
-            if (rc < 0)
-                goto out;
-        }
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = SIMLSH_EIO;
-            goto out;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
+    uint8_t *buf;
+    size_t n;
+    int rc = simlsh__file_read_all(path, &al, &buf, &n);
+    if (rc < 0)
+        return rc;
     rc = n > 0 ? simlsh_index_load(out, buf, n, alloc) : SIMLSH_ECORRUPT;
-out:
-    close(fd);
     simlsh__free(&al, buf);
     return rc;
 }
