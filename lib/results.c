@@ -1,5 +1,5 @@
 /* Results: rows of (a, b, score) filled by index calls. */
-#include "index.h"
+#include "results.h"
 
 int simlsh_results_new(simlsh_results **out, const simlsh_allocator *alloc)
 {

@@ -1,8 +1,7 @@
-/* Private declarations shared by index.c and results.c. */
-#ifndef SIMLSH_INDEX_H
-#define SIMLSH_INDEX_H
+/* The results object's layout, filled by the index (lib/index/). */
+#ifndef SIMLSH_RESULTS_H
+#define SIMLSH_RESULTS_H
 
-#include "bandkey.h"
 #include "internal.h"
 
 /* Rows are three parallel columns so that simlsh_results_a/b/scores can

@@ -1,0 +1,337 @@
+/* Single and batch queries. */
+#include "index.h"
+
+/* ---- candidate collection ------------------------------------------------------ */
+
+/* Phase one of a query: every entry whose fingerprint matches in some
+ * band, as (slot, band in .eq), grouped by slot (sorted on .id, which holds
+ * the slot until phase two). The candidates' ids and signatures are
+ * prefetched for phase two, so a batch overlaps those misses with the next
+ * query's probes. */
+int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf *cb)
+{
+    cb->n = 0;
+    if (ix->count == 0)
+        return 0;
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+        uint32_t fp = fps[b];
+        size_t p = fastrange(fp, ix->tcap);
+        /* Members of a bucket may sit anywhere in the run after home. */
+        for (;;) {
+            band_entry e = t[p];
+            if (e.slot == NO_SLOT)
+                break;
+            if (e.fp == fp) {
+                if (!is_ref(e.slot)) {
+                    int rc = cb_push(cb, e.slot, e.slot);
+                    if (rc < 0)
+                        return rc;
+                    cb->v[cb->n - 1].eq = b;
+                } else {
+                    const ovf_list *l = list_of(ix, e.slot);
+                    for (uint32_t i = 0; i < l->n; i++) {
+                        int rc = cb_push(cb, l->slots[i], l->slots[i]);
+                        if (rc < 0)
+                            return rc;
+                        cb->v[cb->n - 1].eq = b;
+                    }
+                }
+            }
+            if (++p == ix->tcap)
+                p = 0;
+        }
+    }
+    sort_small(cb->v, cb->n);
+    size_t bytes = ix->store ? ix->num_perm * sizeof(uint32_t) : 0;
+    for (size_t i = 0; i < cb->n; i++) {
+        if (i > 0 && cb->v[i].slot == cb->v[i - 1].slot)
+            continue;
+        PREFETCH(ix->ids + cb->v[i].slot);
+        if (bytes == 0)
+            continue;
+        const char *sp = (const char *)sig_of(ix, cb->v[i].slot);
+        for (size_t off = 0; off < bytes; off += 64)
+            PREFETCH(sp + off);
+    }
+    return 0;
+}
+
+/* Phase two: each document once, sorted by id; with stored signatures kept
+ * only if one of its matching bands has equal rows (a 32-bit fingerprint
+ * collision is not a bucket), scored, and filtered by the threshold with
+ * verify. */
+void simlsh__ix_finish(const struct simlsh_index *ix, const uint32_t *values, int verify,
+                       candbuf *cb)
+{
+    size_t m = 0, n = cb->n;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && cb->v[j].slot == cb->v[i].slot)
+            j++;
+        cand c = cb->v[i];
+        if (values != NULL) {
+            int ok = 0;
+            for (size_t k = i; k < j && !ok; k++)
+                ok = rows_equal(ix, c.slot, cb->v[k].eq, values + (size_t)cb->v[k].eq * ix->rows);
+            i = j;
+            if (!ok)
+                continue;
+            c.eq = count_equal(sig_of(ix, c.slot), values, ix->num_perm);
+            if (verify && (double)c.eq / (double)ix->num_perm < ix->params.threshold)
+                continue;
+        } else {
+            c.eq = 0;
+            i = j;
+        }
+        c.id = ix->ids[c.slot];
+        cb->v[m++] = c;
+    }
+    cb->n = m;
+    sort_small(cb->v, m);
+}
+
+/* Common checks of the query calls. */
+static int check_query(const struct simlsh_index *ix, const struct simlsh_signature *sig)
+{
+    if (sig == NULL)
+        return SIMLSH_EINVAL;
+    if (sig->in_doc)
+        return SIMLSH_ESTATE;
+    if (sig->fingerprint != ix->sig_fp)
+        return SIMLSH_EMISMATCH;
+    return 0;
+}
+
+static int query_one(const struct simlsh_index *ix, const struct simlsh_signature *sig, int flags,
+                     candbuf *cb)
+{
+    if (sig->empty) {
+        cb->n = 0;
+        return 0;
+    }
+    uint32_t fps[SIMLSH__MAX_PERM];
+    /* All b probes' lines requested before the first is read: the misses
+     * overlap instead of queueing one after another. */
+    compute_fps_prefetch(ix, sig->values, fps, 1);
+    return collect(ix, fps, ix->store ? sig->values : NULL, flags & SIMLSH_QUERY_VERIFY, cb);
+}
+
+int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
+                       int flags)
+{
+    if (res == NULL || index == NULL)
+        return SIMLSH_EINVAL;
+    int rc = check_flags(index, flags);
+    if (rc < 0)
+        return rc;
+    rc = check_query(index, sig);
+    if (rc < 0)
+        return rc;
+    candbuf cb;
+    cb_init(&cb, &index->params.alloc);
+    rc = query_one(index, sig, flags, &cb);
+    if (rc == 0)
+        rc = simlsh__results_reserve(res, cb.n, 1);
+    if (rc == 0) {
+        for (size_t i = 0; i < cb.n; i++) {
+            res->a[i] = cb.v[i].id;
+            res->b[i] = 0;
+            res->score[i] = cand_score(index, &cb.v[i]);
+        }
+        res->count = cb.n;
+        res->nq = 1;
+        res->offsets[0] = 0;
+        res->truncated = 0;
+    }
+    cb_free(&cb);
+    return rc;
+}
+
+int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simlsh_index *index,
+                           const simlsh_signature *sig, int flags)
+{
+    if (count == NULL || index == NULL)
+        return SIMLSH_EINVAL;
+    int rc = check_flags(index, flags);
+    if (rc < 0)
+        return rc;
+    rc = check_query(index, sig);
+    if (rc < 0)
+        return rc;
+    candbuf cb;
+    cb_init(&cb, &index->params.alloc);
+    rc = query_one(index, sig, flags, &cb);
+    if (rc == 0) {
+        *count = cb.n;
+        if (ids != NULL) {
+            if (cap < cb.n) {
+                rc = SIMLSH_EBUFSIZE;
+            } else {
+                for (size_t i = 0; i < cb.n; i++)
+                    ids[i] = cb.v[i].id;
+            }
+        }
+    }
+    cb_free(&cb);
+    return rc;
+}
+
+/* ---- batch queries ---------------------------------------------------------------- */
+
+#define BATCH_CHUNK 4
+
+typedef struct {
+    uint64_t *ids;
+    double *scores;
+    size_t n, cap;
+} rowbuf;
+
+static int rb_append(rowbuf *rb, const simlsh_allocator *al, const struct simlsh_index *ix,
+                     const candbuf *cb)
+{
+    size_t need = rb->n + cb->n;
+    if (need > rb->cap) {
+        size_t ncap = rb->cap ? rb->cap : 64;
+        while (ncap < need)
+            ncap *= 2;
+        size_t bytes;
+        if (!mul_ok(ncap, sizeof(uint64_t), &bytes))
+            return SIMLSH_ENOMEM;
+        uint64_t *ni = simlsh__realloc(al, rb->ids, rb->n * sizeof *ni, bytes);
+        if (ni == NULL)
+            return SIMLSH_ENOMEM;
+        rb->ids = ni;
+        double *ns = simlsh__realloc(al, rb->scores, rb->n * sizeof *ns, ncap * sizeof *ns);
+        if (ns == NULL)
+            return SIMLSH_ENOMEM; /* ids grew already; cap stays, harmless */
+        rb->scores = ns;
+        rb->cap = ncap;
+    }
+    for (size_t i = 0; i < cb->n; i++) {
+        rb->ids[rb->n + i] = cb->v[i].id;
+        rb->scores[rb->n + i] = cand_score(ix, &cb->v[i]);
+    }
+    rb->n = need;
+    return 0;
+}
+
+static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *const *sigs,
+                       size_t first, size_t n, uint32_t *fps)
+{
+    for (size_t q = first; q < first + n; q++) {
+        uint32_t *f = fps + (q - first) * ix->bands;
+        if (sigs[q]->empty)
+            continue;
+        compute_fps_prefetch(ix, sigs[q]->values, f, 1);
+    }
+}
+
+int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
+                             const simlsh_signature *const *sigs, size_t n, int flags)
+{
+    if (res == NULL || index == NULL || (sigs == NULL && n > 0))
+        return SIMLSH_EINVAL;
+    int rc = check_flags(index, flags);
+    if (rc < 0)
+        return rc;
+    for (size_t q = 0; q < n; q++) {
+        rc = check_query(index, sigs[q]);
+        if (rc < 0)
+            return rc;
+    }
+    const simlsh_allocator *al = &index->params.alloc;
+    size_t fbytes;
+    size_t *offs = NULL;
+    uint32_t *fps = NULL;
+    rowbuf rb = {NULL, NULL, 0, 0};
+    candbuf cbs[2];
+    cb_init(&cbs[0], al);
+    cb_init(&cbs[1], al);
+    if (!mul_ok((size_t)2 * BATCH_CHUNK * index->bands, sizeof *fps, &fbytes) ||
+        (fps = simlsh__malloc(al, fbytes)) == NULL ||
+        (offs = simlsh__calloc(al, n + 1, sizeof *offs)) == NULL) {
+        rc = SIMLSH_ENOMEM;
+        goto out;
+    }
+
+    /* Software pipeline, two stages deep: keys of chunk c+1 are computed
+     * and their table lines prefetched while chunk c's lines arrive; query
+     * q probes (prefetching its candidates' signatures) before query q-1
+     * is confirmed and scored, so those misses overlap too. */
+    uint32_t *cur = fps, *next = fps + (size_t)BATCH_CHUNK * index->bands;
+    const uint32_t *pvals = NULL;
+    size_t first = 0, prev = SIZE_MAX;
+    int verify = flags & SIMLSH_QUERY_VERIFY;
+    if (n > 0)
+        chunk_keys(index, sigs, 0, n < BATCH_CHUNK ? n : BATCH_CHUNK, cur);
+    while (first < n) {
+        size_t len = n - first < BATCH_CHUNK ? n - first : BATCH_CHUNK;
+        size_t nfirst = first + len;
+        /* Stage zero: the values of chunk c+2, read by chunk_keys next time
+         * (callers' signatures are rarely still in cache). */
+        size_t ahead = nfirst + BATCH_CHUNK;
+        for (size_t q = ahead; q < n && q < ahead + BATCH_CHUNK; q++) {
+            const char *vp = (const char *)sigs[q]->values;
+            for (size_t off = 0; off < index->num_perm * sizeof(uint32_t); off += 64)
+                PREFETCH(vp + off);
+        }
+        if (nfirst < n)
+            chunk_keys(index, sigs, nfirst, n - nfirst < BATCH_CHUNK ? n - nfirst : BATCH_CHUNK,
+                       next);
+        for (size_t q = first; q < nfirst; q++) {
+            candbuf *now = &cbs[q & 1], *before = &cbs[(q & 1) ^ 1];
+            now->n = 0;
+            if (!sigs[q]->empty) {
+                rc = simlsh__ix_probe_all(index, cur + (q - first) * index->bands, now);
+                if (rc < 0)
+                    goto out;
+            }
+            if (prev != SIZE_MAX) {
+                simlsh__ix_finish(index, pvals, verify, before);
+                offs[prev] = rb.n;
+                rc = rb_append(&rb, al, index, before);
+                if (rc < 0)
+                    goto out;
+            }
+            prev = q;
+            pvals = index->store ? sigs[q]->values : NULL;
+        }
+        uint32_t *t = cur;
+        cur = next;
+        next = t;
+        first = nfirst;
+    }
+    if (prev != SIZE_MAX) {
+        candbuf *last = &cbs[prev & 1];
+        simlsh__ix_finish(index, pvals, verify, last);
+        offs[prev] = rb.n;
+        rc = rb_append(&rb, al, index, last);
+        if (rc < 0)
+            goto out;
+    }
+    offs[n] = rb.n;
+
+    rc = simlsh__results_reserve(res, rb.n, n);
+    if (rc < 0)
+        goto out;
+    for (size_t q = 0; q < n; q++) {
+        res->offsets[q] = offs[q];
+        for (size_t i = offs[q]; i < offs[q + 1]; i++) {
+            res->a[i] = rb.ids[i];
+            res->b[i] = q;
+            res->score[i] = rb.scores[i];
+        }
+    }
+    res->count = rb.n;
+    res->nq = n;
+    res->truncated = 0;
+out:
+    cb_free(&cbs[0]);
+    cb_free(&cbs[1]);
+    simlsh__free(al, fps);
+    simlsh__free(al, offs);
+    simlsh__free(al, rb.ids);
+    simlsh__free(al, rb.scores);
+    return rc;
+}
