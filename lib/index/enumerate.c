@@ -232,8 +232,7 @@ static size_t first_member(const struct simlsh_index *ix, uint32_t band, const b
                 break;
             }
         }
-        if (++k == ix->tcap)
-            k = 0;
+        k = next_pos(k, ix->tcap);
     }
     if (second != NULL)
         *second = seen == 1;
@@ -289,8 +288,7 @@ static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band
             if (rc < 0)
                 return rc;
         }
-        if (++k == ix->tcap)
-            k = 0;
+        k = next_pos(k, ix->tcap);
     } while (t[k].slot != NO_SLOT);
     return greedy_split(ix, parent, members, leaders);
 }

@@ -135,8 +135,7 @@ int simlsh_index_remove(simlsh_index *index, uint64_t id)
                     break;
                 }
             }
-            if (++p == index->tcap)
-                p = 0;
+            p = next_pos(p, index->tcap);
         }
     }
     idmap_del_at(index->idmap, index->idcap, pos);

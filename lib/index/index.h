@@ -107,6 +107,9 @@ static inline size_t fastrange(uint32_t h, size_t cap)
     return (size_t)(((uint64_t)h * (uint64_t)cap) >> 32);
 }
 
+/* The position after p in a table of cap entries: probes wrap around. */
+static inline size_t next_pos(size_t p, size_t cap) { return p + 1 == cap ? 0 : p + 1; }
+
 static inline uint32_t id_hash(uint64_t id) { return (uint32_t)(simlsh__fmix64(id) >> 32); }
 
 static inline uint32_t band_fp(uint64_t key) { return (uint32_t)(key >> 32); }
@@ -198,32 +201,53 @@ static inline void tab_put(band_entry *t, size_t cap, uint32_t fp, uint32_t slot
 {
     size_t p = fastrange(fp, cap);
     while (t[p].slot != NO_SLOT)
-        if (++p == cap)
-            p = 0;
+        p = next_pos(p, cap);
     t[p].fp = fp;
     t[p].slot = slot;
 }
 
-/* Backward-shift deletion: pull later entries of the run into the hole
- * unless their home lies cyclically in (hole, entry]. No tombstones, so
- * runs never fill up with dead entries. */
-static inline void tab_del_at(band_entry *t, size_t cap, size_t i)
+/* Home of entry e of a table of cap entries, or SIZE_MAX if e is empty:
+ * what del_at() needs to know of each kind of table. */
+static inline size_t band_home(const void *e, size_t cap)
 {
+    const band_entry *x = e;
+    return x->slot == NO_SLOT ? SIZE_MAX : fastrange(x->fp, cap);
+}
+
+static inline size_t id_home(const void *e, size_t cap)
+{
+    const id_entry *x = e;
+    return x->slot == NO_SLOT ? SIZE_MAX : fastrange(id_hash(x->id), cap);
+}
+
+/* Backward-shift deletion of entry i, for band tables (home band_home)
+ * and the id map (id_home) alike: pull later entries of the run into the
+ * hole unless their home lies cyclically in (hole, entry]. No tombstones,
+ * so runs never fill up with dead entries; the hole left at the end is
+ * all ones, which is how tables start. Inline, so each caller gets code
+ * for its own entry size and home. */
+static inline void del_at(void *tab, size_t esz, size_t cap, size_t i,
+                          size_t (*home)(const void *e, size_t cap))
+{
+    char *t = tab;
     size_t j = i;
     for (;;) {
-        if (++j == cap)
-            j = 0;
-        if (t[j].slot == NO_SLOT)
+        j = next_pos(j, cap);
+        size_t k = home(t + j * esz, cap);
+        if (k == SIZE_MAX)
             break;
-        size_t k = fastrange(t[j].fp, cap);
         int stay = i <= j ? (i < k && k <= j) : (i < k || k <= j);
         if (stay)
             continue;
-        t[i] = t[j];
+        memcpy(t + i * esz, t + j * esz, esz);
         i = j;
     }
-    t[i].fp = 0xFFFFFFFFu;
-    t[i].slot = NO_SLOT;
+    memset(t + i * esz, 0xff, esz);
+}
+
+static inline void tab_del_at(band_entry *t, size_t cap, size_t i)
+{
+    del_at(t, sizeof *t, cap, i, band_home);
 }
 
 /* ---- id map --------------------------------------------------------------------- */
@@ -236,8 +260,7 @@ static inline size_t idmap_find(const struct simlsh_index *ix, uint64_t id)
     while (ix->idmap[p].slot != NO_SLOT) {
         if (ix->idmap[p].id == id)
             return p;
-        if (++p == ix->idcap)
-            p = 0;
+        p = next_pos(p, ix->idcap);
     }
     return SIZE_MAX;
 }
@@ -246,28 +269,14 @@ static inline void idmap_put(id_entry *m, size_t cap, uint64_t id, uint32_t slot
 {
     size_t p = fastrange(id_hash(id), cap);
     while (m[p].slot != NO_SLOT)
-        if (++p == cap)
-            p = 0;
+        p = next_pos(p, cap);
     m[p].id = id;
     m[p].slot = slot;
 }
 
 static inline void idmap_del_at(id_entry *m, size_t cap, size_t i)
 {
-    size_t j = i;
-    for (;;) {
-        if (++j == cap)
-            j = 0;
-        if (m[j].slot == NO_SLOT)
-            break;
-        size_t k = fastrange(id_hash(m[j].id), cap);
-        int stay = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-        if (stay)
-            continue;
-        m[i] = m[j];
-        i = j;
-    }
-    m[i].slot = NO_SLOT;
+    del_at(m, sizeof *m, cap, i, id_home);
 }
 
 /* ---- growth ------------------------------------------------------------------- */

@@ -12,6 +12,32 @@
 
 static inline int plan_inline(uint32_t v) { return (v & REF_BIT) == 0; }
 
+/* Scan the run of band b from the home of fp, counting the inline members
+ * of the bucket (fp, bv) into *same, up to the end of the run or to the
+ * bucket's list reference, whichever comes first: returns that position,
+ * an empty entry (where a new inline member goes) or the reference. The
+ * table must exist. */
+static inline size_t scan_bucket(const struct simlsh_index *ix, uint32_t b, uint32_t fp,
+                                 const uint32_t *bv, uint32_t *same)
+{
+    const band_entry *t = ix->tab + (size_t)b * ix->tcap;
+    size_t p = fastrange(fp, ix->tcap);
+    uint32_t n = 0;
+    for (;;) {
+        band_entry e = t[p];
+        if (e.slot == NO_SLOT)
+            break;
+        if (entry_matches(ix, b, e, fp, bv)) {
+            if (is_ref(e.slot))
+                break;
+            n++;
+        }
+        p = next_pos(p, ix->tcap);
+    }
+    *same = n;
+    return p;
+}
+
 static size_t ix_plan(const struct simlsh_index *ix, const uint32_t *fps, const uint32_t *values,
                       uint32_t *plan)
 {
@@ -21,20 +47,8 @@ static size_t ix_plan(const struct simlsh_index *ix, const uint32_t *fps, const 
             continue;
         const band_entry *t = band_tab(ix, b);
         const uint32_t *bv = values != NULL ? values + (size_t)b * ix->rows : NULL;
-        size_t p = fastrange(fps[b], ix->tcap);
-        uint32_t same = 0;
-        for (;;) {
-            band_entry e = t[p];
-            if (e.slot == NO_SLOT)
-                break;
-            if (entry_matches(ix, b, e, fps[b], bv)) {
-                if (is_ref(e.slot))
-                    break;
-                same++;
-            }
-            if (++p == ix->tcap)
-                p = 0;
-        }
+        uint32_t same;
+        size_t p = scan_bucket(ix, b, fps[b], bv, &same);
         if (t[p].slot != NO_SLOT)
             plan[b] = t[p].slot; /* the list's reference */
         else
@@ -130,14 +144,12 @@ static void bucket_convert(struct simlsh_index *ix, uint32_t b, uint32_t fp, con
     while (t[p].slot != NO_SLOT && n < INLINE_MAX) {
         if (!is_ref(t[p].slot) && entry_matches(ix, b, t[p], fp, bv))
             members[n++] = t[p].slot;
-        if (++p == ix->tcap)
-            p = 0;
+        p = next_pos(p, ix->tcap);
     }
     for (uint32_t i = 0; i < n; i++) {
         p = home;
         while (t[p].slot != members[i])
-            if (++p == ix->tcap)
-                p = 0;
+            p = next_pos(p, ix->tcap);
         tab_del_at(t, ix->tcap, p);
     }
     uint32_t li;
@@ -232,20 +244,8 @@ static int put_fast(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
     for (b = 0; b < ix->bands; b++) {
         band_entry *t = ix->tab + (size_t)b * ix->tcap;
         const uint32_t *bv = vb != NULL ? vb + (size_t)b * ix->rows : NULL;
-        size_t p = fastrange(fps[b], ix->tcap);
-        uint32_t same = 0;
-        for (;;) {
-            band_entry e = t[p];
-            if (e.slot == NO_SLOT)
-                break;
-            if (e.fp == fps[b] && entry_matches(ix, b, e, fps[b], bv)) {
-                if (is_ref(e.slot))
-                    break;
-                same++;
-            }
-            if (++p == ix->tcap)
-                p = 0;
-        }
+        uint32_t same;
+        size_t p = scan_bucket(ix, b, fps[b], bv, &same);
         if (t[p].slot != NO_SLOT) {
             ovf_list *l = list_of(ix, t[p].slot);
             if (l->n == l->cap)
@@ -271,7 +271,7 @@ static int put_fast(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
 undo:
     while (b-- > 0) {
         band_entry *t = ix->tab + (size_t)b * ix->tcap;
-        for (size_t p = fastrange(fps[b], ix->tcap);; p = p + 1 == ix->tcap ? 0 : p + 1) {
+        for (size_t p = fastrange(fps[b], ix->tcap);; p = next_pos(p, ix->tcap)) {
             if (t[p].slot == slot) {
                 tab_del_at(t, ix->tcap, p);
                 break;

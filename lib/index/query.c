@@ -38,8 +38,7 @@ int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, can
                     }
                 }
             }
-            if (++p == ix->tcap)
-                p = 0;
+            p = next_pos(p, ix->tcap);
         }
     }
     sort_small(cb->v, cb->n);
