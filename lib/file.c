@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "vec.h"
 
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
@@ -73,8 +74,7 @@ int simlsh__file_read_all(const char *path, const simlsh_allocator *al, uint8_t 
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return SIMLSH_EIO;
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0;
+    SIMLSH__VEC(uint8_t) buf = {NULL, 0, 0};
     int rc = 0;
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -82,21 +82,18 @@ int simlsh__file_read_all(const char *path, const simlsh_allocator *al, uint8_t 
             rc = SIMLSH_ENOMEM;
             goto out;
         }
-        cap = (size_t)st.st_size + 1; /* +1: a read of 0 confirms the end */
-        if ((buf = simlsh__malloc(al, cap)) == NULL) {
-            rc = SIMLSH_ENOMEM;
+        /* +1: a read of 0 confirms the end */
+        rc = simlsh__vec_reserve(al, &buf, (size_t)st.st_size + 1, NULL);
+        if (rc < 0)
             goto out;
-        }
     }
     for (;;) {
-        if (n == cap) {
-            void *b = buf;
-            rc = simlsh__grow(al, &b, &cap, cap + 1, 1);
-            buf = b;
+        if (buf.n == buf.cap) {
+            rc = simlsh__vec_reserve(al, &buf, buf.cap + 1, NULL);
             if (rc < 0)
                 goto out;
         }
-        ssize_t got = read(fd, buf + n, cap - n);
+        ssize_t got = read(fd, buf.v + buf.n, buf.cap - buf.n);
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -105,15 +102,15 @@ int simlsh__file_read_all(const char *path, const simlsh_allocator *al, uint8_t 
         }
         if (got == 0)
             break;
-        n += (size_t)got;
+        buf.n += (size_t)got;
     }
 out:
     close(fd);
     if (rc < 0) {
-        simlsh__free(al, buf);
+        simlsh__vec_free(al, &buf, NULL);
         return rc;
     }
-    *out = buf;
-    *len = n;
+    *out = buf.v;
+    *len = buf.n;
     return 0;
 }

@@ -64,7 +64,7 @@ static int pb_push(pairbuf *pb, const simlsh_allocator *al, uint64_t a, uint64_t
 {
     if (pb->n == pb->cap) {
         size_t ncap = pb->cap ? pb->cap * 2 : 256, bytes;
-        if (!mul_ok(ncap, sizeof(uint64_t), &bytes))
+        if (!simlsh__mul_ok(ncap, sizeof(uint64_t), &bytes))
             return SIMLSH_ENOMEM;
         uint64_t *na = simlsh__realloc(al, pb->a, pb->n * sizeof *na, bytes);
         if (na == NULL)
@@ -126,7 +126,7 @@ int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags
     size_t fbytes;
     if ((docs = simlsh__calloc(al, ix->count, sizeof *docs)) == NULL ||
         (tmp = simlsh__calloc(al, ix->count, sizeof *tmp)) == NULL ||
-        !mul_ok(ix->nslots, (size_t)ix->bands * sizeof *fps, &fbytes) ||
+        !simlsh__mul_ok(ix->nslots, (size_t)ix->bands * sizeof *fps, &fbytes) ||
         (fps = simlsh__malloc(al, fbytes)) == NULL) {
         rc = SIMLSH_ENOMEM;
         goto out;

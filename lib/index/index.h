@@ -29,8 +29,10 @@
 #include <stdlib.h>
 
 #include "bandkey.h"
+#include "checked.h"
 #include "internal.h"
 #include "results.h"
+#include "vec.h"
 
 #define NO_SLOT 0xFFFFFFFFu
 /* Table capacities stay below 2^31: fastrange on 32-bit fingerprints needs
@@ -279,16 +281,6 @@ static inline void idmap_del_at(id_entry *m, size_t cap, size_t i)
     del_at(m, sizeof *m, cap, i, id_home);
 }
 
-/* ---- growth ------------------------------------------------------------------- */
-
-static inline int mul_ok(size_t a, size_t b, size_t *out)
-{
-    if (b != 0 && a > SIZE_MAX / b)
-        return 0;
-    *out = a * b;
-    return 1;
-}
-
 /* ---- sorting ------------------------------------------------------------------- */
 
 typedef struct {
@@ -322,7 +314,7 @@ static inline void sort_small(cand *v, size_t n)
 
 /* ---- candidate collection ------------------------------------------------------ */
 
-/* A growable candidate list that starts on the stack: most queries find a
+/* A candidate vector (vec.h) that starts on the stack: most queries find a
  * handful of ids and should not touch the allocator. */
 typedef struct {
     cand *v;
@@ -339,31 +331,12 @@ static inline void cb_init(candbuf *cb, const simlsh_allocator *alloc)
     cb->alloc = alloc;
 }
 
-static inline void cb_free(candbuf *cb)
-{
-    if (cb->v != cb->local)
-        simlsh__free(cb->alloc, cb->v);
-}
-
-static inline int cb_grow(candbuf *cb)
-{
-    size_t ncap = cb->cap * 2, bytes;
-    if (!mul_ok(ncap, sizeof *cb->v, &bytes))
-        return SIMLSH_ENOMEM;
-    cand *nv = simlsh__malloc(cb->alloc, bytes);
-    if (nv == NULL)
-        return SIMLSH_ENOMEM;
-    memcpy(nv, cb->v, cb->n * sizeof *nv);
-    cb_free(cb);
-    cb->v = nv;
-    cb->cap = ncap;
-    return 0;
-}
+static inline void cb_free(candbuf *cb) { simlsh__vec_free(cb->alloc, cb, cb->local); }
 
 static inline int cb_push(candbuf *cb, uint64_t id, uint32_t slot)
 {
     if (cb->n == cb->cap) {
-        int rc = cb_grow(cb);
+        int rc = simlsh__vec_reserve(cb->alloc, cb, cb->n + 1, cb->local);
         if (rc < 0)
             return rc;
     }

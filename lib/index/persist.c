@@ -18,7 +18,7 @@ static size_t record_size(const struct simlsh_index *ix)
 static int saved_size(const struct simlsh_index *ix, size_t *out)
 {
     size_t recs;
-    if (!mul_ok(ix->count, record_size(ix), &recs) ||
+    if (!simlsh__mul_ok(ix->count, record_size(ix), &recs) ||
         recs > SIZE_MAX - SIMLSH__FRAME_OVERHEAD - PAYLOAD_HEAD)
         return SIMLSH_EINVAL;
     *out = SIMLSH__FRAME_OVERHEAD + PAYLOAD_HEAD + recs;

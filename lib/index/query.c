@@ -195,7 +195,7 @@ static int rb_append(rowbuf *rb, const simlsh_allocator *al, const struct simlsh
         while (ncap < need)
             ncap *= 2;
         size_t bytes;
-        if (!mul_ok(ncap, sizeof(uint64_t), &bytes))
+        if (!simlsh__mul_ok(ncap, sizeof(uint64_t), &bytes))
             return SIMLSH_ENOMEM;
         uint64_t *ni = simlsh__realloc(al, rb->ids, rb->n * sizeof *ni, bytes);
         if (ni == NULL)
@@ -247,7 +247,7 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     candbuf cbs[2];
     cb_init(&cbs[0], al);
     cb_init(&cbs[1], al);
-    if (!mul_ok((size_t)2 * BATCH_CHUNK * index->bands, sizeof *fps, &fbytes) ||
+    if (!simlsh__mul_ok((size_t)2 * BATCH_CHUNK * index->bands, sizeof *fps, &fbytes) ||
         (fps = simlsh__malloc(al, fbytes)) == NULL ||
         (offs = simlsh__calloc(al, n + 1, sizeof *offs)) == NULL) {
         rc = SIMLSH_ENOMEM;

@@ -33,6 +33,17 @@ static void advise_huge(void *p, size_t bytes) { simlsh__os_advise_huge(p, bytes
 
 /* ---- growth ------------------------------------------------------------------- */
 
+/* The capacity that replaces cap to hold want entries: want itself when
+ * exact (reserve), otherwise at least 1.5x cap for amortised O(1) inserts;
+ * never more than max. */
+static size_t grow_cap(size_t cap, size_t want, int exact, size_t max)
+{
+    size_t c = want;
+    if (!exact && cap + cap / 2 > c)
+        c = cap + cap / 2;
+    return c > max ? max : c;
+}
+
 /* Make room for `docs` documents in `slots` slots. Every new block is
  * allocated before any is used, so on ENOMEM the index is exactly as it
  * was (same memory included). `exact` (reserve) sizes to the request;
@@ -43,29 +54,12 @@ int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int ex
         return SIMLSH_ENOMEM;
     const simlsh_allocator *al = &ix->params.alloc;
     size_t ntcap = ix->tcap, nidcap = ix->idcap, nscap = ix->slot_cap;
-    if (!fits(docs, ntcap)) {
-        ntcap = exact ? cap_reserve(docs) : cap_for(docs);
-        if (!exact && ix->tcap + ix->tcap / 2 > ntcap)
-            ntcap = ix->tcap + ix->tcap / 2;
-        if (ntcap > MAX_CAP)
-            ntcap = MAX_CAP;
-    }
-    if (!fits(docs, nidcap)) {
-        nidcap = cap_for(docs);
-        if (!exact && ix->idcap + ix->idcap / 2 > nidcap)
-            nidcap = ix->idcap + ix->idcap / 2;
-        if (nidcap > MAX_CAP)
-            nidcap = MAX_CAP;
-    }
-    if (slots > nscap) {
-        nscap = slots;
-        if (!exact && ix->slot_cap + ix->slot_cap / 2 > nscap)
-            nscap = ix->slot_cap + ix->slot_cap / 2;
-        if (nscap < MIN_CAP)
-            nscap = MIN_CAP;
-        if (nscap > MAX_DOCS)
-            nscap = MAX_DOCS;
-    }
+    if (!fits(docs, ntcap))
+        ntcap = grow_cap(ix->tcap, exact ? cap_reserve(docs) : cap_for(docs), exact, MAX_CAP);
+    if (!fits(docs, nidcap))
+        nidcap = grow_cap(ix->idcap, cap_for(docs), exact, MAX_CAP);
+    if (slots > nscap)
+        nscap = grow_cap(ix->slot_cap, slots < MIN_CAP ? MIN_CAP : slots, exact, MAX_DOCS);
 
     band_entry *nt = NULL;
     id_entry *nid = NULL;
@@ -73,18 +67,20 @@ int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int ex
     uint32_t *nsigs = NULL;
     size_t bytes;
     if (ntcap != ix->tcap) {
-        if (!mul_ok(ntcap, (size_t)ix->bands * sizeof *nt, &bytes) ||
+        if (!simlsh__mul_ok(ntcap, (size_t)ix->bands * sizeof *nt, &bytes) ||
             (nt = simlsh__malloc(al, bytes)) == NULL)
             goto fail;
     }
     if (nidcap != ix->idcap) {
-        if (!mul_ok(nidcap, sizeof *nid, &bytes) || (nid = simlsh__malloc(al, bytes)) == NULL)
+        if (!simlsh__mul_ok(nidcap, sizeof *nid, &bytes) ||
+            (nid = simlsh__malloc(al, bytes)) == NULL)
             goto fail;
     }
     if (nscap != ix->slot_cap) {
-        if (!mul_ok(nscap, sizeof *nids, &bytes) || (nids = simlsh__malloc(al, bytes)) == NULL)
+        if (!simlsh__mul_ok(nscap, sizeof *nids, &bytes) ||
+            (nids = simlsh__malloc(al, bytes)) == NULL)
             goto fail;
-        if (ix->store && (!mul_ok(nscap, (size_t)ix->num_perm * sizeof *nsigs, &bytes) ||
+        if (ix->store && (!simlsh__mul_ok(nscap, (size_t)ix->num_perm * sizeof *nsigs, &bytes) ||
                           (nsigs = simlsh__malloc(al, bytes)) == NULL))
             goto fail;
     }
