@@ -116,33 +116,34 @@ int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags
     if (rc < 0)
         return rc;
     const simlsh_allocator *al = &index->params.alloc;
-    const struct simlsh_index *ix = index;
     cand *docs = NULL, *tmp = NULL;
     uint32_t *fps = NULL;
     pairbuf pb = {NULL, NULL, NULL, 0, 0};
+    hitbuf hits;
     candbuf cb;
-    cb_init(&cb, al);
+    simlsh__lvec_init(&hits, al);
+    simlsh__lvec_init(&cb, al);
     int truncated = 0;
     size_t fbytes;
-    if ((docs = simlsh__calloc(al, ix->count, sizeof *docs)) == NULL ||
-        (tmp = simlsh__calloc(al, ix->count, sizeof *tmp)) == NULL ||
-        !simlsh__mul_ok(ix->nslots, (size_t)ix->bands * sizeof *fps, &fbytes) ||
+    if ((docs = simlsh__calloc(al, index->count, sizeof *docs)) == NULL ||
+        (tmp = simlsh__calloc(al, index->count, sizeof *tmp)) == NULL ||
+        !simlsh__mul_ok(index->nslots, (size_t)index->bands * sizeof *fps, &fbytes) ||
         (fps = simlsh__malloc(al, fbytes)) == NULL) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
-    live_sorted(ix, docs, tmp);
+    live_sorted(index, docs, tmp);
     simlsh__free(al, tmp);
     tmp = NULL;
-    gather_fps(ix, fps);
+    gather_fps(index, fps);
 
     /* Documents in id order, each with its larger-id candidates in id
      * order: the pairs come out sorted by (a, b), so a limit keeps the
      * same prefix whatever the table layout (a loaded index agrees). */
-    for (size_t i = 0; i < ix->count && !truncated; i++) {
-        const uint32_t *vals = ix->store ? sig_of(ix, docs[i].slot) : NULL;
-        rc = collect(ix, fps + (size_t)docs[i].slot * ix->bands, vals,
-                     flags & SIMLSH_QUERY_VERIFY, &cb);
+    for (size_t i = 0; i < index->count && !truncated; i++) {
+        const uint32_t *vals = index->store ? sig_of(index, docs[i].slot) : NULL;
+        rc = query_buckets(index, fps + (size_t)docs[i].slot * index->bands, vals,
+                           flags & SIMLSH_QUERY_VERIFY, &hits, &cb);
         if (rc < 0)
             goto out;
         for (size_t j = 0; j < cb.n; j++) {
@@ -152,7 +153,7 @@ int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags
                 truncated = 1;
                 break;
             }
-            rc = pb_push(&pb, al, docs[i].id, cb.v[j].id, cand_score(ix, &cb.v[j]));
+            rc = pb_push(&pb, al, docs[i].id, cb.v[j].id, cand_score(index, &cb.v[j]));
             if (rc < 0)
                 goto out;
         }
@@ -169,7 +170,8 @@ int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags
     res->nq = 0;
     res->truncated = truncated;
 out:
-    cb_free(&cb);
+    simlsh__lvec_free(&hits);
+    simlsh__lvec_free(&cb);
     simlsh__free(al, docs);
     simlsh__free(al, tmp);
     simlsh__free(al, fps);
@@ -293,6 +295,54 @@ static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band
     return greedy_split(ix, parent, members, leaders);
 }
 
+/* Without verify: each entry links to its bucket's first member, m - 1
+ * links per bucket of m, in a sequential sweep of every table. */
+static void link_buckets(const struct simlsh_index *ix, uint32_t *parent)
+{
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        const band_entry *t = band_tab(ix, b);
+        for (size_t p = 0; p < ix->tcap; p++) {
+            if (t[p].slot == NO_SLOT)
+                continue;
+            if (is_ref(t[p].slot)) {
+                const ovf_list *l = list_of(ix, t[p].slot);
+                for (uint32_t i = 1; i < l->n; i++)
+                    uf_union(parent, l->slots[i], l->slots[0]);
+                continue;
+            }
+            size_t q = first_member(ix, b, t, p, NULL);
+            if (q != p)
+                uf_union(parent, t[p].slot, t[q].slot);
+        }
+    }
+}
+
+/* With verify: the greedy split of every bucket. Only buckets of two or
+ * more members need one: each is handled once, when the sweep meets its
+ * second member. */
+static int split_buckets(const struct simlsh_index *ix, uint32_t *parent, candbuf *members,
+                         candbuf *leaders)
+{
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        const band_entry *t = band_tab(ix, b);
+        for (size_t p = 0; p < ix->tcap; p++) {
+            int second;
+            if (t[p].slot == NO_SLOT)
+                continue;
+            size_t q = p;
+            if (!is_ref(t[p].slot)) {
+                q = first_member(ix, b, t, p, &second);
+                if (q == p || !second)
+                    continue;
+            }
+            int rc = split_bucket(ix, b, t, q, parent, members, leaders);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags)
 {
     if (res == NULL || index == NULL)
@@ -300,86 +350,51 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
     int rc = check_flags(index, flags);
     if (rc < 0)
         return rc;
-    const struct simlsh_index *ix = index;
-    const simlsh_allocator *al = &ix->params.alloc;
+    const simlsh_allocator *al = &index->params.alloc;
     cand *docs = NULL, *tmp = NULL;
     uint32_t *parent = NULL, *minslot = NULL;
     candbuf members, leaders;
-    cb_init(&members, al);
-    cb_init(&leaders, al);
-    if ((docs = simlsh__calloc(al, ix->count, sizeof *docs)) == NULL ||
-        (tmp = simlsh__calloc(al, ix->count, sizeof *tmp)) == NULL ||
-        (parent = simlsh__calloc(al, ix->nslots, sizeof *parent)) == NULL ||
-        (minslot = simlsh__calloc(al, ix->nslots, sizeof *minslot)) == NULL) {
+    simlsh__lvec_init(&members, al);
+    simlsh__lvec_init(&leaders, al);
+    if ((docs = simlsh__calloc(al, index->count, sizeof *docs)) == NULL ||
+        (tmp = simlsh__calloc(al, index->count, sizeof *tmp)) == NULL ||
+        (parent = simlsh__calloc(al, index->nslots, sizeof *parent)) == NULL ||
+        (minslot = simlsh__calloc(al, index->nslots, sizeof *minslot)) == NULL) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
-    for (size_t s = 0; s < ix->nslots; s++) {
+    for (size_t s = 0; s < index->nslots; s++) {
         parent[s] = (uint32_t)s;
         minslot[s] = NO_SLOT;
     }
 
-    if (!(flags & SIMLSH_QUERY_VERIFY)) {
-        /* Each entry links to its bucket's first member: m - 1 links per
-         * bucket of m, and a sequential sweep of every table. */
-        for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *t = band_tab(ix, b);
-            for (size_t p = 0; p < ix->tcap; p++) {
-                if (t[p].slot == NO_SLOT)
-                    continue;
-                if (is_ref(t[p].slot)) {
-                    const ovf_list *l = list_of(ix, t[p].slot);
-                    for (uint32_t i = 1; i < l->n; i++)
-                        uf_union(parent, l->slots[i], l->slots[0]);
-                    continue;
-                }
-                size_t q = first_member(ix, b, t, p, NULL);
-                if (q != p)
-                    uf_union(parent, t[p].slot, t[q].slot);
-            }
-        }
-    } else {
-        for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *t = band_tab(ix, b);
-            /* Only buckets of two or more members need a split: each is
-             * handled once, when the sweep meets its second member. */
-            for (size_t p = 0; p < ix->tcap; p++) {
-                int second;
-                if (t[p].slot == NO_SLOT)
-                    continue;
-                size_t q = p;
-                if (!is_ref(t[p].slot)) {
-                    q = first_member(ix, b, t, p, &second);
-                    if (q == p || !second)
-                        continue;
-                }
-                rc = split_bucket(ix, b, t, q, parent, &members, &leaders);
-                if (rc < 0)
-                    goto out;
-            }
-        }
-    }
+    if (!(flags & SIMLSH_QUERY_VERIFY))
+        link_buckets(index, parent);
+    else
+        rc = split_buckets(index, parent, &members, &leaders);
+    if (rc < 0)
+        goto out;
 
-    live_sorted(ix, docs, tmp);
-    rc = simlsh__results_reserve(res, ix->count, 0);
+    live_sorted(index, docs, tmp);
+    rc = simlsh__results_reserve(res, index->count, 0);
     if (rc < 0)
         goto out;
     /* Ids ascend, so the first member seen of each cluster has its
      * smallest id: that is the label. */
-    for (size_t i = 0; i < ix->count; i++) {
+    for (size_t i = 0; i < index->count; i++) {
         uint32_t r = uf_find(parent, docs[i].slot);
         if (minslot[r] == NO_SLOT)
             minslot[r] = docs[i].slot;
         res->a[i] = docs[i].id;
-        res->b[i] = ix->ids[minslot[r]];
+        res->b[i] = index->ids[minslot[r]];
         res->score[i] = -1.0;
     }
-    res->count = ix->count;
+    res->count = index->count;
     res->nq = 0;
     res->truncated = 0;
 out:
-    cb_free(&members);
-    cb_free(&leaders);
+    simlsh__lvec_free(&members);
+    simlsh__lvec_free(&leaders);
     simlsh__free(al, docs);
     simlsh__free(al, tmp);
     simlsh__free(al, parent);

@@ -110,38 +110,7 @@ int simlsh_index_remove(simlsh_index *index, uint64_t id)
     size_t pos = idmap_find(index, id);
     if (pos == SIZE_MAX)
         return SIMLSH_ENOTFOUND;
-    uint32_t slot = index->idmap[pos].slot;
-    uint32_t fps[SIMLSH__MAX_PERM];
-    simlsh__ix_compute_fps(index, sig_of(index, slot), fps);
-    for (uint32_t b = 0; b < index->bands; b++) {
-        band_entry *t = index->tab + (size_t)b * index->tcap;
-        /* Present, inline or in a list, in the run of its fingerprint. */
-        for (size_t p = fastrange(fps[b], index->tcap); t[p].slot != NO_SLOT;) {
-            if (t[p].slot == slot) {
-                tab_del_at(t, index->tcap, p);
-                break;
-            }
-            if (is_ref(t[p].slot) && t[p].fp == fps[b]) {
-                ovf_list *l = list_of(index, t[p].slot);
-                uint32_t i = 0;
-                while (i < l->n && l->slots[i] != slot)
-                    i++;
-                if (i < l->n) {
-                    l->slots[i] = l->slots[--l->n];
-                    if (l->n == 0) {
-                        simlsh__ix_list_release(index, t[p].slot & ~REF_BIT);
-                        tab_del_at(t, index->tcap, p);
-                    }
-                    break;
-                }
-            }
-            p = next_pos(p, index->tcap);
-        }
-    }
-    idmap_del_at(index->idmap, index->idcap, pos);
-    index->ids[slot] = index->free_head;
-    index->free_head = slot;
-    index->count--;
+    simlsh__ix_del(index, pos);
     return 0;
 }
 

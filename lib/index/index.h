@@ -93,10 +93,10 @@ struct simlsh_index {
 /* table.c */
 void simlsh__ix_compute_fps(const struct simlsh_index *ix, const uint32_t *values, uint32_t *fps);
 int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exact);
-void simlsh__ix_list_release(struct simlsh_index *ix, uint32_t li);
 /* insert.c */
 int simlsh__ix_add(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
                    const uint32_t *values, uint32_t *plan);
+void simlsh__ix_del(struct simlsh_index *ix, size_t pos);
 /* index.c */
 int simlsh__ix_create(struct simlsh_index **out, const struct simlsh_params *p, uint32_t b,
                       uint32_t r);
@@ -314,29 +314,14 @@ static inline void sort_small(cand *v, size_t n)
 
 /* ---- candidate collection ------------------------------------------------------ */
 
-/* A candidate vector (vec.h) that starts on the stack: most queries find a
- * handful of ids and should not touch the allocator. */
-typedef struct {
-    cand *v;
-    size_t n, cap;
-    const simlsh_allocator *alloc;
-    cand local[64];
-} candbuf;
-
-static inline void cb_init(candbuf *cb, const simlsh_allocator *alloc)
-{
-    cb->v = cb->local;
-    cb->n = 0;
-    cb->cap = sizeof cb->local / sizeof cb->local[0];
-    cb->alloc = alloc;
-}
-
-static inline void cb_free(candbuf *cb) { simlsh__vec_free(cb->alloc, cb, cb->local); }
+/* Candidate vectors start on the stack: most queries find a handful of
+ * ids and should not touch the allocator. */
+typedef SIMLSH__VEC_LOCAL(cand, 64) candbuf;
 
 static inline int cb_push(candbuf *cb, uint64_t id, uint32_t slot)
 {
     if (cb->n == cb->cap) {
-        int rc = simlsh__vec_reserve(cb->alloc, cb, cb->n + 1, cb->local);
+        int rc = simlsh__lvec_reserve(cb, cb->n + 1);
         if (rc < 0)
             return rc;
     }
@@ -347,20 +332,28 @@ static inline int cb_push(candbuf *cb, uint64_t id, uint32_t slot)
     return 0;
 }
 
-/* query.c: the two phases of a query. */
-int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf *cb);
-void simlsh__ix_finish(const struct simlsh_index *ix, const uint32_t *values, int verify,
-                       candbuf *cb);
+/* What phase one of a query finds: a document (by slot) and a band in
+ * which its fingerprint equals the query's. */
+typedef struct {
+    uint32_t slot, band;
+} hit;
 
-/* Members of every bucket of (fps, values), each id once, sorted by id.
- * values: the query's num_perm values, or NULL (no stored signatures:
- * fingerprints alone decide). */
-static inline int collect(const struct simlsh_index *ix, const uint32_t *fps,
-                          const uint32_t *values, int verify, candbuf *cb)
+typedef SIMLSH__VEC_LOCAL(hit, 64) hitbuf;
+
+/* query.c: the two phases of a query. */
+int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, hitbuf *hits);
+int simlsh__ix_confirm_and_score(const struct simlsh_index *ix, const hitbuf *hits,
+                                 const uint32_t *values, int verify, candbuf *out);
+
+/* Members of every bucket of (fps, values), each id once, sorted by id,
+ * into out; hits is scratch. values: the query's num_perm values, or NULL
+ * (no stored signatures: fingerprints alone decide). */
+static inline int query_buckets(const struct simlsh_index *ix, const uint32_t *fps,
+                                const uint32_t *values, int verify, hitbuf *hits, candbuf *out)
 {
-    int rc = simlsh__ix_probe_all(ix, fps, cb);
+    int rc = simlsh__ix_probe_all(ix, fps, hits);
     if (rc == 0)
-        simlsh__ix_finish(ix, values, verify, cb);
+        rc = simlsh__ix_confirm_and_score(ix, hits, values, verify, out);
     return rc;
 }
 

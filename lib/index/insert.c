@@ -1,4 +1,4 @@
-/* Insertion: plan, prepare and put, with a one-pass fast path. */
+/* Insertion (plan, prepare and put, with a one-pass fast path) and removal. */
 #include "index.h"
 
 /* ---- insertion in three steps: plan, prepare, put ------------------------------ */
@@ -130,6 +130,18 @@ static int ix_prepare(const struct simlsh_index *ix, const uint32_t *plan, prepa
 fail:
     prep_free(ix, pr);
     return SIMLSH_ENOMEM;
+}
+
+static void list_release(struct simlsh_index *ix, uint32_t li)
+{
+    ovf_list *l = &ix->ovf[li];
+    ix->ovf_bytes -= (size_t)l->cap * sizeof *l->slots;
+    simlsh__free(&ix->params.alloc, l->slots);
+    l->slots = NULL;
+    l->n = ix->ovf_free;
+    l->cap = 0;
+    ix->ovf_free = li;
+    ix->ovf_nfree++;
 }
 
 /* Move the INLINE_MAX inline entries of (fp, bv) in band b to a new list
@@ -309,4 +321,42 @@ int simlsh__ix_add(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
     }
     ix_put(ix, id, fps, values, plan, plan_cap, &pr);
     return 0;
+}
+
+/* Remove the document at id map position pos: its entry in every band,
+ * inline or in a list (a list left empty is released), and its slot. */
+void simlsh__ix_del(struct simlsh_index *ix, size_t pos)
+{
+    uint32_t slot = ix->idmap[pos].slot;
+    uint32_t fps[SIMLSH__MAX_PERM];
+    simlsh__ix_compute_fps(ix, sig_of(ix, slot), fps);
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        band_entry *t = ix->tab + (size_t)b * ix->tcap;
+        /* Present, inline or in a list, in the run of its fingerprint. */
+        for (size_t p = fastrange(fps[b], ix->tcap); t[p].slot != NO_SLOT;) {
+            if (t[p].slot == slot) {
+                tab_del_at(t, ix->tcap, p);
+                break;
+            }
+            if (is_ref(t[p].slot) && t[p].fp == fps[b]) {
+                ovf_list *l = list_of(ix, t[p].slot);
+                uint32_t i = 0;
+                while (i < l->n && l->slots[i] != slot)
+                    i++;
+                if (i < l->n) {
+                    l->slots[i] = l->slots[--l->n];
+                    if (l->n == 0) {
+                        list_release(ix, t[p].slot & ~REF_BIT);
+                        tab_del_at(t, ix->tcap, p);
+                    }
+                    break;
+                }
+            }
+            p = next_pos(p, ix->tcap);
+        }
+    }
+    idmap_del_at(ix->idmap, ix->idcap, pos);
+    ix->ids[slot] = ix->free_head;
+    ix->free_head = slot;
+    ix->count--;
 }

@@ -39,9 +39,8 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
 {
     if (size == NULL || index == NULL)
         return SIMLSH_EINVAL;
-    const struct simlsh_index *ix = index;
     size_t total;
-    int rc = saved_size(ix, &total);
+    int rc = saved_size(index, &total);
     if (rc < 0)
         return rc;
     *size = total;
@@ -51,44 +50,44 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
         return SIMLSH_EBUFSIZE;
 
     uint8_t *out = buf;
-    size_t plen = total - SIMLSH__FRAME_OVERHEAD, rec = record_size(ix);
-    simlsh__frame_write_head(out, SIMLSH__MAGIC_INDEX, plen, &ix->params);
+    size_t plen = total - SIMLSH__FRAME_OVERHEAD, rec = record_size(index);
+    simlsh__frame_write_head(out, SIMLSH__MAGIC_INDEX, plen, &index->params);
     uint8_t *pl = out + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
-    simlsh__wr32(pl, ix->bands);
-    simlsh__wr32(pl + 4, ix->rows);
-    simlsh__wr32(pl + 8, ix->store ? FLAG_STORED : 0);
+    simlsh__wr32(pl, index->bands);
+    simlsh__wr32(pl + 4, index->rows);
+    simlsh__wr32(pl + 8, index->store ? FLAG_STORED : 0);
     simlsh__wr32(pl + 12, (uint32_t)rec);
-    simlsh__wr64(pl + 16, ix->count);
+    simlsh__wr64(pl + 16, index->count);
     uint8_t *r = pl + PAYLOAD_HEAD;
     uint32_t fps[SIMLSH__MAX_PERM];
-    for (size_t s = 0; s < ix->nslots; s++) {
-        if (!slot_live(ix, (uint32_t)s))
+    for (size_t s = 0; s < index->nslots; s++) {
+        if (!slot_live(index, (uint32_t)s))
             continue;
-        simlsh__wr64(r, ix->ids[s]);
-        if (ix->store) {
-            const uint32_t *v = sig_of(ix, (uint32_t)s);
-            simlsh__ix_compute_fps(ix, v, fps);
-            for (uint32_t b = 0; b < ix->bands; b++)
+        simlsh__wr64(r, index->ids[s]);
+        if (index->store) {
+            const uint32_t *v = sig_of(index, (uint32_t)s);
+            simlsh__ix_compute_fps(index, v, fps);
+            for (uint32_t b = 0; b < index->bands; b++)
                 simlsh__wr32(r + 8 + 4 * (size_t)b, fps[b]);
-            uint8_t *vp = r + 8 + 4 * (size_t)ix->bands;
-            for (uint32_t i = 0; i < ix->num_perm; i++)
+            uint8_t *vp = r + 8 + 4 * (size_t)index->bands;
+            for (uint32_t i = 0; i < index->num_perm; i++)
                 simlsh__wr32(vp + 4 * (size_t)i, v[i]);
         }
         r += rec;
     }
-    if (!ix->store) {
+    if (!index->store) {
         /* Slots are dense (no removal without signatures): record = slot. */
         uint8_t *base = pl + PAYLOAD_HEAD + 8;
-        for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *t = band_tab(ix, b);
-            for (size_t p = 0; p < ix->tcap; p++) {
+        for (uint32_t b = 0; b < index->bands; b++) {
+            const band_entry *t = band_tab(index, b);
+            for (size_t p = 0; p < index->tcap; p++) {
                 if (t[p].slot == NO_SLOT)
                     continue;
                 const uint32_t *m = &t[p].slot;
                 uint32_t nm = 1;
                 if (is_ref(t[p].slot)) {
-                    m = list_of(ix, t[p].slot)->slots;
-                    nm = list_of(ix, t[p].slot)->n;
+                    m = list_of(index, t[p].slot)->slots;
+                    nm = list_of(index, t[p].slot)->n;
                 }
                 for (uint32_t i = 0; i < nm; i++)
                     simlsh__wr32(base + (size_t)m[i] * rec + 4 * (size_t)b, t[p].fp);

@@ -3,14 +3,49 @@
 
 /* ---- candidate collection ------------------------------------------------------ */
 
+static int hit_cmp(const void *x, const void *y)
+{
+    const hit *a = x, *b = y;
+    return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+static inline void sort_hits(hit *v, size_t n)
+{
+    if (n > 48) {
+        qsort(v, n, sizeof *v, hit_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        hit x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1].slot > x.slot) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+static inline int hit_push(hitbuf *hits, uint32_t slot, uint32_t band)
+{
+    if (hits->n == hits->cap) {
+        int rc = simlsh__lvec_reserve(hits, hits->n + 1);
+        if (rc < 0)
+            return rc;
+    }
+    hits->v[hits->n].slot = slot;
+    hits->v[hits->n].band = band;
+    hits->n++;
+    return 0;
+}
+
 /* Phase one of a query: every entry whose fingerprint matches in some
- * band, as (slot, band in .eq), grouped by slot (sorted on .id, which holds
- * the slot until phase two). The candidates' ids and signatures are
+ * band, grouped by slot. The candidates' ids and signatures are
  * prefetched for phase two, so a batch overlaps those misses with the next
  * query's probes. */
-int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, candbuf *cb)
+int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, hitbuf *hits)
 {
-    cb->n = 0;
+    hits->n = 0;
     if (ix->count == 0)
         return 0;
     for (uint32_t b = 0; b < ix->bands; b++) {
@@ -24,55 +59,58 @@ int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, can
                 break;
             if (e.fp == fp) {
                 if (!is_ref(e.slot)) {
-                    int rc = cb_push(cb, e.slot, e.slot);
+                    int rc = hit_push(hits, e.slot, b);
                     if (rc < 0)
                         return rc;
-                    cb->v[cb->n - 1].eq = b;
                 } else {
                     const ovf_list *l = list_of(ix, e.slot);
                     for (uint32_t i = 0; i < l->n; i++) {
-                        int rc = cb_push(cb, l->slots[i], l->slots[i]);
+                        int rc = hit_push(hits, l->slots[i], b);
                         if (rc < 0)
                             return rc;
-                        cb->v[cb->n - 1].eq = b;
                     }
                 }
             }
             p = next_pos(p, ix->tcap);
         }
     }
-    sort_small(cb->v, cb->n);
+    sort_hits(hits->v, hits->n);
     size_t bytes = ix->store ? ix->num_perm * sizeof(uint32_t) : 0;
-    for (size_t i = 0; i < cb->n; i++) {
-        if (i > 0 && cb->v[i].slot == cb->v[i - 1].slot)
+    for (size_t i = 0; i < hits->n; i++) {
+        if (i > 0 && hits->v[i].slot == hits->v[i - 1].slot)
             continue;
-        PREFETCH(ix->ids + cb->v[i].slot);
+        PREFETCH(ix->ids + hits->v[i].slot);
         if (bytes == 0)
             continue;
-        const char *sp = (const char *)sig_of(ix, cb->v[i].slot);
+        const char *sp = (const char *)sig_of(ix, hits->v[i].slot);
         for (size_t off = 0; off < bytes; off += 64)
             PREFETCH(sp + off);
     }
     return 0;
 }
 
-/* Phase two: each document once, sorted by id; with stored signatures kept
- * only if one of its matching bands has equal rows (a 32-bit fingerprint
- * collision is not a bucket), scored, and filtered by the threshold with
- * verify. */
-void simlsh__ix_finish(const struct simlsh_index *ix, const uint32_t *values, int verify,
-                       candbuf *cb)
+/* Phase two: each document of hits once, sorted by id, into out; with
+ * stored signatures kept only if one of its matching bands has equal rows
+ * (a 32-bit fingerprint collision is not a bucket), scored, and filtered
+ * by the threshold with verify. */
+int simlsh__ix_confirm_and_score(const struct simlsh_index *ix, const hitbuf *hits,
+                                 const uint32_t *values, int verify, candbuf *out)
 {
-    size_t m = 0, n = cb->n;
+    size_t m = 0, n = hits->n;
+    const hit *h = hits->v;
+    out->n = 0;
+    int rc = simlsh__lvec_reserve(out, n);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && cb->v[j].slot == cb->v[i].slot)
+        while (j < n && h[j].slot == h[i].slot)
             j++;
-        cand c = cb->v[i];
+        cand c = {0, h[i].slot, 0};
         if (values != NULL) {
             int ok = 0;
             for (size_t k = i; k < j && !ok; k++)
-                ok = rows_equal(ix, c.slot, cb->v[k].eq, values + (size_t)cb->v[k].eq * ix->rows);
+                ok = rows_equal(ix, c.slot, h[k].band, values + (size_t)h[k].band * ix->rows);
             i = j;
             if (!ok)
                 continue;
@@ -80,14 +118,14 @@ void simlsh__ix_finish(const struct simlsh_index *ix, const uint32_t *values, in
             if (verify && (double)c.eq / (double)ix->num_perm < ix->params.threshold)
                 continue;
         } else {
-            c.eq = 0;
             i = j;
         }
         c.id = ix->ids[c.slot];
-        cb->v[m++] = c;
+        out->v[m++] = c;
     }
-    cb->n = m;
-    sort_small(cb->v, m);
+    out->n = m;
+    sort_small(out->v, m);
+    return 0;
 }
 
 /* Common checks of the query calls. */
@@ -103,7 +141,7 @@ static int check_query(const struct simlsh_index *ix, const struct simlsh_signat
 }
 
 static int query_one(const struct simlsh_index *ix, const struct simlsh_signature *sig, int flags,
-                     candbuf *cb)
+                     hitbuf *hits, candbuf *cb)
 {
     if (sig->empty) {
         cb->n = 0;
@@ -113,7 +151,8 @@ static int query_one(const struct simlsh_index *ix, const struct simlsh_signatur
     /* All b probes' lines requested before the first is read: the misses
      * overlap instead of queueing one after another. */
     compute_fps_prefetch(ix, sig->values, fps, 1);
-    return collect(ix, fps, ix->store ? sig->values : NULL, flags & SIMLSH_QUERY_VERIFY, cb);
+    return query_buckets(ix, fps, ix->store ? sig->values : NULL, flags & SIMLSH_QUERY_VERIFY, hits,
+                         cb);
 }
 
 int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
@@ -127,9 +166,11 @@ int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const sim
     rc = check_query(index, sig);
     if (rc < 0)
         return rc;
+    hitbuf hits;
     candbuf cb;
-    cb_init(&cb, &index->params.alloc);
-    rc = query_one(index, sig, flags, &cb);
+    simlsh__lvec_init(&hits, &index->params.alloc);
+    simlsh__lvec_init(&cb, &index->params.alloc);
+    rc = query_one(index, sig, flags, &hits, &cb);
     if (rc == 0)
         rc = simlsh__results_reserve(res, cb.n, 1);
     if (rc == 0) {
@@ -143,7 +184,8 @@ int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const sim
         res->offsets[0] = 0;
         res->truncated = 0;
     }
-    cb_free(&cb);
+    simlsh__lvec_free(&hits);
+    simlsh__lvec_free(&cb);
     return rc;
 }
 
@@ -158,9 +200,11 @@ int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simls
     rc = check_query(index, sig);
     if (rc < 0)
         return rc;
+    hitbuf hits;
     candbuf cb;
-    cb_init(&cb, &index->params.alloc);
-    rc = query_one(index, sig, flags, &cb);
+    simlsh__lvec_init(&hits, &index->params.alloc);
+    simlsh__lvec_init(&cb, &index->params.alloc);
+    rc = query_one(index, sig, flags, &hits, &cb);
     if (rc == 0) {
         *count = cb.n;
         if (ids != NULL) {
@@ -172,7 +216,8 @@ int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simls
             }
         }
     }
-    cb_free(&cb);
+    simlsh__lvec_free(&hits);
+    simlsh__lvec_free(&cb);
     return rc;
 }
 
@@ -244,9 +289,11 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     size_t *offs = NULL;
     uint32_t *fps = NULL;
     rowbuf rb = {NULL, NULL, 0, 0};
-    candbuf cbs[2];
-    cb_init(&cbs[0], al);
-    cb_init(&cbs[1], al);
+    hitbuf hits[2];
+    candbuf cb;
+    simlsh__lvec_init(&hits[0], al);
+    simlsh__lvec_init(&hits[1], al);
+    simlsh__lvec_init(&cb, al);
     if (!simlsh__mul_ok((size_t)2 * BATCH_CHUNK * index->bands, sizeof *fps, &fbytes) ||
         (fps = simlsh__malloc(al, fbytes)) == NULL ||
         (offs = simlsh__calloc(al, n + 1, sizeof *offs)) == NULL) {
@@ -279,7 +326,7 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
             chunk_keys(index, sigs, nfirst, n - nfirst < BATCH_CHUNK ? n - nfirst : BATCH_CHUNK,
                        next);
         for (size_t q = first; q < nfirst; q++) {
-            candbuf *now = &cbs[q & 1], *before = &cbs[(q & 1) ^ 1];
+            hitbuf *now = &hits[q & 1], *before = &hits[(q & 1) ^ 1];
             now->n = 0;
             if (!sigs[q]->empty) {
                 rc = simlsh__ix_probe_all(index, cur + (q - first) * index->bands, now);
@@ -287,9 +334,11 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
                     goto out;
             }
             if (prev != SIZE_MAX) {
-                simlsh__ix_finish(index, pvals, verify, before);
+                rc = simlsh__ix_confirm_and_score(index, before, pvals, verify, &cb);
+                if (rc < 0)
+                    goto out;
                 offs[prev] = rb.n;
-                rc = rb_append(&rb, al, index, before);
+                rc = rb_append(&rb, al, index, &cb);
                 if (rc < 0)
                     goto out;
             }
@@ -302,10 +351,11 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
         first = nfirst;
     }
     if (prev != SIZE_MAX) {
-        candbuf *last = &cbs[prev & 1];
-        simlsh__ix_finish(index, pvals, verify, last);
+        rc = simlsh__ix_confirm_and_score(index, &hits[prev & 1], pvals, verify, &cb);
+        if (rc < 0)
+            goto out;
         offs[prev] = rb.n;
-        rc = rb_append(&rb, al, index, last);
+        rc = rb_append(&rb, al, index, &cb);
         if (rc < 0)
             goto out;
     }
@@ -326,8 +376,9 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     res->nq = n;
     res->truncated = 0;
 out:
-    cb_free(&cbs[0]);
-    cb_free(&cbs[1]);
+    simlsh__lvec_free(&hits[0]);
+    simlsh__lvec_free(&hits[1]);
+    simlsh__lvec_free(&cb);
     simlsh__free(al, fps);
     simlsh__free(al, offs);
     simlsh__free(al, rb.ids);

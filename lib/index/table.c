@@ -133,15 +133,3 @@ fail:
     simlsh__free(al, nsigs);
     return SIMLSH_ENOMEM;
 }
-
-void simlsh__ix_list_release(struct simlsh_index *ix, uint32_t li)
-{
-    ovf_list *l = &ix->ovf[li];
-    ix->ovf_bytes -= (size_t)l->cap * sizeof *l->slots;
-    simlsh__free(&ix->params.alloc, l->slots);
-    l->slots = NULL;
-    l->n = ix->ovf_free;
-    l->cap = 0;
-    ix->ovf_free = li;
-    ix->ovf_nfree++;
-}
