@@ -54,39 +54,6 @@ static void live_sorted(const struct simlsh_index *ix, cand *v, cand *tmp)
 
 /* ---- pairs ------------------------------------------------------------------------- */
 
-typedef struct {
-    uint64_t *a, *b;
-    double *s;
-    size_t n, cap;
-} pairbuf;
-
-static int pb_push(pairbuf *pb, const simlsh_allocator *al, uint64_t a, uint64_t b, double s)
-{
-    if (pb->n == pb->cap) {
-        size_t ncap = pb->cap ? pb->cap * 2 : 256, bytes;
-        if (!simlsh__mul_ok(ncap, sizeof(uint64_t), &bytes))
-            return SIMLSH_ENOMEM;
-        uint64_t *na = simlsh__realloc(al, pb->a, pb->n * sizeof *na, bytes);
-        if (na == NULL)
-            return SIMLSH_ENOMEM;
-        pb->a = na;
-        uint64_t *nb = simlsh__realloc(al, pb->b, pb->n * sizeof *nb, bytes);
-        if (nb == NULL)
-            return SIMLSH_ENOMEM;
-        pb->b = nb;
-        double *ns = simlsh__realloc(al, pb->s, pb->n * sizeof *ns, bytes);
-        if (ns == NULL)
-            return SIMLSH_ENOMEM;
-        pb->s = ns;
-        pb->cap = ncap;
-    }
-    pb->a[pb->n] = a;
-    pb->b[pb->n] = b;
-    pb->s[pb->n] = s;
-    pb->n++;
-    return 0;
-}
-
 /* Every document's band fingerprints, read off the tables (the only place
  * they live when signatures are not stored). */
 static void gather_fps(const struct simlsh_index *ix, uint32_t *fps)
@@ -118,7 +85,8 @@ int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags
     const simlsh_allocator *al = &index->params.alloc;
     cand *docs = NULL, *tmp = NULL;
     uint32_t *fps = NULL;
-    pairbuf pb = {NULL, NULL, NULL, 0, 0};
+    simlsh__builder bd;
+    simlsh__builder_init(&bd, res);
     hitbuf hits;
     candbuf cb;
     simlsh__lvec_init(&hits, al);
@@ -146,38 +114,27 @@ int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags
                            flags & SIMLSH_QUERY_VERIFY, &hits, &cb);
         if (rc < 0)
             goto out;
+        rc = simlsh__builder_reserve(&bd, cb.n);
+        if (rc < 0)
+            goto out;
         for (size_t j = 0; j < cb.n; j++) {
             if (cb.v[j].id <= docs[i].id)
                 continue;
-            if (max_pairs != 0 && pb.n == max_pairs) {
+            if (max_pairs != 0 && bd.n == max_pairs) {
                 truncated = 1;
                 break;
             }
-            rc = pb_push(&pb, al, docs[i].id, cb.v[j].id, cand_score(index, &cb.v[j]));
-            if (rc < 0)
-                goto out;
+            simlsh__builder_put(&bd, docs[i].id, cb.v[j].id, cand_score(index, &cb.v[j]));
         }
     }
-    rc = simlsh__results_reserve(res, pb.n, 0);
-    if (rc < 0)
-        goto out;
-    if (pb.n > 0) {
-        memcpy(res->a, pb.a, pb.n * sizeof *pb.a);
-        memcpy(res->b, pb.b, pb.n * sizeof *pb.b);
-        memcpy(res->score, pb.s, pb.n * sizeof *pb.s);
-    }
-    res->count = pb.n;
-    res->nq = 0;
-    res->truncated = truncated;
+    simlsh__builder_commit(&bd, res, truncated);
 out:
     simlsh__lvec_free(&hits);
     simlsh__lvec_free(&cb);
     simlsh__free(al, docs);
     simlsh__free(al, tmp);
     simlsh__free(al, fps);
-    simlsh__free(al, pb.a);
-    simlsh__free(al, pb.b);
-    simlsh__free(al, pb.s);
+    simlsh__builder_free(&bd);
     return rc;
 }
 

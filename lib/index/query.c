@@ -225,38 +225,16 @@ int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simls
 
 #define BATCH_CHUNK 4
 
-typedef struct {
-    uint64_t *ids;
-    double *scores;
-    size_t n, cap;
-} rowbuf;
-
-static int rb_append(rowbuf *rb, const simlsh_allocator *al, const struct simlsh_index *ix,
-                     const candbuf *cb)
+/* Query q's rows, confirmed and scored, appended to the builder. */
+static int append_rows(simlsh__builder *bd, const struct simlsh_index *ix, size_t q,
+                       const candbuf *cb)
 {
-    size_t need = rb->n + cb->n;
-    if (need > rb->cap) {
-        size_t ncap = rb->cap ? rb->cap : 64;
-        while (ncap < need)
-            ncap *= 2;
-        size_t bytes;
-        if (!simlsh__mul_ok(ncap, sizeof(uint64_t), &bytes))
-            return SIMLSH_ENOMEM;
-        uint64_t *ni = simlsh__realloc(al, rb->ids, rb->n * sizeof *ni, bytes);
-        if (ni == NULL)
-            return SIMLSH_ENOMEM;
-        rb->ids = ni;
-        double *ns = simlsh__realloc(al, rb->scores, rb->n * sizeof *ns, ncap * sizeof *ns);
-        if (ns == NULL)
-            return SIMLSH_ENOMEM; /* ids grew already; cap stays, harmless */
-        rb->scores = ns;
-        rb->cap = ncap;
-    }
-    for (size_t i = 0; i < cb->n; i++) {
-        rb->ids[rb->n + i] = cb->v[i].id;
-        rb->scores[rb->n + i] = cand_score(ix, &cb->v[i]);
-    }
-    rb->n = need;
+    int rc = simlsh__builder_reserve(bd, cb->n);
+    if (rc < 0)
+        return rc;
+    bd->offsets[q] = bd->n;
+    for (size_t i = 0; i < cb->n; i++)
+        simlsh__builder_put(bd, cb->v[i].id, q, cand_score(ix, &cb->v[i]));
     return 0;
 }
 
@@ -286,17 +264,16 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     }
     const simlsh_allocator *al = &index->params.alloc;
     size_t fbytes;
-    size_t *offs = NULL;
     uint32_t *fps = NULL;
-    rowbuf rb = {NULL, NULL, 0, 0};
+    simlsh__builder bd;
+    simlsh__builder_init(&bd, res);
     hitbuf hits[2];
     candbuf cb;
     simlsh__lvec_init(&hits[0], al);
     simlsh__lvec_init(&hits[1], al);
     simlsh__lvec_init(&cb, al);
     if (!simlsh__mul_ok((size_t)2 * BATCH_CHUNK * index->bands, sizeof *fps, &fbytes) ||
-        (fps = simlsh__malloc(al, fbytes)) == NULL ||
-        (offs = simlsh__calloc(al, n + 1, sizeof *offs)) == NULL) {
+        (fps = simlsh__malloc(al, fbytes)) == NULL || simlsh__builder_per_query(&bd, n) < 0) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
@@ -335,10 +312,8 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
             }
             if (prev != SIZE_MAX) {
                 rc = simlsh__ix_confirm_and_score(index, before, pvals, verify, &cb);
-                if (rc < 0)
-                    goto out;
-                offs[prev] = rb.n;
-                rc = rb_append(&rb, al, index, &cb);
+                if (rc == 0)
+                    rc = append_rows(&bd, index, prev, &cb);
                 if (rc < 0)
                     goto out;
             }
@@ -352,36 +327,18 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     }
     if (prev != SIZE_MAX) {
         rc = simlsh__ix_confirm_and_score(index, &hits[prev & 1], pvals, verify, &cb);
+        if (rc == 0)
+            rc = append_rows(&bd, index, prev, &cb);
         if (rc < 0)
             goto out;
-        offs[prev] = rb.n;
-        rc = rb_append(&rb, al, index, &cb);
-        if (rc < 0)
-            goto out;
+        bd.offsets[n] = bd.n;
     }
-    offs[n] = rb.n;
-
-    rc = simlsh__results_reserve(res, rb.n, n);
-    if (rc < 0)
-        goto out;
-    for (size_t q = 0; q < n; q++) {
-        res->offsets[q] = offs[q];
-        for (size_t i = offs[q]; i < offs[q + 1]; i++) {
-            res->a[i] = rb.ids[i];
-            res->b[i] = q;
-            res->score[i] = rb.scores[i];
-        }
-    }
-    res->count = rb.n;
-    res->nq = n;
-    res->truncated = 0;
+    simlsh__builder_commit(&bd, res, 0);
 out:
     simlsh__lvec_free(&hits[0]);
     simlsh__lvec_free(&hits[1]);
     simlsh__lvec_free(&cb);
     simlsh__free(al, fps);
-    simlsh__free(al, offs);
-    simlsh__free(al, rb.ids);
-    simlsh__free(al, rb.scores);
+    simlsh__builder_free(&bd);
     return rc;
 }
