@@ -68,7 +68,8 @@ static inline int simlsh__vec_grow(const simlsh_allocator *al, void *vp, size_t 
 #define simlsh__lvec_init(vec, al)                                                                 \
     ((vec)->v = (vec)->local, (vec)->n = 0,                                                        \
      (vec)->cap = sizeof (vec)->local / sizeof (vec)->local[0], (vec)->alloc = (al))
-#define simlsh__lvec_reserve(vec, need) simlsh__vec_reserve((vec)->alloc, (vec), (need), (vec)->local)
+#define simlsh__lvec_reserve(vec, need)                                                            \
+    simlsh__vec_reserve((vec)->alloc, (vec), (need), (vec)->local)
 #define simlsh__lvec_free(vec) simlsh__vec_free((vec)->alloc, (vec), (vec)->local)
 
 /* Free vector vec's storage unless it is the fixed array local. */

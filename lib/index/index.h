@@ -22,6 +22,11 @@
  * would get more than INLINE_MAX entries in a band moves to an overflow
  * list (a growable array of slots) referenced by a single entry whose slot
  * field has REF_BIT set; a bucket is either all inline or one list.
+ *
+ * Files: this header (layout, inline probing helpers, candidates),
+ * table.c (capacities, growth, band keys), insert.c (insertion, removal),
+ * index.c (lifetime, public mutation and accessors), query.c (single and
+ * batch queries), enumerate.c (pairs, clustering), persist.c (save, load).
  */
 #ifndef SIMLSH_INDEX_INDEX_H
 #define SIMLSH_INDEX_INDEX_H
