@@ -2,7 +2,7 @@
  * error areas, the (b, r) optimiser, and the band key hash. */
 #include <math.h>
 
-#include "index.h"
+#include "bandkey.h"
 
 #define LN2 0.693147180559945309417232121458176568
 
@@ -189,21 +189,4 @@ int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32_t *unused,
 uint64_t simlsh__band_key(const uint32_t *values, uint32_t rows, uint32_t band, uint32_t seed)
 {
     return simlsh__band_key_inline(values, rows, band, seed);
-}
-
-int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signature *sig,
-                               uint32_t bands, uint32_t rows)
-{
-    if (keys == NULL || sig == NULL || bands == 0 || rows == 0 ||
-        (uint64_t)bands * rows > sig->num_perm)
-        return SIMLSH_EINVAL;
-    if (cap < bands)
-        return SIMLSH_EBUFSIZE;
-    if (sig->in_doc)
-        return SIMLSH_ESTATE;
-    if (sig->empty)
-        return SIMLSH_EEMPTY;
-    for (uint32_t i = 0; i < bands; i++)
-        keys[i] = simlsh__band_key(sig->values + (size_t)i * rows, rows, i, sig->params.seed);
-    return 0;
 }

@@ -1,5 +1,6 @@
 /* Results: rows of (a, b, score) filled by index calls. */
-#include "index.h"
+#include "checked.h"
+#include "results.h"
 
 int simlsh_results_new(simlsh_results **out, const simlsh_allocator *alloc)
 {
@@ -78,6 +79,101 @@ fail:
     simlsh__free(al, ns);
     simlsh__free(al, no);
     return SIMLSH_ENOMEM;
+}
+
+void simlsh__builder_init(simlsh__builder *bd, const struct simlsh_results *res)
+{
+    memset(bd, 0, sizeof *bd);
+    bd->alloc = &res->alloc;
+}
+
+void simlsh__builder_free(simlsh__builder *bd)
+{
+    simlsh__free(bd->alloc, bd->a);
+    simlsh__free(bd->alloc, bd->b);
+    simlsh__free(bd->alloc, bd->score);
+    simlsh__free(bd->alloc, bd->offsets);
+    bd->a = bd->b = NULL;
+    bd->score = NULL;
+    bd->offsets = NULL;
+    bd->n = bd->cap = bd->nq = 0;
+}
+
+int simlsh__builder_grow(simlsh__builder *bd, size_t need)
+{
+    if (need <= bd->cap)
+        return 0;
+    size_t ncap = bd->cap ? bd->cap : 64, bytes;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return SIMLSH_ENOMEM;
+        ncap *= 2;
+    }
+    if (!simlsh__mul_ok(ncap, sizeof(uint64_t), &bytes))
+        return SIMLSH_ENOMEM;
+    /* The three columns grow together or not at all. */
+    uint64_t *na = simlsh__malloc(bd->alloc, bytes);
+    uint64_t *nb = simlsh__malloc(bd->alloc, bytes);
+    double *ns = simlsh__malloc(bd->alloc, ncap * sizeof *ns);
+    if (na == NULL || nb == NULL || ns == NULL) {
+        simlsh__free(bd->alloc, na);
+        simlsh__free(bd->alloc, nb);
+        simlsh__free(bd->alloc, ns);
+        return SIMLSH_ENOMEM;
+    }
+    if (bd->n > 0) {
+        memcpy(na, bd->a, bd->n * sizeof *na);
+        memcpy(nb, bd->b, bd->n * sizeof *nb);
+        memcpy(ns, bd->score, bd->n * sizeof *ns);
+    }
+    simlsh__free(bd->alloc, bd->a);
+    simlsh__free(bd->alloc, bd->b);
+    simlsh__free(bd->alloc, bd->score);
+    bd->a = na;
+    bd->b = nb;
+    bd->score = ns;
+    bd->cap = ncap;
+    return 0;
+}
+
+int simlsh__builder_per_query(simlsh__builder *bd, size_t nq)
+{
+    if (nq == 0)
+        return 0;
+    if (nq == SIZE_MAX)
+        return SIMLSH_ENOMEM;
+    bd->offsets = simlsh__calloc(bd->alloc, nq + 1, sizeof *bd->offsets);
+    if (bd->offsets == NULL)
+        return SIMLSH_ENOMEM;
+    bd->nq = nq;
+    return 0;
+}
+
+void simlsh__builder_commit(simlsh__builder *bd, struct simlsh_results *res, int truncated)
+{
+    const simlsh_allocator *al = &res->alloc;
+    /* No rows and no columns: keep the results' columns for the next fill. */
+    if (bd->cap > 0) {
+        simlsh__free(al, res->a);
+        simlsh__free(al, res->b);
+        simlsh__free(al, res->score);
+        res->a = bd->a;
+        res->b = bd->b;
+        res->score = bd->score;
+        res->cap = bd->cap;
+        bd->a = bd->b = NULL;
+        bd->score = NULL;
+    }
+    if (bd->offsets != NULL) {
+        simlsh__free(al, res->offsets);
+        res->offsets = bd->offsets;
+        res->ocap = bd->nq + 1;
+        bd->offsets = NULL;
+    }
+    res->count = bd->n;
+    res->nq = bd->nq;
+    res->truncated = truncated;
+    bd->n = bd->cap = bd->nq = 0;
 }
 
 size_t simlsh_results_count(const simlsh_results *res)

@@ -346,3 +346,20 @@ int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
     *out = s;
     return 0;
 }
+
+int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signature *sig,
+                               uint32_t bands, uint32_t rows)
+{
+    if (keys == NULL || sig == NULL || bands == 0 || rows == 0 ||
+        (uint64_t)bands * rows > sig->num_perm)
+        return SIMLSH_EINVAL;
+    if (cap < bands)
+        return SIMLSH_EBUFSIZE;
+    if (sig->in_doc)
+        return SIMLSH_ESTATE;
+    if (sig->empty)
+        return SIMLSH_EEMPTY;
+    for (uint32_t i = 0; i < bands; i++)
+        keys[i] = simlsh__band_key(sig->values + (size_t)i * rows, rows, i, sig->params.seed);
+    return 0;
+}

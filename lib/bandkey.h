@@ -1,29 +1,12 @@
-/* Private declarations shared by index.c and results.c. */
-#ifndef SIMLSH_INDEX_H
-#define SIMLSH_INDEX_H
+/* The band key, shared by the index, simlsh__band_key() (lsh.c) and
+ * simlsh_signature_band_keys() (signature.c). A header of its own so that
+ * the banding math does not include the index. */
+#ifndef SIMLSH_BANDKEY_H
+#define SIMLSH_BANDKEY_H
 
 #include "internal.h"
 
-/* Rows are three parallel columns so that simlsh_results_a/b/scores can
- * hand out plain arrays. offsets has nq + 1 entries when nq > 0 (batch
- * queries); other fills have nq = 0 or 1. */
-struct simlsh_results {
-    simlsh_allocator alloc;
-    uint64_t *a;
-    uint64_t *b;
-    double *score;
-    size_t count, cap;
-    size_t *offsets;
-    size_t nq, ocap;
-    int truncated;
-};
-
-/* Make room for rows rows and nq queries (offsets), keeping the current
- * content untouched: a fill reserves first and writes only once nothing can
- * fail, so a failed call leaves the results as they were. 0 or ENOMEM. */
-int simlsh__results_reserve(struct simlsh_results *res, size_t rows, size_t nq);
-
-/* The band key (docs/format-index.md, "Band key"), inline so the index's
+/* docs/format-index.md, "Band key". Inline so that the index's
  * per-document loop over bands can overlap the bands' multiply chains;
  * simlsh__band_key() in lsh.c is this function. Each step is a bijection
  * of the state for a fixed word and of the word for a fixed state, so two

@@ -1,0 +1,177 @@
+/* The index's lifetime, insert/remove and the small accessors. */
+#include "index.h"
+
+/* ---- lifetime ------------------------------------------------------------------ */
+
+int simlsh__ix_create(struct simlsh_index **out, const struct simlsh_params *p, uint32_t b,
+                      uint32_t r)
+{
+    struct simlsh_index *ix = simlsh__calloc(&p->alloc, 1, sizeof *ix);
+    if (ix == NULL)
+        return SIMLSH_ENOMEM;
+    ix->params = *p;
+    ix->params.bands = (int32_t)b;
+    ix->params.rows = (int32_t)r;
+    ix->bands = b;
+    ix->rows = r;
+    ix->num_perm = (uint32_t)p->num_perm;
+    ix->store = p->store_signatures != 0;
+    ix->sig_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_SIGNATURE);
+    ix->index_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_INDEX);
+    ix->free_head = NO_SLOT;
+    ix->ovf_free = NO_SLOT;
+    *out = ix;
+    return 0;
+}
+
+int simlsh_index_new(simlsh_index **out, const simlsh_params *params)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (params == NULL)
+        return SIMLSH_EINVAL;
+    uint32_t b, r;
+    int rc = simlsh__params_resolve_bands(params, &b, &r);
+    if (rc < 0)
+        return rc;
+    return simlsh__ix_create(out, params, b, r);
+}
+
+void simlsh_index_free(simlsh_index *index)
+{
+    if (index == NULL)
+        return;
+    simlsh_allocator a = index->params.alloc;
+    for (size_t i = 0; i < index->novf; i++)
+        simlsh__free(&a, index->ovf[i].slots);
+    simlsh__free(&a, index->ovf);
+    simlsh__free(&a, index->tab);
+    simlsh__free(&a, index->idmap);
+    simlsh__free(&a, index->ids);
+    simlsh__free(&a, index->sigs);
+    simlsh__free(&a, index);
+}
+
+int simlsh_index_bands(uint32_t *bands, uint32_t *rows, const simlsh_index *index)
+{
+    if (bands == NULL || rows == NULL || index == NULL)
+        return SIMLSH_EINVAL;
+    *bands = index->bands;
+    *rows = index->rows;
+    return 0;
+}
+
+int simlsh_index_params(simlsh_params **out, const simlsh_index *index)
+{
+    /* The copy has bands and rows resolved: params built from it make the
+     * same index, whatever the optimiser's weights were. */
+    return simlsh__params_export(out, index ? &index->params : NULL);
+}
+
+int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index)
+{
+    if (out == NULL || index == NULL)
+        return SIMLSH_EINVAL;
+    *out = index->index_fp;
+    return 0;
+}
+
+/* ---- insert, remove ------------------------------------------------------------ */
+
+int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature *sig)
+{
+    if (index == NULL || sig == NULL)
+        return SIMLSH_EINVAL;
+    if (sig->in_doc)
+        return SIMLSH_ESTATE;
+    if (sig->fingerprint != index->sig_fp)
+        return SIMLSH_EMISMATCH;
+    if (sig->empty)
+        return SIMLSH_EEMPTY;
+    if (index->idcap > 0)
+        PREFETCH(index->idmap + fastrange(id_hash(id), index->idcap));
+    uint32_t fps[SIMLSH__MAX_PERM], plan[SIMLSH__MAX_PERM];
+    simlsh__ix_compute_fps(index, sig->values, fps);
+    if (idmap_find(index, id) != SIZE_MAX)
+        return SIMLSH_EEXIST;
+    /* All b probes' lines requested at once: the misses overlap. */
+    for (uint32_t b = 0; index->tab != NULL && b < index->bands; b++)
+        PREFETCH(index->tab + (size_t)b * index->tcap + fastrange(fps[b], index->tcap));
+    return simlsh__ix_add(index, id, fps, sig->values, plan);
+}
+
+int simlsh_index_remove(simlsh_index *index, uint64_t id)
+{
+    if (index == NULL)
+        return SIMLSH_EINVAL;
+    if (!index->store)
+        return SIMLSH_EUNSUPPORTED;
+    size_t pos = idmap_find(index, id);
+    if (pos == SIZE_MAX)
+        return SIMLSH_ENOTFOUND;
+    simlsh__ix_del(index, pos);
+    return 0;
+}
+
+int simlsh_index_contains(const simlsh_index *index, uint64_t id)
+{
+    if (index == NULL)
+        return SIMLSH_EINVAL;
+    return idmap_find(index, id) != SIZE_MAX ? 1 : 0;
+}
+
+int simlsh_index_count(size_t *out, const simlsh_index *index)
+{
+    if (out == NULL || index == NULL)
+        return SIMLSH_EINVAL;
+    *out = index->count;
+    return 0;
+}
+
+int simlsh_index_reserve(simlsh_index *index, size_t n)
+{
+    if (index == NULL)
+        return SIMLSH_EINVAL;
+    if (n <= index->count)
+        return 0;
+    /* n ids need at most max(nslots, n) slots: free slots are reused first. */
+    size_t slots = n > index->nslots ? n : index->nslots;
+    return simlsh__ix_ensure(index, n, slots, 1);
+}
+
+int simlsh_index_clear(simlsh_index *index)
+{
+    if (index == NULL)
+        return SIMLSH_EINVAL;
+    if (index->tab != NULL)
+        memset(index->tab, 0xff, index->tcap * index->bands * sizeof *index->tab);
+    if (index->idmap != NULL)
+        memset(index->idmap, 0xff, index->idcap * sizeof *index->idmap);
+    for (size_t i = 0; i < index->novf; i++)
+        simlsh__free(&index->params.alloc, index->ovf[i].slots);
+    index->novf = 0;
+    index->ovf_nfree = 0;
+    index->ovf_bytes = 0;
+    index->ovf_free = NO_SLOT;
+    index->count = 0;
+    index->nslots = 0;
+    index->free_head = NO_SLOT;
+    return 0;
+}
+
+int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *index)
+{
+    if (total == NULL || index == NULL)
+        return SIMLSH_EINVAL;
+    size_t tabs = index->tcap * index->bands * sizeof(band_entry) + index->ovf_bytes +
+                  index->ovf_cap * sizeof(ovf_list);
+    size_t t = sizeof *index + tabs + index->idcap * sizeof(id_entry) +
+               index->slot_cap * sizeof(uint64_t);
+    if (index->store)
+        t += index->slot_cap * index->num_perm * sizeof(uint32_t);
+    *total = t;
+    if (band_tables != NULL)
+        *band_tables = tabs;
+    return 0;
+}
