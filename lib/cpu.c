@@ -1,5 +1,6 @@
 /* Run-time CPU feature detection for the SIMD paths. */
-#include "internal.h"
+#include "simlsh.h"
+#include "cpu.h"
 
 static int detect(void)
 {

@@ -15,7 +15,11 @@
  *
  * 0xFFFFFFFF marks an empty row; real values are clamped to 0xFFFFFFFE.
  */
+#include <string.h>
+
+#include "alloc.h"
 #include "minhash.h"
+#include "signature.h"
 
 #define OPH_SALT 0x4f5048u       /* "OPH" */
 #define PROBE_SALT 0x50524f42ULL /* "PROB" */

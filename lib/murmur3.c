@@ -3,7 +3,8 @@
  * this implementation is ours). Input is read byte by byte as little-endian
  * words, so results do not depend on host endianness or alignment.
  */
-#include "internal.h"
+#include "le.h"
+#include "murmur3.h"
 
 static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }

@@ -15,7 +15,11 @@
  * k = 5), so the rest of the round is kept off the multiplier: h * 5 is a
  * shift and an add.
  */
-#include "internal.h"
+#include <string.h>
+
+#include "simlsh.h"
+#include "le.h"
+#include "murmur3.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SIMLSH__HAVE_X86 1

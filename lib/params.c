@@ -1,7 +1,12 @@
 /* The hash contract: keyed setters and getters with bounds, fingerprints. */
 #include <math.h>
+#include <string.h>
 
-#include "internal.h"
+#include "simlsh_config.h"
+#include "alloc.h"
+#include "le.h"
+#include "murmur3.h"
+#include "params.h"
 
 enum { T_INT, T_DOUBLE };
 

@@ -8,8 +8,11 @@
  * Readers check everything before allocating anything sized by the input.
  */
 #include <math.h>
+#include <string.h>
 
-#include "internal.h"
+#include "frame.h"
+#include "le.h"
+#include "murmur3.h"
 
 #define CHECKSUM_SEED 0x5eedc0deu
 

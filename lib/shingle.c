@@ -18,7 +18,14 @@
  * normalised at end(): NFKC composition can reach back across any number of
  * combining marks, so there is no cheap safe chunk boundary.
  */
-#include "internal.h"
+#include <string.h>
+
+#include "simlsh_config.h"
+#include "alloc.h"
+#include "cpu.h"
+#include "le.h"
+#include "murmur3.h"
+#include "shingle.h"
 
 #if SIMLSH_HAVE_UTF8PROC
 #include <utf8proc.h>

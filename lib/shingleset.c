@@ -1,5 +1,10 @@
 /* Shingle sets: sorted unique 64-bit hashes of one or more documents. */
-#include "internal.h"
+#include <string.h>
+
+#include "alloc.h"
+#include "frame.h"
+#include "le.h"
+#include "shingleset.h"
 
 /* LSD radix sort with 11-bit digits; passes whose digit is constant over the
  * whole array are skipped (the top passes for 32-bit hashes). */

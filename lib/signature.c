@@ -1,5 +1,13 @@
 /* Signatures: raw MinHash rows (mergeable) plus their densified values. */
+#include <string.h>
+
+#include "alloc.h"
+#include "cpu.h"
+#include "frame.h"
+#include "le.h"
 #include "minhash.h"
+#include "shingleset.h"
+#include "signature.h"
 
 static int sig_alloc(simlsh_signature **out, const struct simlsh_params *params)
 {
