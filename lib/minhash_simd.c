@@ -15,8 +15,8 @@
 AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
 {
     const __m256i vs = _mm256_set1_epi32((int)s);
-    const __m256i c1 = _mm256_set1_epi32((int)0x85ebca6bu);
-    const __m256i c2 = _mm256_set1_epi32((int)0xc2b2ae35u);
+    const __m256i c1 = _mm256_set1_epi32((int)SIMLSH__FMIX32_M1);
+    const __m256i c2 = _mm256_set1_epi32((int)SIMLSH__FMIX32_M2);
     const __m256i cap = _mm256_set1_epi32((int)0xfffffffeu);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -35,8 +35,8 @@ AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint
 AVX512 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
 {
     const __m512i vs = _mm512_set1_epi32((int)s);
-    const __m512i c1 = _mm512_set1_epi32((int)0x85ebca6bu);
-    const __m512i c2 = _mm512_set1_epi32((int)0xc2b2ae35u);
+    const __m512i c1 = _mm512_set1_epi32((int)SIMLSH__FMIX32_M1);
+    const __m512i c2 = _mm512_set1_epi32((int)SIMLSH__FMIX32_M2);
     const __m512i cap = _mm512_set1_epi32((int)0xfffffffeu);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {

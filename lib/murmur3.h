@@ -10,13 +10,17 @@ uint32_t simlsh__murmur3_32(const void *data, size_t len, uint32_t seed);
 void simlsh__murmur3_128(const void *data, size_t len, uint32_t seed, uint64_t out[2]);
 
 /* The finalisers of x86_32 and x64_128; OPH and the band key reuse them as
- * cheap bijective mixers. */
+ * cheap bijective mixers. The SIMD twins of fmix32 (murmur3_simd.c,
+ * minhash_simd.c) use the same two multipliers. */
+#define SIMLSH__FMIX32_M1 0x85ebca6bu
+#define SIMLSH__FMIX32_M2 0xc2b2ae35u
+
 static inline uint32_t simlsh__fmix32(uint32_t h)
 {
     h ^= h >> 16;
-    h *= 0x85ebca6bu;
+    h *= SIMLSH__FMIX32_M1;
     h ^= h >> 13;
-    h *= 0xc2b2ae35u;
+    h *= SIMLSH__FMIX32_M2;
     h ^= h >> 16;
     return h;
 }

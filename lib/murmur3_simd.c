@@ -57,8 +57,6 @@
 #define MM_C1 0xcc9e2d51u
 #define MM_C2 0x1b873593u
 #define MM_N 0xe6546b64u
-#define MM_F1 0x85ebca6bu
-#define MM_F2 0xc2b2ae35u
 
 /* Mask of the low r bytes of a word, for a tail of r = k % 4 bytes. */
 static inline uint32_t tail_mask(size_t r) { return r ? 0xffffffffu >> (32 - 8 * r) : 0; }
@@ -72,16 +70,6 @@ static inline uint32_t mix_k(uint32_t k)
     k *= MM_C1;
     k = rotl32(k, 15);
     return k * MM_C2;
-}
-
-static inline uint32_t fmix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= MM_F1;
-    h ^= h >> 13;
-    h *= MM_F2;
-    h ^= h >> 16;
-    return h;
 }
 
 static SIMLSH__ALWAYS_INLINE void scalar_windows(uint32_t *out, const uint8_t *buf, size_t n,
@@ -111,7 +99,7 @@ static SIMLSH__ALWAYS_INLINE void scalar_windows(uint32_t *out, const uint8_t *b
             h ^= table[p[4 * nb]];
         else if (r)
             h ^= mix_k(simlsh__rd32(p + 4 * nb) & tmask);
-        out[i] = fmix32(h ^ (uint32_t)k);
+        out[i] = simlsh__fmix32(h ^ (uint32_t)k);
     }
 }
 
@@ -172,9 +160,9 @@ static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE __m256i avx2_hash8(const struct avx2_c
         h = _mm256_xor_si256(h, avx2_mix_k(avx2_words(p + 4 * nb, c->tpat)));
     h = _mm256_xor_si256(h, c->len);
     h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
-    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)MM_F1));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)SIMLSH__FMIX32_M1));
     h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 13));
-    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)MM_F2));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)SIMLSH__FMIX32_M2));
     return _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
 }
 
@@ -284,9 +272,9 @@ static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE __m512i avx512_hash16(const struct a
     /* h ^= len, then h ^= h >> 16, as one three-way xor: len < 2^16, so
      * the shift drops all of its bits. */
     h = _mm512_ternarylogic_epi32(h, c->len, _mm512_srli_epi32(h, 16), 0x96);
-    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)MM_F1));
+    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)SIMLSH__FMIX32_M1));
     h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 13));
-    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)MM_F2));
+    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)SIMLSH__FMIX32_M2));
     return _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
 }
 
