@@ -17,6 +17,20 @@
 #define SIMLSH__MAGIC_INDEX 0x58494C53u /* "SLIX" */
 #define SIMLSH__FORMAT_VERSION 1
 
+/* The save prologue of every framed object: *size = the framed size of a
+ * payload of payload_len bytes. Returns 0 when buf is NULL (the size query
+ * is answered), SIMLSH_EBUFSIZE when cap < *size, SIMLSH_EINVAL when the
+ * size does not fit in a size_t; otherwise writes header and contract and
+ * returns 1 with *payload at the payload: the caller writes it and then
+ * calls simlsh__frame_write_tail(buf, *size). */
+int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len,
+                        uint32_t magic, const struct simlsh_params *p, uint8_t **payload);
+/* The load prologue, after the constructor's out check: a NULL buf or a
+ * half-filled allocator is SIMLSH_EINVAL, then simlsh__frame_read. */
+int simlsh__frame_open(const void *buf, size_t len, const simlsh_allocator *alloc, uint32_t magic,
+                       struct simlsh_params *params, const uint8_t **payload,
+                       uint64_t *payload_len);
+
 /* Write header + contract at buf (payload_len bytes of payload follow). */
 void simlsh__frame_write_head(uint8_t *buf, uint32_t magic, uint64_t payload_len,
                               const struct simlsh_params *p);
