@@ -1,6 +1,7 @@
 /* MinHash kernels: one portable version and SIMD twins with identical bits
- * (minhash.c, minhash_simd.c). They work on plain arrays and know nothing
- * of signatures. */
+ * (minhash_simd.c), reached through cpu.h's table. They work on plain
+ * arrays and know nothing of signatures (that is minhash.c). The AVX ones
+ * exist on x86-64 builds only. */
 #ifndef SIMLSH_MINHASH_H
 #define SIMLSH_MINHASH_H
 

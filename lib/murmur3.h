@@ -37,9 +37,14 @@ static inline uint64_t simlsh__fmix64(uint64_t k)
 
 /* out[i] = murmur3_32(buf + i, k, seed) for i < n. buf must be readable up
  * to buf + n + k + SIMLSH__PAD (the padding bytes' values do not matter).
- * isa is a resolved SIMLSH_ISA_SCALAR / _AVX2 / _AVX512. */
+ * One kernel per ISA (murmur3_simd.c), reached through cpu.h's table; the
+ * AVX ones exist on x86-64 builds only. */
 #define SIMLSH__PAD 64
-void simlsh__murmur3_32_windows(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
-                                uint32_t seed, int isa);
+void simlsh__murmur3_windows_scalar(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
+                                    uint32_t seed);
+void simlsh__murmur3_windows_avx2(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
+                                  uint32_t seed);
+void simlsh__murmur3_windows_avx512(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
+                                    uint32_t seed);
 
 #endif

@@ -17,12 +17,11 @@
  */
 #include <string.h>
 
-#include "simlsh.h"
+#include "cpu.h"
 #include "le.h"
 #include "murmur3.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIMLSH__HAVE_X86 1
+#ifdef SIMLSH__HAVE_X86
 #include <immintrin.h>
 #endif
 
@@ -103,8 +102,11 @@ static SIMLSH__ALWAYS_INLINE void scalar_windows(uint32_t *out, const uint8_t *b
     }
 }
 
-static void scalar_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t k, uint32_t seed)
+void simlsh__murmur3_windows_scalar(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
+                                    uint32_t seed)
 {
+    if (n == 0)
+        return;
     switch (k) {
         SIMLSH__K_CASES(scalar_windows, out, buf, n, seed);
     default: scalar_windows(out, buf, n, k, seed); break;
@@ -114,8 +116,6 @@ static void scalar_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t 
 #ifdef SIMLSH__HAVE_X86
 
 /* ---- AVX2: 8 windows per vector ------------------------------------------ */
-
-#define SIMLSH__AVX2 __attribute__((target("avx2")))
 
 /* Byte b of the word of window 4g + q (128-bit lane g, dword q) is byte
  * 4g + q + b of a 16-byte load broadcast to both lanes. */
@@ -197,9 +197,11 @@ static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE void avx2_windows(uint32_t *out, const
     }
 }
 
-static SIMLSH__AVX2 void avx2_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
-                                       uint32_t seed)
+SIMLSH__AVX2 void simlsh__murmur3_windows_avx2(uint32_t *out, const uint8_t *buf, size_t n,
+                                              size_t k, uint32_t seed)
 {
+    if (n == 0)
+        return;
     switch (k) {
         SIMLSH__K_CASES(avx2_windows, out, buf, n, seed);
     default: avx2_windows(out, buf, n, k, seed); break;
@@ -207,8 +209,6 @@ static SIMLSH__AVX2 void avx2_dispatch(uint32_t *out, const uint8_t *buf, size_t
 }
 
 /* ---- AVX-512: 16 windows per vector -------------------------------------- */
-
-#define SIMLSH__AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 
 /* 128-bit lane g covers windows 4g .. 4g + 3. vpshufb cannot cross lanes and
  * one 16-byte broadcast is too short for all 16 windows (19 bytes), so vpermd
@@ -309,9 +309,11 @@ static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE void avx512_windows(uint32_t *out, c
     }
 }
 
-static SIMLSH__AVX512 void avx512_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
-                                           uint32_t seed)
+SIMLSH__AVX512 void simlsh__murmur3_windows_avx512(uint32_t *out, const uint8_t *buf, size_t n,
+                                                  size_t k, uint32_t seed)
 {
+    if (n == 0)
+        return;
     switch (k) {
         SIMLSH__K_CASES(avx512_windows, out, buf, n, seed);
     default: avx512_windows(out, buf, n, k, seed); break;
@@ -319,23 +321,3 @@ static SIMLSH__AVX512 void avx512_dispatch(uint32_t *out, const uint8_t *buf, si
 }
 
 #endif /* SIMLSH__HAVE_X86 */
-
-void simlsh__murmur3_32_windows(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
-                                uint32_t seed, int isa)
-{
-    if (n == 0)
-        return;
-#ifdef SIMLSH__HAVE_X86
-    if (isa == SIMLSH_ISA_AVX512) {
-        avx512_dispatch(out, buf, n, k, seed);
-        return;
-    }
-    if (isa == SIMLSH_ISA_AVX2) {
-        avx2_dispatch(out, buf, n, k, seed);
-        return;
-    }
-#else
-    (void)isa;
-#endif
-    scalar_dispatch(out, buf, n, k, seed);
-}

@@ -17,7 +17,7 @@ static int sig_alloc(simlsh_signature **out, const struct simlsh_params *params)
     s->params = *params;
     s->num_perm = (uint32_t)params->num_perm;
     s->fingerprint = simlsh__fingerprint(params, SIMLSH_SCOPE_SIGNATURE);
-    s->isa = simlsh__isa_resolve(params->isa);
+    s->kern = simlsh__kernels_for(params->isa);
     s->empty = 1;
     size_t bytes = s->num_perm * sizeof(uint32_t);
     s->raw = simlsh__malloc(&params->alloc, bytes);

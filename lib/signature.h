@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu.h"
 #include "params.h"
 #include "shingle.h"
 
@@ -14,7 +15,7 @@ struct simlsh_signature {
     uint64_t fingerprint;
     uint32_t num_perm;
     int in_doc;
-    int isa; /* resolved */
+    const struct simlsh__kernels *kern; /* resolved at creation */
     int empty; /* nothing added (all raw rows 0xFFFFFFFF and no input) */
     uint32_t *raw;       /* per-row minima; 0xFFFFFFFF = empty bin */
     uint32_t *values;    /* densified, what estimates and bands use */
