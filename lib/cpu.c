@@ -1,4 +1,8 @@
 /* Run-time CPU feature detection and the kernel table (cpu.h). */
+#ifndef __STDC_NO_ATOMICS__
+#include <stdatomic.h>
+#endif
+
 #include "simlsh.h"
 #include "cpu.h"
 #include "minhash.h"
@@ -17,17 +21,27 @@ static int detect(void)
     return SIMLSH_ISA_SCALAR;
 }
 
+/* Threads may race to fill the cache on first use: each computes the same
+ * value, and a relaxed atomic makes that race defined behaviour (a plain
+ * int is a data race, which TSan reports). Relaxed is enough because the
+ * value carries no other memory with it. */
+#ifndef __STDC_NO_ATOMICS__
 int simlsh__cpu_best_isa(void)
 {
-    /* Benign race: every thread computes the same value. */
-    static volatile int cached = -1;
-    int v = cached;
+    static _Atomic int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v < 0) {
         v = detect();
-        cached = v;
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
     return v;
 }
+#else
+int simlsh__cpu_best_isa(void)
+{
+    return detect(); /* no atomics: no cache; callers resolve once per object */
+}
+#endif
 
 int simlsh_isa_supported(int isa)
 {
