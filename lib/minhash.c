@@ -14,6 +14,8 @@
  * (a_i, b_i) come from splitmix64 seeded by the contract seed.
  *
  * 0xFFFFFFFF marks an empty row; real values are clamped to 0xFFFFFFFE.
+ * The per-element kernels (scalar and SIMD) are in minhash_simd.c, reached
+ * through the signature's row of cpu.h's kernel table.
  */
 #include <string.h>
 
@@ -133,8 +135,8 @@ void simlsh__minhash_add(struct simlsh_signature *sig, const uint64_t *h, size_t
         return;
     }
     sig->empty = 0;
-    sig->kern->classic_update(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, h,
-                              n);
+    simlsh__classic_fn update = sig->kern->classic_update;
+    update(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, h, n);
 }
 
 /* Optimal densification (Shrivastava 2017): the probe sequence depends on
