@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "bench.h"
-#include "internal.h"
+#include "simlsh.h"
+#include "cpu.h"
+#include "murmur3.h"
 
 static const char *vocab[] = {
     "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be",

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "frame.h"
+#include "le.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 

@@ -493,10 +493,20 @@ SIMLSH_API size_t simlsh_results_count(const simlsh_results *res);
 /** Row @p i. Any out pointer may be NULL. @return 0 or SIMLSH_EINVAL (i out of range). */
 SIMLSH_API int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_t *b,
                                   double *score);
-/** Borrowed column arrays, valid until the next call that fills or frees
- *  @p res; NULL when empty. */
+/** Column a of all rows (the matched id, the smaller id of a pair, or the
+ *  clustered id; see simlsh_results): a borrowed array of
+ *  simlsh_results_count() entries, valid until the next call that fills or
+ *  frees @p res. @return NULL when @p res is NULL or empty. */
 SIMLSH_API const uint64_t *simlsh_results_a(const simlsh_results *res);
+/** Column b of all rows (0 for a single query, the query's position for a
+ *  batch, the larger id of a pair, the cluster label): a borrowed array of
+ *  simlsh_results_count() entries, valid until the next call that fills or
+ *  frees @p res. @return NULL when @p res is NULL or empty. */
 SIMLSH_API const uint64_t *simlsh_results_b(const simlsh_results *res);
+/** The scores of all rows (estimated Jaccard similarity, or -1 without
+ *  stored signatures and for clusters): a borrowed array of
+ *  simlsh_results_count() entries, valid until the next call that fills or
+ *  frees @p res. @return NULL when @p res is NULL or empty. */
 SIMLSH_API const double *simlsh_results_scores(const simlsh_results *res);
 /** Batch queries: first row of query @p q (q == number of queries gives the
  *  row count). After a single query there is one query (offset(1) is the

@@ -1,7 +1,8 @@
 /* Allocation through the caller's hooks; the default is malloc/free. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include <string.h>
+#include "alloc.h"
 
 static void *default_alloc(void *user, size_t size)
 {

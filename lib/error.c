@@ -1,5 +1,5 @@
 /* Error names and messages, generated from the header's X-macro list. */
-#include "internal.h"
+#include "simlsh.h"
 
 const char *simlsh_strerror(int err)
 {

@@ -14,8 +14,15 @@
  * (a_i, b_i) come from splitmix64 seeded by the contract seed.
  *
  * 0xFFFFFFFF marks an empty row; real values are clamped to 0xFFFFFFFE.
+ * The per-element kernels (scalar and SIMD) are in minhash_simd.c, reached
+ * through the signature's row of cpu.h's kernel table.
  */
+#include <string.h>
+
+#include "alloc.h"
+#include "cpu.h"
 #include "minhash.h"
+#include "signature.h"
 
 #define OPH_SALT 0x4f5048u       /* "OPH" */
 #define PROBE_SALT 0x50524f42ULL /* "PROB" */
@@ -34,27 +41,6 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-void simlsh__oph_values_scalar(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t h = simlsh__fmix32(x[i] ^ s);
-        v[i] = h - (h == SIMLSH__EMPTY_VALUE);
-    }
-}
-
-void simlsh__classic_update_scalar(uint32_t *mins, const uint64_t *a, const uint64_t *b,
-                                   uint32_t num_perm, const uint64_t *x, size_t n)
-{
-    for (size_t j = 0; j < n; j++) {
-        uint64_t xj = x[j];
-        for (uint32_t i = 0; i < num_perm; i++) {
-            uint32_t v = (uint32_t)((a[i] * xj + b[i]) >> 32);
-            v -= v == SIMLSH__EMPTY_VALUE;
-            mins[i] = v < mins[i] ? v : mins[i];
-        }
-    }
-}
-
 int simlsh__minhash_init(struct simlsh_signature *sig)
 {
     if (sig->params.scheme != SIMLSH_SCHEME_CLASSIC || sig->coef != NULL)
@@ -70,34 +56,6 @@ int simlsh__minhash_init(struct simlsh_signature *sig)
     }
     sig->coef = c;
     return 0;
-}
-
-typedef void (*oph_fn)(uint32_t *, const uint32_t *, size_t, uint32_t);
-typedef void (*classic_fn)(uint32_t *, const uint64_t *, const uint64_t *, uint32_t,
-                           const uint64_t *, size_t);
-
-static oph_fn pick_oph(int isa)
-{
-#if defined(__x86_64__)
-    if (isa == SIMLSH_ISA_AVX512)
-        return simlsh__oph_values_avx512;
-    if (isa == SIMLSH_ISA_AVX2)
-        return simlsh__oph_values_avx2;
-#endif
-    (void)isa;
-    return simlsh__oph_values_scalar;
-}
-
-static classic_fn pick_classic(int isa)
-{
-#if defined(__x86_64__)
-    if (isa == SIMLSH_ISA_AVX512)
-        return simlsh__classic_update_avx512;
-    if (isa == SIMLSH_ISA_AVX2)
-        return simlsh__classic_update_avx2;
-#endif
-    (void)isa;
-    return simlsh__classic_update_scalar;
 }
 
 #define BATCH 2048
@@ -142,23 +100,23 @@ void simlsh__minhash_add32(struct simlsh_signature *sig, const uint32_t *h, size
         return;
     sig->empty = 0;
     if (sig->params.scheme == SIMLSH_SCHEME_OPH) {
-        oph_fn f = pick_oph(sig->isa);
+        simlsh__oph_fn values = sig->kern->oph_values;
         uint32_t s = oph_salt(sig->params.seed);
         uint32_t v[BATCH];
         for (size_t off = 0; off < n; off += BATCH) {
             size_t m = n - off < BATCH ? n - off : BATCH;
-            f(v, h + off, m, s);
+            values(v, h + off, m, s);
             oph_scatter(sig->raw, sig->num_perm, v, m);
         }
         return;
     }
-    classic_fn f = pick_classic(sig->isa);
+    simlsh__classic_fn update = sig->kern->classic_update;
     uint64_t x[BATCH];
     for (size_t off = 0; off < n; off += BATCH) {
         size_t m = n - off < BATCH ? n - off : BATCH;
         for (size_t i = 0; i < m; i++)
             x[i] = h[off + i];
-        f(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, x, m);
+        update(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, x, m);
     }
 }
 
@@ -177,7 +135,8 @@ void simlsh__minhash_add(struct simlsh_signature *sig, const uint64_t *h, size_t
         return;
     }
     sig->empty = 0;
-    pick_classic(sig->isa)(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, h, n);
+    simlsh__classic_fn update = sig->kern->classic_update;
+    update(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, h, n);
 }
 
 /* Optimal densification (Shrivastava 2017): the probe sequence depends on

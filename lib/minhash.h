@@ -1,8 +1,16 @@
-/* MinHash kernels: one portable version and SIMD twins with identical bits. */
+/* MinHash kernels: one portable version and SIMD twins with identical bits
+ * (minhash_simd.c), reached through cpu.h's table. They work on plain
+ * arrays and know nothing of signatures (that is minhash.c). The AVX ones
+ * exist on x86-64 builds only. */
 #ifndef SIMLSH_MINHASH_H
 #define SIMLSH_MINHASH_H
 
-#include "internal.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "murmur3.h"
+
+#define SIMLSH__EMPTY_VALUE 0xFFFFFFFFu
 
 /* OPH: v[i] = fmix32(x[i] ^ s), with 0xFFFFFFFF (the empty mark) clamped to 0xFFFFFFFE. */
 void simlsh__oph_values_scalar(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
@@ -17,16 +25,6 @@ void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64
                                  uint32_t num_perm, const uint64_t *x, size_t n);
 void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
                                    uint32_t num_perm, const uint64_t *x, size_t n);
-
-static inline uint32_t simlsh__fmix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
 
 /* Fold a 64-bit feature to the 32 bits OPH permutes; identity below 2^32 so
  * zero-extended 32-bit shingle hashes and the same values as features agree. */

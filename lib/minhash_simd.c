@@ -1,22 +1,45 @@
 /*
- * AVX2 and AVX-512 twins of the MinHash kernels in minhash.c. Integer
- * arithmetic only, so every path gives the scalar bits exactly
- * (tests/test-isa.c checks it). Compiled with target attributes and chosen at
- * run time, so the library still runs on any x86-64.
+ * The MinHash kernels: the portable versions and their AVX2 and AVX-512
+ * twins, reached through cpu.h's table. Integer arithmetic only, so every
+ * path gives the scalar bits exactly (tests/test-isa.c checks it). The twins
+ * are compiled with target attributes and chosen at run time, so the
+ * library still runs on any x86-64.
  */
+#include "cpu.h"
 #include "minhash.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef SIMLSH__HAVE_X86
 #include <immintrin.h>
+#endif
 
-#define AVX2 __attribute__((target("avx2")))
-#define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+void simlsh__oph_values_scalar(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = simlsh__fmix32(x[i] ^ s);
+        v[i] = h - (h == SIMLSH__EMPTY_VALUE);
+    }
+}
 
-AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+void simlsh__classic_update_scalar(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                   uint32_t num_perm, const uint64_t *x, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        uint64_t xj = x[j];
+        for (uint32_t i = 0; i < num_perm; i++) {
+            uint32_t v = (uint32_t)((a[i] * xj + b[i]) >> 32);
+            v -= v == SIMLSH__EMPTY_VALUE;
+            mins[i] = v < mins[i] ? v : mins[i];
+        }
+    }
+}
+
+#ifdef SIMLSH__HAVE_X86
+
+SIMLSH__AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
 {
     const __m256i vs = _mm256_set1_epi32((int)s);
-    const __m256i c1 = _mm256_set1_epi32((int)0x85ebca6bu);
-    const __m256i c2 = _mm256_set1_epi32((int)0xc2b2ae35u);
+    const __m256i c1 = _mm256_set1_epi32((int)SIMLSH__FMIX32_M1);
+    const __m256i c2 = _mm256_set1_epi32((int)SIMLSH__FMIX32_M2);
     const __m256i cap = _mm256_set1_epi32((int)0xfffffffeu);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -32,11 +55,11 @@ AVX2 void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint
     simlsh__oph_values_scalar(v + i, x + i, n - i, s);
 }
 
-AVX512 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
+SIMLSH__AVX512 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
 {
     const __m512i vs = _mm512_set1_epi32((int)s);
-    const __m512i c1 = _mm512_set1_epi32((int)0x85ebca6bu);
-    const __m512i c2 = _mm512_set1_epi32((int)0xc2b2ae35u);
+    const __m512i c1 = _mm512_set1_epi32((int)SIMLSH__FMIX32_M1);
+    const __m512i c2 = _mm512_set1_epi32((int)SIMLSH__FMIX32_M2);
     const __m512i cap = _mm512_set1_epi32((int)0xfffffffeu);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -54,7 +77,7 @@ AVX512 void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, 
 
 /* 64x64 -> low 64 multiply of 4 lanes from 32-bit products (AVX2 has no
  * 64-bit mullo): lo*lo + ((hi_a*lo_x + lo_a*hi_x) << 32). */
-AVX2 static inline __m256i mul64_avx2(__m256i a, __m256i x)
+SIMLSH__AVX2 static inline __m256i mul64_avx2(__m256i a, __m256i x)
 {
     __m256i lolo = _mm256_mul_epu32(a, x);
     __m256i ahi = _mm256_srli_epi64(a, 32);
@@ -67,8 +90,8 @@ AVX2 static inline __m256i mul64_avx2(__m256i a, __m256i x)
  * row instead of the three a 64-bit product costs on AVX2. Values sit in the
  * low halves of 64-bit lanes with zero high halves, so a 32-bit unsigned min
  * over the vector is the per-row min; the clamp is applied once at the end. */
-AVX2 static void classic_x32_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
-                                  uint32_t num_perm, const uint64_t *x, size_t n)
+SIMLSH__AVX2 static void classic_x32_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                          uint32_t num_perm, const uint64_t *x, size_t n)
 {
     const __m256i low = _mm256_set1_epi64x(0xffffffffLL);
     const __m256i perm = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0);
@@ -99,8 +122,8 @@ AVX2 static void classic_x32_avx2(uint32_t *mins, const uint64_t *a, const uint6
         simlsh__classic_update_scalar(mins + i, a + i, b + i, num_perm - i, x, n);
 }
 
-AVX2 void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
-                                      uint32_t num_perm, const uint64_t *x, size_t n)
+SIMLSH__AVX2 void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                              uint32_t num_perm, const uint64_t *x, size_t n)
 {
     uint64_t any_high = 0;
     for (size_t j = 0; j < n; j++)
@@ -144,8 +167,8 @@ AVX2 void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const u
  * needs two 32x32->64 multiplies instead of a 64-bit mullo (3 uops on one
  * port). Rows keep 64-bit lanes holding 32-bit values, and the clamp to
  * 0xFFFFFFFE is applied once at the end: min commutes with it. */
-AVX512 static void classic_x32_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
-                                      uint32_t num_perm, const uint64_t *x, size_t n)
+SIMLSH__AVX512 static void classic_x32_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                              uint32_t num_perm, const uint64_t *x, size_t n)
 {
     const __m512i low = _mm512_set1_epi64(0xffffffffLL);
     const __m256i cap = _mm256_set1_epi32((int)0xfffffffeu);
@@ -175,8 +198,9 @@ AVX512 static void classic_x32_avx512(uint32_t *mins, const uint64_t *a, const u
         simlsh__classic_update_avx2(mins + i, a + i, b + i, num_perm - i, x, n);
 }
 
-AVX512 void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
-                                          uint32_t num_perm, const uint64_t *x, size_t n)
+SIMLSH__AVX512 void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a,
+                                                  const uint64_t *b, uint32_t num_perm,
+                                                  const uint64_t *x, size_t n)
 {
     uint64_t any_high = 0;
     for (size_t j = 0; j < n; j++)
@@ -223,24 +247,4 @@ AVX512 void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, con
         simlsh__classic_update_avx2(mins + i, a + i, b + i, num_perm - i, x, n);
 }
 
-#else /* not x86-64: the twins are the scalar code */
-
-void simlsh__oph_values_avx2(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
-{
-    simlsh__oph_values_scalar(v, x, n, s);
-}
-void simlsh__oph_values_avx512(uint32_t *v, const uint32_t *x, size_t n, uint32_t s)
-{
-    simlsh__oph_values_scalar(v, x, n, s);
-}
-void simlsh__classic_update_avx2(uint32_t *mins, const uint64_t *a, const uint64_t *b,
-                                 uint32_t num_perm, const uint64_t *x, size_t n)
-{
-    simlsh__classic_update_scalar(mins, a, b, num_perm, x, n);
-}
-void simlsh__classic_update_avx512(uint32_t *mins, const uint64_t *a, const uint64_t *b,
-                                   uint32_t num_perm, const uint64_t *x, size_t n)
-{
-    simlsh__classic_update_scalar(mins, a, b, num_perm, x, n);
-}
-#endif
+#endif /* SIMLSH__HAVE_X86 */

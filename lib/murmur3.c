@@ -3,20 +3,11 @@
  * this implementation is ours). Input is read byte by byte as little-endian
  * words, so results do not depend on host endianness or alignment.
  */
-#include "internal.h"
+#include "le.h"
+#include "murmur3.h"
 
 static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-static inline uint32_t fmix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
 
 uint32_t simlsh__murmur3_32(const void *data, size_t len, uint32_t seed)
 {
@@ -50,7 +41,7 @@ uint32_t simlsh__murmur3_32(const void *data, size_t len, uint32_t seed)
         h ^= k;
     }
     h ^= (uint32_t)len;
-    return fmix32(h);
+    return simlsh__fmix32(h);
 }
 
 void simlsh__murmur3_128(const void *data, size_t len, uint32_t seed, uint64_t out[2])

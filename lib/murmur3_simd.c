@@ -15,10 +15,13 @@
  * k = 5), so the rest of the round is kept off the multiplier: h * 5 is a
  * shift and an add.
  */
-#include "internal.h"
+#include <string.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIMLSH__HAVE_X86 1
+#include "cpu.h"
+#include "le.h"
+#include "murmur3.h"
+
+#ifdef SIMLSH__HAVE_X86
 #include <immintrin.h>
 #endif
 
@@ -53,8 +56,6 @@
 #define MM_C1 0xcc9e2d51u
 #define MM_C2 0x1b873593u
 #define MM_N 0xe6546b64u
-#define MM_F1 0x85ebca6bu
-#define MM_F2 0xc2b2ae35u
 
 /* Mask of the low r bytes of a word, for a tail of r = k % 4 bytes. */
 static inline uint32_t tail_mask(size_t r) { return r ? 0xffffffffu >> (32 - 8 * r) : 0; }
@@ -68,16 +69,6 @@ static inline uint32_t mix_k(uint32_t k)
     k *= MM_C1;
     k = rotl32(k, 15);
     return k * MM_C2;
-}
-
-static inline uint32_t fmix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= MM_F1;
-    h ^= h >> 13;
-    h *= MM_F2;
-    h ^= h >> 16;
-    return h;
 }
 
 static SIMLSH__ALWAYS_INLINE void scalar_windows(uint32_t *out, const uint8_t *buf, size_t n,
@@ -107,12 +98,15 @@ static SIMLSH__ALWAYS_INLINE void scalar_windows(uint32_t *out, const uint8_t *b
             h ^= table[p[4 * nb]];
         else if (r)
             h ^= mix_k(simlsh__rd32(p + 4 * nb) & tmask);
-        out[i] = fmix32(h ^ (uint32_t)k);
+        out[i] = simlsh__fmix32(h ^ (uint32_t)k);
     }
 }
 
-static void scalar_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t k, uint32_t seed)
+void simlsh__murmur3_windows_scalar(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
+                                    uint32_t seed)
 {
+    if (n == 0)
+        return;
     switch (k) {
         SIMLSH__K_CASES(scalar_windows, out, buf, n, seed);
     default: scalar_windows(out, buf, n, k, seed); break;
@@ -122,8 +116,6 @@ static void scalar_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t 
 #ifdef SIMLSH__HAVE_X86
 
 /* ---- AVX2: 8 windows per vector ------------------------------------------ */
-
-#define SIMLSH__AVX2 __attribute__((target("avx2")))
 
 /* Byte b of the word of window 4g + q (128-bit lane g, dword q) is byte
  * 4g + q + b of a 16-byte load broadcast to both lanes. */
@@ -168,9 +160,9 @@ static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE __m256i avx2_hash8(const struct avx2_c
         h = _mm256_xor_si256(h, avx2_mix_k(avx2_words(p + 4 * nb, c->tpat)));
     h = _mm256_xor_si256(h, c->len);
     h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
-    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)MM_F1));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)SIMLSH__FMIX32_M1));
     h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 13));
-    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)MM_F2));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)SIMLSH__FMIX32_M2));
     return _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
 }
 
@@ -205,9 +197,11 @@ static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE void avx2_windows(uint32_t *out, const
     }
 }
 
-static SIMLSH__AVX2 void avx2_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
-                                       uint32_t seed)
+SIMLSH__AVX2 void simlsh__murmur3_windows_avx2(uint32_t *out, const uint8_t *buf, size_t n,
+                                              size_t k, uint32_t seed)
 {
+    if (n == 0)
+        return;
     switch (k) {
         SIMLSH__K_CASES(avx2_windows, out, buf, n, seed);
     default: avx2_windows(out, buf, n, k, seed); break;
@@ -215,8 +209,6 @@ static SIMLSH__AVX2 void avx2_dispatch(uint32_t *out, const uint8_t *buf, size_t
 }
 
 /* ---- AVX-512: 16 windows per vector -------------------------------------- */
-
-#define SIMLSH__AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 
 /* 128-bit lane g covers windows 4g .. 4g + 3. vpshufb cannot cross lanes and
  * one 16-byte broadcast is too short for all 16 windows (19 bytes), so vpermd
@@ -280,9 +272,9 @@ static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE __m512i avx512_hash16(const struct a
     /* h ^= len, then h ^= h >> 16, as one three-way xor: len < 2^16, so
      * the shift drops all of its bits. */
     h = _mm512_ternarylogic_epi32(h, c->len, _mm512_srli_epi32(h, 16), 0x96);
-    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)MM_F1));
+    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)SIMLSH__FMIX32_M1));
     h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 13));
-    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)MM_F2));
+    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)SIMLSH__FMIX32_M2));
     return _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
 }
 
@@ -317,9 +309,11 @@ static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE void avx512_windows(uint32_t *out, c
     }
 }
 
-static SIMLSH__AVX512 void avx512_dispatch(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
-                                           uint32_t seed)
+SIMLSH__AVX512 void simlsh__murmur3_windows_avx512(uint32_t *out, const uint8_t *buf, size_t n,
+                                                  size_t k, uint32_t seed)
 {
+    if (n == 0)
+        return;
     switch (k) {
         SIMLSH__K_CASES(avx512_windows, out, buf, n, seed);
     default: avx512_windows(out, buf, n, k, seed); break;
@@ -327,23 +321,3 @@ static SIMLSH__AVX512 void avx512_dispatch(uint32_t *out, const uint8_t *buf, si
 }
 
 #endif /* SIMLSH__HAVE_X86 */
-
-void simlsh__murmur3_32_windows(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
-                                uint32_t seed, int isa)
-{
-    if (n == 0)
-        return;
-#ifdef SIMLSH__HAVE_X86
-    if (isa == SIMLSH_ISA_AVX512) {
-        avx512_dispatch(out, buf, n, k, seed);
-        return;
-    }
-    if (isa == SIMLSH_ISA_AVX2) {
-        avx2_dispatch(out, buf, n, k, seed);
-        return;
-    }
-#else
-    (void)isa;
-#endif
-    scalar_dispatch(out, buf, n, k, seed);
-}

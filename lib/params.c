@@ -1,7 +1,12 @@
 /* The hash contract: keyed setters and getters with bounds, fingerprints. */
 #include <math.h>
+#include <string.h>
 
-#include "internal.h"
+#include "simlsh_config.h"
+#include "alloc.h"
+#include "le.h"
+#include "murmur3.h"
+#include "params.h"
 
 enum { T_INT, T_DOUBLE };
 
@@ -89,17 +94,7 @@ void simlsh_params_free(simlsh_params *params)
 
 int simlsh_params_copy(simlsh_params **out, const simlsh_params *src)
 {
-    if (out == NULL)
-        return SIMLSH_EINVAL;
-    *out = NULL;
-    if (src == NULL)
-        return SIMLSH_EINVAL;
-    struct simlsh_params *p = simlsh__malloc(&src->alloc, sizeof *p);
-    if (p == NULL)
-        return SIMLSH_ENOMEM;
-    *p = *src;
-    *out = p;
-    return 0;
+    return simlsh__params_export(out, src);
 }
 
 int simlsh_params_set_int(simlsh_params *params, int key, int64_t value)

@@ -8,8 +8,12 @@
  * Readers check everything before allocating anything sized by the input.
  */
 #include <math.h>
+#include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "frame.h"
+#include "le.h"
+#include "murmur3.h"
 
 #define CHECKSUM_SEED 0x5eedc0deu
 
@@ -112,4 +116,28 @@ int simlsh__frame_read(const uint8_t *buf, size_t len, uint32_t magic,
     *payload = buf + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
     *payload_len = plen;
     return 0;
+}
+
+int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len,
+                        uint32_t magic, const struct simlsh_params *p, uint8_t **payload)
+{
+    if (payload_len > (uint64_t)(SIZE_MAX - SIMLSH__FRAME_OVERHEAD))
+        return SIMLSH_EINVAL;
+    *size = SIMLSH__FRAME_OVERHEAD + (size_t)payload_len;
+    if (buf == NULL)
+        return 0;
+    if (cap < *size)
+        return SIMLSH_EBUFSIZE;
+    simlsh__frame_write_head(buf, magic, payload_len, p);
+    *payload = (uint8_t *)buf + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
+    return 1;
+}
+
+int simlsh__frame_open(const void *buf, size_t len, const simlsh_allocator *alloc, uint32_t magic,
+                       struct simlsh_params *params, const uint8_t **payload,
+                       uint64_t *payload_len)
+{
+    if (buf == NULL || !simlsh__alloc_valid(alloc))
+        return SIMLSH_EINVAL;
+    return simlsh__frame_read(buf, len, magic, params, alloc, payload, payload_len);
 }

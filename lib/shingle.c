@@ -18,7 +18,14 @@
  * normalised at end(): NFKC composition can reach back across any number of
  * combining marks, so there is no cheap safe chunk boundary.
  */
-#include "internal.h"
+#include <string.h>
+
+#include "simlsh_config.h"
+#include "alloc.h"
+#include "cpu.h"
+#include "le.h"
+#include "murmur3.h"
+#include "shingle.h"
 
 #if SIMLSH_HAVE_UTF8PROC
 #include <utf8proc.h>
@@ -37,7 +44,8 @@ typedef struct {
 
 struct simlsh__shingler {
     simlsh_allocator alloc;
-    int unit, k, norm, policy, hash_bits, isa;
+    int unit, k, norm, policy, hash_bits;
+    const struct simlsh__kernels *kern; /* resolved at creation */
     uint32_t seed;
     uint8_t lower[256]; /* byte -> byte after ASCII lowercasing (if asked) */
     uint8_t cls[256];   /* C_* for ASCII bytes */
@@ -162,7 +170,7 @@ int simlsh__shingler_new(simlsh__shingler **out, const struct simlsh_params *p)
     s->policy = p->utf8_policy;
     s->hash_bits = p->hash_bits;
     s->seed = p->seed;
-    s->isa = simlsh__isa_resolve(p->isa);
+    s->kern = simlsh__kernels_for(p->isa);
     for (int b = 0; b < 256; b++) {
         s->lower[b] = (uint8_t)b;
         if ((s->norm & SIMLSH_NORM_LOWER_ASCII) && b >= 'A' && b <= 'Z')
@@ -254,7 +262,7 @@ static int hash_byte_windows(simlsh__shingler *s, size_t n, const sinks *k)
         }
         return k->sink(k->ctx, s->h64, n);
     }
-    simlsh__murmur3_32_windows(s->h32, s->nb, n, (size_t)s->k, s->seed, s->isa);
+    s->kern->murmur3_windows(s->h32, s->nb, n, (size_t)s->k, s->seed);
     if (k->sink32)
         return k->sink32(k->ctx, s->h32, n);
     for (size_t i = 0; i < n; i++)

@@ -1,5 +1,10 @@
 /* Shingle sets: sorted unique 64-bit hashes of one or more documents. */
-#include "internal.h"
+#include <string.h>
+
+#include "alloc.h"
+#include "frame.h"
+#include "le.h"
+#include "shingleset.h"
 
 /* LSD radix sort with 11-bit digits; passes whose digit is constant over the
  * whole array are skipped (the top passes for 32-bit hashes). */
@@ -389,19 +394,15 @@ int simlsh_shingleset_save(void *buf, size_t cap, size_t *size, const simlsh_shi
         return SIMLSH_EINVAL;
     if (set->in_doc)
         return SIMLSH_ESTATE;
-    uint64_t payload = 8 + 8 * (uint64_t)set->count;
-    *size = (size_t)(SIMLSH__FRAME_OVERHEAD + payload);
-    if (buf == NULL)
-        return 0;
-    if (cap < *size)
-        return SIMLSH_EBUFSIZE;
-    uint8_t *p = buf;
-    simlsh__frame_write_head(p, SIMLSH__MAGIC_SET, payload, &set->params);
-    uint8_t *q = p + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
+    uint8_t *q;
+    int rc = simlsh__frame_begin(buf, cap, size, 8 + 8 * (uint64_t)set->count, SIMLSH__MAGIC_SET,
+                                 &set->params, &q);
+    if (rc <= 0)
+        return rc;
     simlsh__wr64(q, set->count);
     for (size_t i = 0; i < set->count; i++)
         simlsh__wr64(q + 8 + 8 * i, set->hashes[i]);
-    simlsh__frame_write_tail(p, *size);
+    simlsh__frame_write_tail(buf, *size);
     return 0;
 }
 
@@ -411,12 +412,10 @@ int simlsh_shingleset_load(simlsh_shingleset **out, const void *buf, size_t len,
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (buf == NULL || !simlsh__alloc_valid(alloc))
-        return SIMLSH_EINVAL;
     struct simlsh_params p;
     const uint8_t *pl;
     uint64_t plen;
-    int rc = simlsh__frame_read(buf, len, SIMLSH__MAGIC_SET, &p, alloc, &pl, &plen);
+    int rc = simlsh__frame_open(buf, len, alloc, SIMLSH__MAGIC_SET, &p, &pl, &plen);
     if (rc < 0)
         return rc;
     if (plen < 8)

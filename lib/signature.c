@@ -1,5 +1,13 @@
 /* Signatures: raw MinHash rows (mergeable) plus their densified values. */
+#include <string.h>
+
+#include "alloc.h"
+#include "cpu.h"
+#include "frame.h"
+#include "le.h"
 #include "minhash.h"
+#include "shingleset.h"
+#include "signature.h"
 
 static int sig_alloc(simlsh_signature **out, const struct simlsh_params *params)
 {
@@ -9,7 +17,7 @@ static int sig_alloc(simlsh_signature **out, const struct simlsh_params *params)
     s->params = *params;
     s->num_perm = (uint32_t)params->num_perm;
     s->fingerprint = simlsh__fingerprint(params, SIMLSH_SCOPE_SIGNATURE);
-    s->isa = simlsh__isa_resolve(params->isa);
+    s->kern = simlsh__kernels_for(params->isa);
     s->empty = 1;
     size_t bytes = s->num_perm * sizeof(uint32_t);
     s->raw = simlsh__malloc(&params->alloc, bytes);
@@ -293,20 +301,16 @@ int simlsh_signature_save(void *buf, size_t cap, size_t *size, const simlsh_sign
         return SIMLSH_EINVAL;
     if (sig->in_doc)
         return SIMLSH_ESTATE;
-    uint64_t payload = 8 + 4 * (uint64_t)sig->num_perm;
-    *size = (size_t)(SIMLSH__FRAME_OVERHEAD + payload);
-    if (buf == NULL)
-        return 0;
-    if (cap < *size)
-        return SIMLSH_EBUFSIZE;
-    uint8_t *p = buf;
-    simlsh__frame_write_head(p, SIMLSH__MAGIC_SIG, payload, &sig->params);
-    uint8_t *q = p + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
+    uint8_t *q;
+    int rc = simlsh__frame_begin(buf, cap, size, 8 + 4 * (uint64_t)sig->num_perm,
+                                 SIMLSH__MAGIC_SIG, &sig->params, &q);
+    if (rc <= 0)
+        return rc;
     simlsh__wr32(q, sig->num_perm);
     simlsh__wr32(q + 4, sig->empty ? 1u : 0u);
     for (uint32_t i = 0; i < sig->num_perm; i++)
         simlsh__wr32(q + 8 + 4 * i, sig->raw[i]);
-    simlsh__frame_write_tail(p, *size);
+    simlsh__frame_write_tail(buf, *size);
     return 0;
 }
 
@@ -316,12 +320,10 @@ int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (buf == NULL || !simlsh__alloc_valid(alloc))
-        return SIMLSH_EINVAL;
     struct simlsh_params p;
     const uint8_t *pl;
     uint64_t plen;
-    int rc = simlsh__frame_read(buf, len, SIMLSH__MAGIC_SIG, &p, alloc, &pl, &plen);
+    int rc = simlsh__frame_open(buf, len, alloc, SIMLSH__MAGIC_SIG, &p, &pl, &plen);
     if (rc < 0)
         return rc;
     if (plen < 8)

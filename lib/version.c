@@ -1,5 +1,6 @@
 /* Run-time version, from meson.project_version() via simlsh_config.h. */
-#include "internal.h"
+#include "simlsh.h"
+#include "simlsh_config.h"
 
 unsigned simlsh_version_number(void)
 {

@@ -1,6 +1,9 @@
 /* Every SIMD path the CPU offers gives the scalar path's bits exactly:
  * signatures from text (window hashing + OPH / classic kernels) and from raw
- * features, for num_perm values that do and do not fill whole vectors. */
+ * features, for num_perm values that do and do not fill whole vectors. And
+ * AUTO dispatches to the best ISA the host has. */
+#include "cpu.h"
+#include "signature.h"
 #include "testutil.h"
 
 static simlsh_params *mk(int scheme, int np, int isa, int k, int bits)
@@ -16,8 +19,65 @@ static simlsh_params *mk(int scheme, int np, int isa, int k, int bits)
     return p;
 }
 
+/* What the host can run, asked here rather than through lib/cpu.c. */
+static int host_has(int isa)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (isa == SIMLSH_ISA_AVX2)
+        return __builtin_cpu_supports("avx2");
+    if (isa == SIMLSH_ISA_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#endif
+    return isa == SIMLSH_ISA_SCALAR;
+}
+
+static const char *isa_name(int isa)
+{
+    static const char *const names[] = {"auto", "scalar", "avx2", "avx512"};
+    return isa >= 0 && isa <= SIMLSH_ISA_AVX512 ? names[isa] : "?";
+}
+
+/* AUTO takes the best row the host supports, both in the table and in an
+ * object created with the default params; an ISA the host lacks is
+ * reported as skipped and falls back to that best row. */
+static void test_dispatch(void)
+{
+    const int isas[] = {SIMLSH_ISA_SCALAR, SIMLSH_ISA_AVX2, SIMLSH_ISA_AVX512};
+    int best = SIMLSH_ISA_SCALAR;
+    for (int i = 0; i < 3; i++)
+        if (host_has(isas[i]))
+            best = isas[i];
+    printf("host best isa: %s\n", isa_name(best));
+    CHECK(simlsh__kernels_for(SIMLSH_ISA_AUTO)->isa == best);
+
+    simlsh_params *p;
+    simlsh_signature *sig;
+    CHECK_OK(simlsh_params_new(&p, NULL));
+    CHECK_OK(simlsh_signature_new(&sig, p));
+    CHECK(sig->kern->isa == best);
+    simlsh_signature_free(sig);
+    simlsh_params_free(p);
+
+    for (int i = 0; i < 3; i++) {
+        const struct simlsh__kernels *k = simlsh__kernels_for(isas[i]);
+        if (!host_has(isas[i])) {
+            printf("SKIP: dispatch to %s: not available on this host\n", isa_name(isas[i]));
+            CHECK(simlsh_isa_supported(isas[i]) == 0);
+            CHECK(k->isa == best);
+            continue;
+        }
+        printf("dispatch to %s: checked\n", isa_name(isas[i]));
+        CHECK(simlsh_isa_supported(isas[i]) == 1);
+        CHECK(k->isa == isas[i]);
+        CHECK(k->murmur3_windows != NULL && k->oph_values != NULL && k->classic_update != NULL);
+    }
+}
+
 int main(void)
 {
+    test_dispatch();
     const int isas[] = {SIMLSH_ISA_AVX2, SIMLSH_ISA_AVX512};
     const int nps[] = {1, 7, 33, 100, 128, 1024};
     const int ks[] = {1, 3, 4, 5, 8, 13, 64};
@@ -74,7 +134,7 @@ int main(void)
     CHECK(differ == 0);
     if (compared == 0) {
         printf("no SIMD path on this CPU\n");
-        return 77;
+        return tu_failures ? 1 : 77;
     }
     return tu_finish("isa");
 }

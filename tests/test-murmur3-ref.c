@@ -7,7 +7,9 @@
 
 #include <murmurhash.h>
 
-#include "internal.h"
+#include "cpu.h"
+#include "murmur3.h"
+#include "params.h"
 #include "testutil.h"
 
 #define ROUNDS 10000

@@ -3,7 +3,10 @@
  * SMHasher verification values, alignment independence, every window path
  * against the scalar hash, and simlsh_hash_bytes().
  */
-#include "internal.h"
+#include "cpu.h"
+#include "le.h"
+#include "murmur3.h"
+#include "params.h"
 #include "testutil.h"
 
 /* ---- published vectors ---------------------------------------------------- */

@@ -4,7 +4,7 @@
  * checks the library produces exactly those bytes and values. It also checks
  * that loaders refuse objects of another type.
  */
-#include "internal.h"
+#include "murmur3.h"
 #include "testutil.h"
 
 static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }

@@ -1,0 +1,52 @@
+/*
+ * Run-time CPU detection and the kernel table (cpu.c). Util layer.
+ *
+ * Every hot loop with SIMD twins is reached through one table row per
+ * instruction set, resolved once when an object is created (shingler,
+ * signature), so the choice is made in one place and the kernels' files
+ * never call each other across ISAs. Bits never depend on the row.
+ */
+#ifndef SIMLSH_CPU_H
+#define SIMLSH_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The target attributes of the SIMD twins: compiled into any x86-64 build,
+ * run only where the CPU has the instructions. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIMLSH__HAVE_X86 1
+#define SIMLSH__AVX2 __attribute__((target("avx2")))
+#define SIMLSH__AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+#endif
+
+/* Best ISA of this CPU (SIMLSH_ISA_SCALAR/AVX2/AVX512). Detected once. */
+int simlsh__cpu_best_isa(void);
+/* Map a params ISA (AUTO allowed) to a runnable one. */
+int simlsh__isa_resolve(int isa);
+
+/* murmur3.h: out[i] = murmur3_32(buf + i, k, seed) for i < n (padded buf) */
+typedef void (*simlsh__windows_fn)(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
+                                   uint32_t seed);
+/* minhash.h: OPH values and classic row updates */
+typedef void (*simlsh__oph_fn)(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
+typedef void (*simlsh__classic_fn)(uint32_t *mins, const uint64_t *a, const uint64_t *b,
+                                   uint32_t num_perm, const uint64_t *x, size_t n);
+
+struct simlsh__kernels {
+    int isa; /* the resolved SIMLSH_ISA_* of this row */
+    simlsh__windows_fn murmur3_windows;
+    simlsh__oph_fn oph_values;
+    simlsh__classic_fn classic_update;
+};
+
+/* The row for params ISA isa (AUTO or one this CPU lacks resolve as
+ * simlsh__isa_resolve does). Never NULL. */
+const struct simlsh__kernels *simlsh__kernels_for(int isa);
+
+/* The windows kernel of ISA isa, for callers that hold an ISA number, not
+ * a table row (the tests). */
+void simlsh__murmur3_32_windows(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
+                                uint32_t seed, int isa);
+
+#endif

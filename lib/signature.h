@@ -1,0 +1,34 @@
+/* The signature object (signature.c) and its row updates (minhash.c); the
+ * index reads values. Object layer. */
+#ifndef SIMLSH_SIGNATURE_H
+#define SIMLSH_SIGNATURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu.h"
+#include "params.h"
+#include "shingle.h"
+
+struct simlsh_signature {
+    struct simlsh_params params;
+    uint64_t fingerprint;
+    uint32_t num_perm;
+    int in_doc;
+    const struct simlsh__kernels *kern; /* resolved at creation */
+    int empty; /* nothing added (all raw rows 0xFFFFFFFF and no input) */
+    uint32_t *raw;       /* per-row minima; 0xFFFFFFFF = empty bin */
+    uint32_t *values;    /* densified, what estimates and bands use */
+    uint32_t *saved;     /* raw copy at begin(), for abort and errors */
+    int saved_empty;
+    uint64_t *coef; /* classic: a[i], b[i] interleaved (2*num_perm), owned */
+    simlsh__shingler *shingler; /* lazily created */
+};
+
+/* minhash.c: update raw rows with hashes, and finalise values. */
+void simlsh__minhash_add(struct simlsh_signature *sig, const uint64_t *h, size_t n);
+void simlsh__minhash_add32(struct simlsh_signature *sig, const uint32_t *h, size_t n);
+void simlsh__minhash_finish(struct simlsh_signature *sig);
+int simlsh__minhash_init(struct simlsh_signature *sig);
+
+#endif
