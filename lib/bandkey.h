@@ -4,7 +4,9 @@
 #ifndef SIMLSH_BANDKEY_H
 #define SIMLSH_BANDKEY_H
 
-#include "internal.h"
+#include <stdint.h>
+
+#include "murmur3.h"
 
 /* docs/format-index.md, "Band key". Inline so that the index's
  * per-document loop over bands can overlap the bands' multiply chains;
@@ -34,5 +36,8 @@ static inline uint64_t simlsh__band_key_inline(const uint32_t *values, uint32_t 
         h = simlsh__bk_step(h, (uint64_t)values[i]);
     return simlsh__fmix64(h);
 }
+
+/* The same key, out of line (lsh.c), for callers off the hot path. */
+uint64_t simlsh__band_key(const uint32_t *values, uint32_t rows, uint32_t band, uint32_t seed);
 
 #endif

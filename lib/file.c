@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "file.h"
+#include "murmur3.h"
 #include "vec.h"
 
 static int write_all(int fd, const uint8_t *p, size_t n)

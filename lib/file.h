@@ -3,7 +3,10 @@
 #ifndef SIMLSH_FILE_H
 #define SIMLSH_FILE_H
 
-#include "internal.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simlsh.h"
 
 /* Replace the file at path by buf[0 .. size) atomically: written to a
  * temporary file beside it, synced, then renamed over it. Readers see the

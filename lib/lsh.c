@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "bandkey.h"
+#include "params.h"
 
 #define LN2 0.693147180559945309417232121458176568
 

@@ -1,4 +1,7 @@
 /* Results: rows of (a, b, score) filled by index calls. */
+#include <string.h>
+
+#include "alloc.h"
 #include "checked.h"
 #include "results.h"
 

@@ -2,7 +2,10 @@
 #ifndef SIMLSH_RESULTS_H
 #define SIMLSH_RESULTS_H
 
-#include "internal.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simlsh.h"
 
 /* Rows are three parallel columns so that simlsh_results_a/b/scores can
  * hand out plain arrays. offsets has nq + 1 entries when nq > 0 (batch

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "bandkey.h"
 #include "cpu.h"
 #include "frame.h"
 #include "le.h"

@@ -9,7 +9,9 @@
 #define SIMLSH_VEC_H
 
 #include "checked.h"
-#include "internal.h"
+#include <string.h>
+
+#include "alloc.h"
 
 #define SIMLSH__VEC(type)                                                                          \
     struct {                                                                                       \

@@ -8,7 +8,9 @@
 #include <stdbool.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "bandkey.h"
+#include "frame.h"
+#include "le.h"
 #include "testutil.h"
 
 /* ---- documents and signatures ---------------------------------------------- */

@@ -3,7 +3,7 @@
  * a second implementation of the band key written from the format doc, and
  * literal values computed with exact rational arithmetic in Python
  * (fractions.Fraction). */
-#include "internal.h"
+#include "bandkey.h"
 #include "testutil.h"
 
 /* ---- independent references --------------------------------------------- */

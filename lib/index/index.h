@@ -35,7 +35,12 @@
 
 #include "bandkey.h"
 #include "checked.h"
-#include "internal.h"
+#include "alloc.h"
+#include "frame.h"
+#include "le.h"
+#include "murmur3.h"
+#include "params.h"
+#include "signature.h"
 #include "results.h"
 #include "vec.h"
 
