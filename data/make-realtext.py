@@ -17,8 +17,8 @@ put many pairs just below and just above any threshold, unlike synthetic
 corpora.
 
 A file reached twice (a symbolic link to another source file, a doc
-directory that links to another package's) is taken once, at its first path
-in the order above; `.so` man page stubs (aliases) and empty files are
+directory that links to another package's) is taken once, named by the path
+that reaches it without a link when there is one, else by its first path; `.so` man page stubs (aliases) and empty files are
 skipped. Identical texts in different files are kept: they are real
 duplicates. The caps stop the walk at the first document that would exceed
 them, so a smaller cap gives a prefix of a larger corpus.
@@ -50,14 +50,14 @@ def licenses(root):
     if not os.path.isdir(root):
         return
     for name in sorted(os.listdir(root)):
-        yield os.path.join(root, name), "licenses/" + name
+        yield name, "licenses/" + name
 
 
 def copyrights(root):
     if not os.path.isdir(root):
         return
     for pkg in sorted(os.listdir(root)):
-        yield os.path.join(root, pkg, "copyright"), "copyright/" + pkg
+        yield os.path.join(pkg, "copyright"), "copyright/" + pkg
 
 
 def man_pages(root):
@@ -72,7 +72,28 @@ def man_pages(root):
     # interesting ones, rather than the first languages in byte order.
     found.sort(key=lambda rel: (not rel.startswith("man"), rel))
     for rel in found:
-        yield os.path.join(root, rel), "man/" + rel[:-3]
+        yield rel, "man/" + rel[:-3]
+
+
+def resolve(root, entries):
+    """(path, name, real) of the regular files among entries (paths relative
+    to root), each real file once: under its own name when some entry
+    reaches it without a symbolic link (GPL-3 rather than the link GPL),
+    else under the first link to it."""
+    root_real = os.path.realpath(root)
+    rows = []
+    for rel, name in entries:
+        path = os.path.join(root, rel)
+        real = os.path.realpath(path)
+        if os.path.isfile(real):
+            rows.append((path, name, real, real == os.path.join(root_real, rel)))
+    direct = {real for _, _, real, d in rows if d}
+    seen = set()
+    for path, name, real, d in rows:
+        if (not d and real in direct) or real in seen:
+            continue
+        seen.add(real)
+        yield path, name, real
 
 
 def read_man(path, mode):
@@ -125,9 +146,9 @@ def main():
         ap.error("%s exists and is not an empty directory" % a.outdir)
 
     root = lambda p: os.path.join(a.root, p.lstrip("/"))
-    gens = {"licenses": lambda: licenses(root(LICENSES)),
-            "copyright": lambda: copyrights(root(DOC)),
-            "man": lambda: man_pages(root(MAN))}
+    gens = {"licenses": (root(LICENSES), licenses),
+            "copyright": (root(DOC), copyrights),
+            "man": (root(MAN), man_pages)}
     cap_bytes = int(a.max_mb * 1e6) if a.max_mb > 0 else None
     seen = set()
     docs = []  # (relname, bytes)
@@ -137,12 +158,14 @@ def main():
     for src in ["licenses", "copyright", "man"]:
         if src not in srcs or full:
             continue
-        for path, name in gens[src]():
+        top, entries = gens[src]
+        for path, name, real in resolve(top, entries(top)):
+            # a file linked from two sources (a licence text as a copyright
+            # file) is taken once, in the first source
+            if real in seen:
+                continue
+            seen.add(real)
             try:
-                real = os.path.realpath(path)
-                if real in seen or not os.path.isfile(real):
-                    continue
-                seen.add(real)
                 if src == "man":
                     text = read_man(real, a.man)
                     if text is None or is_so_stub(text):
