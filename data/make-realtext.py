@@ -18,10 +18,11 @@ corpora.
 
 A file reached twice (a symbolic link to another source file, a doc
 directory that links to another package's) is taken once, named by the path
-that reaches it without a link when there is one, else by its first path; `.so` man page stubs (aliases) and empty files are
-skipped. Identical texts in different files are kept: they are real
-duplicates. The caps stop the walk at the first document that would exceed
-them, so a smaller cap gives a prefix of a larger corpus.
+that reaches it without a link when there is one, else by its first path.
+`.so` man page stubs (aliases) and empty files are skipped. Identical texts
+in different files are kept: they are real duplicates. The caps stop the
+walk at the first document that would exceed them, so a smaller cap gives a
+prefix of a larger corpus.
 
 OUTDIR gets licenses/NAME, copyright/PACKAGE and man/RELPATH (without .gz);
 it must not exist or be empty. --lines FILE also writes the corpus with one
@@ -38,6 +39,7 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -96,7 +98,17 @@ def resolve(root, entries):
         yield path, name, real
 
 
+def is_so_stub(text):
+    lines = [l for l in text.split(b"\n") if l.strip() and not l.startswith(b".\\\"")]
+    return len(lines) == 1 and lines[0].startswith(b".so ")
+
+
 def read_man(path, mode):
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    # checked on the source: `man -l` would render the page a stub points to
+    if is_so_stub(raw):
+        return None
     if mode == "render":
         env = dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="0", LC_ALL="C.UTF-8")
         p = subprocess.run(["man", "-l", "-E", "UTF-8", path], stdout=subprocess.PIPE,
@@ -114,13 +126,7 @@ def read_man(path, mode):
             out.append(data[i])
             i += 1
         return bytes(out)
-    with gzip.open(path, "rb") as f:
-        return f.read()
-
-
-def is_so_stub(text):
-    lines = [l for l in text.split(b"\n") if l.strip() and not l.startswith(b".\\\"")]
-    return len(lines) == 1 and lines[0].startswith(b".so ")
+    return raw
 
 
 def main():
@@ -140,7 +146,7 @@ def main():
     for s in srcs:
         if s not in ("licenses", "copyright", "man"):
             ap.error("unknown source %r" % s)
-    if a.man == "render" and not shutil_which("man"):
+    if a.man == "render" and not shutil.which("man"):
         ap.error("--man render needs the man program")
     if os.path.exists(a.outdir) and (not os.path.isdir(a.outdir) or os.listdir(a.outdir)):
         ap.error("%s exists and is not an empty directory" % a.outdir)
@@ -168,7 +174,7 @@ def main():
             try:
                 if src == "man":
                     text = read_man(real, a.man)
-                    if text is None or is_so_stub(text):
+                    if text is None:
                         continue
                 else:
                     with open(real, "rb") as f:
@@ -211,11 +217,6 @@ def main():
     json.dump(summary, sys.stdout)
     sys.stdout.write("\n")
     return 0
-
-
-def shutil_which(prog):
-    import shutil
-    return shutil.which(prog)
 
 
 if __name__ == "__main__":
