@@ -41,7 +41,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define SIMLSH_VERSION_MAJOR 0
-#define SIMLSH_VERSION_MINOR 1
+#define SIMLSH_VERSION_MINOR 2
 #define SIMLSH_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define SIMLSH_VERSION_NUMBER \
