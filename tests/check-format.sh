@@ -10,11 +10,15 @@ CLANG_FORMAT=${1:-${CLANG_FORMAT:-clang-format}}
 files="
 tests/testutil.h
 tests/test-cluster.c
+tests/test-errors.c
+tests/test-minhash-accuracy.c
+tests/test-oom.c
 tests/test-serialize.c
 tests/test-shingle-stream.c
 tests/test-shingleset.c
 tests/test-signature.c
 tests/test-utf8.c
+tests/test-version.c
 "
 
 "$CLANG_FORMAT" --version
