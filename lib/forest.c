@@ -15,9 +15,10 @@
  *
  * Runs (the logarithmic method): an insert places its entry in a small
  * sorted buffer (insertion sort, at most RUN_MIN entries); a full buffer
- * becomes a run, and the last two runs merge while the earlier one is not
- * larger, so run sizes at least halve from one to the next: O(log n) runs
- * and O(log n) amortised moves per insert, with no sorting left for the
+ * becomes a run, and the last two runs merge while the earlier one is less
+ * than RUN_RATIO times as large, so run sizes shrink at least RUN_RATIO-fold
+ * from one to the next: O(log n) runs and O(log n) amortised moves per
+ * insert, with no sorting left for the
  * queries, which therefore stay const and may run concurrently. All trees
  * of a set cut their arrays at the same places (they hold the same slots,
  * merged in the same steps), so the run boundaries are shared.
@@ -35,6 +36,10 @@
 /* Buffer size: the insertion sort moves up to RUN_MIN entries per tree,
  * a query binary-searches the buffer as one more run. */
 #define RUN_MIN 32
+/* A new run merges into the one before while that is less than RUN_RATIO
+ * times as large. 4 rather than 2: half as many runs for a query to
+ * binary-search, for about 1.5 times the merge moves per insert. */
+#define RUN_RATIO 4
 #define MIN_SLOTS 16
 /* The forest's defaults: datasketch's MinHashLSHForest uses l = 8 too. */
 #define FOREST_TREES 8
@@ -282,16 +287,14 @@ static inline uint32_t lcp(const simlsh__pf_store *s, const simlsh__pf_trees *t,
     return i;
 }
 
-/* First position of [a, b) whose len-prefix is >= qk (upper = 0) or
- * > qk (upper = 1). */
+/* First position of [a, b) whose len-prefix is >= qk. */
 static size_t bound(const simlsh__pf_store *s, const simlsh__pf_trees *t, uint32_t tree,
                     const simlsh__pf_entry *e, size_t a, size_t b, const uint32_t *qk,
-                    uint32_t len, int upper)
+                    uint32_t len)
 {
     while (a < b) {
         size_t m = a + (b - a) / 2;
-        int c = prefix_cmp(s, t, tree, e[m], qk, len);
-        if (c < 0 || (upper && c == 0))
+        if (prefix_cmp(s, t, tree, e[m], qk, len) < 0)
             a = m + 1;
         else
             b = m;
@@ -367,14 +370,14 @@ static inline size_t run_start(const simlsh__pf_trees *t, unsigned r)
     return r == 0 ? 0 : t->run_end[r - 1];
 }
 
-/* Merge the last two runs while the earlier is not larger: sizes then at
- * least halve from run to run. */
+/* Merge the last two runs while the earlier is less than RUN_RATIO times
+ * as large: sizes then shrink at least RUN_RATIO-fold from run to run. */
 static void cascade(simlsh__pf_trees *t, const simlsh__pf_store *s)
 {
     while (t->nruns >= 2) {
         size_t a = run_start(t, t->nruns - 2), m = t->run_end[t->nruns - 2];
         size_t b = t->run_end[t->nruns - 1];
-        if (m - a > b - m && t->nruns < SIMLSH__PF_MAX_RUNS)
+        if (m - a >= RUN_RATIO * (b - m) && t->nruns < SIMLSH__PF_MAX_RUNS)
             break;
         merge_runs(t, s, a, m, b);
         t->run_end[t->nruns - 2] = b;
@@ -564,7 +567,7 @@ int simlsh__pf_descend(const simlsh__pf_trees *t, const simlsh__pf_store *s, con
             /* The keys sharing the longest prefixes with qk sit on either
              * side of its insertion point; lcp falls off monotonically
              * away from it. */
-            u->lo = u->hi = bound(s, t, tree, e, u->a, u->b, qk, t->depth, 0);
+            u->lo = u->hi = bound(s, t, tree, e, u->a, u->b, qk, t->depth);
             u->llo = u->lo > u->a ? lcp(s, t, tree, e[u->lo - 1], qk) : 0;
             u->lhi = u->hi < u->b ? lcp(s, t, tree, e[u->hi], qk) : 0;
             d = u->llo > d ? u->llo : d;
@@ -610,9 +613,10 @@ int simlsh__pf_band(const simlsh__pf_trees *t, const simlsh__pf_store *s, const 
         const uint32_t *qk = q + (size_t)tree * t->depth;
         for (unsigned k = 0; k < nr; k++) {
             size_t a = k ? ends[k - 1] : 0;
-            size_t lo = bound(s, t, tree, e, a, ends[k], qk, r, 0);
-            size_t hi = bound(s, t, tree, e, lo, ends[k], qk, r, 1);
-            for (size_t i = lo; i < hi; i++) {
+            /* The bucket is usually empty or small: scanning it costs
+             * less than a second binary search for its end. */
+            for (size_t i = bound(s, t, tree, e, a, ends[k], qk, r);
+                 i < ends[k] && prefix_cmp(s, t, tree, e[i], qk, r) == 0; i++) {
                 int rc = take(s, c, e[i].slot);
                 if (rc < 0)
                     return rc;

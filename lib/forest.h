@@ -18,8 +18,8 @@
 #define SIMLSH__MAGIC_FOREST 0x52464C53u   /* "SLFR" little-endian */
 #define SIMLSH__MAGIC_ENSEMBLE 0x4E454C53u /* "SLEN" */
 #define SIMLSH__PF_MAX_DOCS ((size_t)1 << 30)
-/* Run sizes halve at least from one run to the next (see forest.c), so
- * 2^30 documents need at most 27 runs. */
+/* Run sizes shrink at least 4-fold from one run to the next (see
+ * forest.c), so 2^30 documents need at most 14 runs; compaction leaves one. */
 #define SIMLSH__PF_MAX_RUNS 40
 #define SIMLSH__PF_NO_SLOT 0xFFFFFFFFu
 
