@@ -234,7 +234,8 @@ int bench_forest(int argc, char **argv)
            docs, (long long)got_l, (long long)got_d, num_perm, k, dup_rate,
            (unsigned long long)seed, insert_s, (double)docs / insert_s, qps,
            (double)rows_seen / (double)done, wanted ? (double)hits / (double)wanted : 1.0,
-           MIN_SIM, wanted_all ? (double)hits_all / (double)wanted_all : 1.0, RECALL_QUERIES, insert_cpu_s, qps_cpu);
+           MIN_SIM, wanted_all ? (double)hits_all / (double)wanted_all : 1.0, RECALL_QUERIES,
+           insert_cpu_s, qps_cpu);
 
     free(all);
     for (size_t q = 0; q < nq; q++)
