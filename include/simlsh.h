@@ -791,6 +791,39 @@ SIMLSH_API int simlsh_ensemble_save(void *buf, size_t cap, size_t *size,
 SIMLSH_API int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
                                     const simlsh_allocator *alloc);
 
+/* ------------------------------------------------------------------------ */
+/* Banding that targets recall (since 0.2)                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Choose (b, r) with b*r <= @p num_perm for exactly verified candidates:
+ * minimise the false-positive area (integral of P(s) over [0, t], see
+ * simlsh_lsh_false_positive_area()) subject to a recall floor R = @p recall:
+ *  - @p width 0: P(t) >= R. P rises with s, so every pair of similarity
+ *    s >= t then becomes a candidate with probability at least R.
+ *  - @p width w > 0: the mean of P(s) over [t, min(1, t + w)] is >= R, a
+ *    weaker floor (P(t) itself may be lower) for pairs spread just above t.
+ * Exhaustive over (b, r); ties within 1e-12 of area go to fewer unused
+ * rows, then fewer bands. When no banding meets the floor (e.g. num_perm 4,
+ * t 0.5, R 0.99) the one with the largest constrained quantity is chosen
+ * (that is b = num_perm, r = 1) and @p *achieved < @p recall tells so.
+ * The other figures of the choice come from simlsh_lsh_probability(),
+ * simlsh_lsh_false_positive_area() and simlsh_lsh_false_negative_area().
+ * @param bands, rows receive the choice.
+ * @param achieved   receives the constrained quantity of the choice (P(t),
+ *                   or the mean over the window); may be NULL.
+ * @param num_perm   1..1024.
+ * @param t          the threshold, in (0, 1].
+ * @param recall     R, in (0, 1).
+ * @param width      0 or the window above t, in [0, 1].
+ * @return 0 or SIMLSH_EINVAL (NULL bands or rows, or a value out of range);
+ * on error nothing is written.
+ * Threads: safe.
+ */
+SIMLSH_API int simlsh_lsh_optimal_params_recall(uint32_t *bands, uint32_t *rows,
+                                                double *achieved, uint32_t num_perm,
+                                                double t, double recall, double width);
+
 #ifdef __cplusplus
 }
 #endif
