@@ -12,8 +12,9 @@
 #define NONE UINT32_MAX
 
 /* Scratch bytes per input pair at the peak (ids and their radix copy:
- * 32; dense endpoints: 8; sort keys and values with copies: 32), with
- * headroom; a larger n cannot be allocated, so it fails before any read. */
+ * 32; dense endpoints and lookup table: 16; sort keys, values and copies:
+ * 40), with headroom; a larger n cannot be allocated, so it fails before
+ * any read. */
 #define BYTES_PER_PAIR 128
 
 /* ---- LSD radix sort of 64-bit keys, carrying optional 64-bit values ------ */
@@ -84,6 +85,12 @@ typedef struct {
     uint64_t *ids;
     size_t m;
     uint32_t *ea, *eb;
+    /* Lookup table: ids[start[x] .. start[x + 1]) are the ids whose
+     * (id - ids[0]) >> shift is x; 2^k >= m buckets, so evenly spread ids
+     * (random or consecutive) take one or two probes, and any other
+     * spread is no worse than a binary search over all of them. */
+    uint32_t *start;
+    unsigned shift;
 } dense_map;
 
 static void dense_free(dense_map *d)
@@ -91,11 +98,15 @@ static void dense_free(dense_map *d)
     simlsh__free(d->al, d->ids);
     simlsh__free(d->al, d->ea);
     simlsh__free(d->al, d->eb);
+    simlsh__free(d->al, d->start);
 }
 
 static uint32_t dense_find(const dense_map *d, uint64_t id)
 {
-    size_t lo = 0, len = d->m;
+    if (d->m == 0 || id < d->ids[0] || id > d->ids[d->m - 1])
+        return NONE;
+    uint64_t x = (id - d->ids[0]) >> d->shift;
+    size_t lo = d->start[x], len = d->start[x + 1] - lo;
     while (len > 0) {
         size_t half = len / 2;
         if (d->ids[lo + half] < id) {
@@ -131,12 +142,32 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
         if (d->ids[i] != d->ids[m - 1])
             d->ids[m++] = d->ids[i];
     d->m = m;
+    /* Give back the slots of repeated ids before the next allocations. */
+    uint64_t *shrunk = simlsh__realloc(al, d->ids, 2 * n * sizeof *d->ids, m * sizeof *d->ids);
+    if (shrunk == NULL) {
+        dense_free(d);
+        return SIMLSH_ENOMEM;
+    }
+    d->ids = shrunk;
+    unsigned k = 0, bits = 0;
+    while (((size_t)1 << k) < m)
+        k++;
+    for (uint64_t range = d->ids[m - 1] - d->ids[0]; range != 0; range >>= 1)
+        bits++;
+    d->shift = bits > k ? bits - k : 0;
+    size_t nb = (size_t)1 << k;
     /* Dense indices are 32-bit, NONE excluded. */
-    if (m >= NONE ||
+    if (m >= NONE || (d->start = simlsh__calloc(al, nb + 1, sizeof *d->start)) == NULL ||
         (d->ea = simlsh__calloc(al, n, sizeof *d->ea)) == NULL ||
         (d->eb = simlsh__calloc(al, n, sizeof *d->eb)) == NULL) {
         dense_free(d);
         return SIMLSH_ENOMEM;
+    }
+    size_t j = 0;
+    for (size_t x = 0; x <= nb; x++) {
+        while (j < m && (d->ids[j] - d->ids[0]) >> d->shift < x)
+            j++;
+        d->start[x] = (uint32_t)j;
     }
     for (size_t i = 0; i < n; i++) {
         d->ea[i] = dense_find(d, a[i]);
@@ -430,6 +461,9 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         key[i] = x < y ? x << 32 | y : y << 32 | x;
         idx[i] = i;
     }
+    simlsh__free(al, d.ea);
+    simlsh__free(al, d.eb);
+    d.ea = d.eb = NULL;
     radix_sort(key, idx, tk, tv, n);
     for (size_t i = 0; i < n; i++) {
         double s = score != NULL ? score[idx[i]] : -1.0;
