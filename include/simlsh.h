@@ -791,6 +791,134 @@ SIMLSH_API int simlsh_ensemble_save(void *buf, size_t cap, size_t *size,
 SIMLSH_API int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
                                     const simlsh_allocator *alloc);
 
+/* ------------------------------------------------------------------------ */
+/* Banding that targets recall (since 0.2)                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Choose (b, r) with b*r <= @p num_perm for exactly verified candidates:
+ * minimise the false-positive area (integral of P(s) over [0, t], see
+ * simlsh_lsh_false_positive_area()) subject to a recall floor R = @p recall:
+ *  - @p width 0: P(t) >= R. P rises with s, so every pair of similarity
+ *    s >= t then becomes a candidate with probability at least R.
+ *  - @p width w > 0: the mean of P(s) over [t, min(1, t + w)] is >= R, a
+ *    weaker floor (P(t) itself may be lower) for pairs spread just above t.
+ * Exhaustive over (b, r); ties within 1e-12 of area go to fewer unused
+ * rows, then fewer bands. When no banding meets the floor (e.g. num_perm 4,
+ * t 0.5, R 0.99) the one with the largest constrained quantity is chosen
+ * (that is b = num_perm, r = 1) and @p *achieved < @p recall tells so.
+ * The other figures of the choice come from simlsh_lsh_probability(),
+ * simlsh_lsh_false_positive_area() and simlsh_lsh_false_negative_area().
+ * @param bands, rows receive the choice.
+ * @param achieved   receives the constrained quantity of the choice (P(t),
+ *                   or the mean over the window); may be NULL.
+ * @param num_perm   1..1024.
+ * @param t          the threshold, in (0, 1].
+ * @param recall     R, in (0, 1).
+ * @param width      0 or the window above t, in [0, 1].
+ * @return 0 or SIMLSH_EINVAL (NULL bands or rows, or a value out of range);
+ * on error nothing is written.
+ * Threads: safe.
+ */
+SIMLSH_API int simlsh_lsh_optimal_params_recall(uint32_t *bands, uint32_t *rows,
+                                                double *achieved, uint32_t num_perm,
+                                                double t, double recall, double width);
+
+/* ------------------------------------------------------------------------ */
+/* Grouping pairs (0.2)                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Pure functions over a list of n pairs (a[i], b[i]) of caller ids, for
+ * example the rows of simlsh_index_pairs() or pairs the caller verified
+ * itself. The outputs depend only on the set of pairs (and on the priority
+ * order for stars), never on the order or repetition of the input, so every
+ * front end that calls them gives the same answer.
+ *  - A pair may appear several times, in either orientation; a repeated
+ *    pair counts once, with the largest of its scores.
+ *  - A self-pair (a[i] == b[i]) or a NaN score gives SIMLSH_EINVAL.
+ *  - n = 0 is valid (a and b may then be NULL) and gives no rows.
+ *  - Only ids that occur in a pair get rows.
+ *  - A group call fills @p res with one "query" per group: rows of group g
+ *    are [simlsh_results_offset(g), simlsh_results_offset(g + 1)), and
+ *    @p *ngroups (may be NULL) receives the number of groups.
+ * Errors: SIMLSH_EINVAL (NULL res, NULL a or b with n > 0, bad pair or
+ * score), SIMLSH_ENOMEM (also for an n too large to index, checked before
+ * the arrays are read, and for more than 2^32 - 2 distinct ids). On error
+ * @p res is unchanged. Scratch memory comes from @p res's allocator.
+ * Threads: safe for distinct results objects (the inputs are only read).
+ */
+
+/**
+ * Connected components of the pairs (union-find). Rows (id, label, -1),
+ * label = the smallest id of the component; components in ascending label
+ * order, ids ascending within each. simlsh_index_cluster() uses the same
+ * labels (it sorts all rows by id and lists unpaired ids too).
+ * @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t *a,
+                                       const uint64_t *b, size_t n);
+
+/**
+ * Star groups that are safe to delete from. The pairs are verified edges
+ * (similarity >= threshold). Documents are visited by priority: first the
+ * ids of @p order (@p norder of them; the first occurrence of an id counts,
+ * ids in no pair are ignored), then every other id by ascending id. Each
+ * visited document that no group holds yet becomes a centre, and every
+ * document that shares a pair with it and is in no group yet joins its
+ * group. So every member has an edge to its centre (dropping all members
+ * and keeping the centres loses no document that is not >= threshold
+ * similar to a kept one), and a centre outranks all its members.
+ * Rows (id, centre id, score): the member's @p score for its edge to the
+ * centre (-1 when @p score is NULL), 1.0 for the centre itself. Groups in
+ * the order of their centres' priority, members by priority within a group:
+ * the centre is each group's first row. A document whose neighbours are all
+ * taken is the centre of a group of one.
+ * @param score  n scores, or NULL.
+ * @param order  priority order of ids (for example input order, or a keep
+ *               policy's order), or NULL with @p norder 0 for ascending ids.
+ * @return 0, SIMLSH_EINVAL (also @p order NULL with @p norder > 0), SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a,
+                                 const uint64_t *b, const double *score, size_t n,
+                                 const uint64_t *order, size_t norder);
+
+/**
+ * Candidate pairs in batches for exact verification in bounded memory: a
+ * caller loads the documents of one batch (simlsh_group_batch_ids()),
+ * verifies the batch's pairs and frees them before the next batch.
+ * Rows (a, b, score) with a < b, each distinct pair once (score as given, or
+ * -1 when @p score is NULL), in batches; @p *nbatches (may be NULL) receives
+ * the number of batches.
+ *  - @p max_docs 0: one batch per connected component, in ascending label
+ *    order, the same numbering as simlsh_group_components().
+ *  - @p max_docs >= 2: no batch touches more than @p max_docs documents.
+ *    Whole components are packed, in label order, while their documents fit;
+ *    a component of more than @p max_docs documents is cut, by ascending id,
+ *    into chunks of max_docs / 2 documents, and each pair goes to the block
+ *    (i, j) of the chunks of its ends (i <= j): every non-empty block is a
+ *    batch, blocks in (i, j) order. A document then appears in the batches
+ *    of its chunk only (one per other chunk it has pairs with).
+ * Within a batch, pairs are grouped by component (label order) and sorted
+ * by (a, b).
+ * @return 0, SIMLSH_EINVAL (also @p max_docs 1), SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *a,
+                                    const uint64_t *b, const double *score, size_t n,
+                                    size_t max_docs);
+
+/**
+ * The distinct ids of batch (or group) @p q of @p res, ascending, into
+ * @p ids[0 .. cap); @p *count receives their number (also when the buffer
+ * is too small); @p ids NULL is a size query. After simlsh_group_batches()
+ * with max_docs > 0, a buffer of max_docs ids always suffices.
+ * @return 0, SIMLSH_EINVAL (NULL count or res, @p q not below the number of
+ * groups), SIMLSH_EBUFSIZE, SIMLSH_ENOMEM (scratch from @p res's allocator).
+ * Threads: a const call; concurrent calls on one results object are safe.
+ */
+SIMLSH_API int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count,
+                                      const simlsh_results *res, size_t q);
+
 #ifdef __cplusplus
 }
 #endif
