@@ -626,6 +626,52 @@ SIMLSH_API int simlsh_index_load(simlsh_index **out, const void *buf, size_t len
 SIMLSH_API int simlsh_index_load_file(simlsh_index **out, const char *path,
                                       const simlsh_allocator *alloc);
 
+/* ------------------------------------------------------------------------ */
+/* Batches and threads (0.2)                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Calls that take @p nthreads split their work into units whose results do
+ * not depend on which thread runs them: the output (and any index they
+ * build) is identical for every thread count. @p nthreads 0 means one
+ * thread per online CPU, 1 runs in the calling thread; small inputs use
+ * fewer threads than asked. Threads are started by the call and joined
+ * before it returns. Worker threads call the allocator hooks, one call at a
+ * time. A library built without threads (meson -Dthreads=disabled) runs
+ * every call serially; simlsh_has_threads() tells.
+ */
+
+/** @return 1 if calls taking a thread count can use threads, 0 if this
+ *  build runs them serially. Threads: safe. */
+SIMLSH_API int simlsh_has_threads(void);
+
+/**
+ * Insert @p n documents: ids @p ids[i] with the densified values of row i
+ * of @p values, an @p n x num_perm matrix (row-major, as
+ * simlsh_signature_values() or simlsh_sign_batch() give). The result is the
+ * same as calling simlsh_index_insert() for i = 0, 1, ... (same slots, same
+ * saved bytes), but the band tables are filled one band per unit of work,
+ * on up to @p nthreads threads.
+ * All or nothing: rows are checked first (a row of all 0xFFFFFFFF is an
+ * empty signature: SIMLSH_EEMPTY), then ids (one already present, or twice
+ * in @p ids: SIMLSH_EEXIST); on any error, SIMLSH_ENOMEM included, the index
+ * holds exactly the documents it held (its tables may have grown).
+ * @return 0, SIMLSH_EINVAL (NULL with @p n > 0), SIMLSH_EEMPTY,
+ * SIMLSH_EEXIST, SIMLSH_ENOMEM (also beyond 2^30 documents).
+ * Threads: needs exclusive access to @p index, as simlsh_index_insert().
+ */
+SIMLSH_API int simlsh_index_insert_values(simlsh_index *index, const uint64_t *ids,
+                                          const uint32_t *values, size_t n, uint32_t nthreads);
+/**
+ * As simlsh_index_insert_values() with the values of @p n signatures.
+ * @return as simlsh_index_insert_values(), and for a signature: SIMLSH_EINVAL
+ * (NULL), SIMLSH_ESTATE (document open), SIMLSH_EMISMATCH, SIMLSH_EEMPTY.
+ * Threads: needs exclusive access to @p index; the signatures are only read.
+ */
+SIMLSH_API int simlsh_index_insert_batch(simlsh_index *index, const uint64_t *ids,
+                                         const simlsh_signature *const *sigs, size_t n,
+                                         uint32_t nthreads);
+
 #ifdef __cplusplus
 }
 #endif
