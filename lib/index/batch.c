@@ -13,9 +13,12 @@
  * nothing observable depends on, may differ.
  *
  * Steps: (1) room in every table, and the slots (nothing changed yet);
- * (2) rows checked and, with stored signatures, copied into their slots,
- * a range of documents per unit; (3) the id map and one unit per band;
- * (4) overflow lists made in (3) get their global numbers. Lists are
+ * (2) every row checked, a range of documents per unit; then, round by
+ * round of documents, (3a) band fingerprints computed into a band-major
+ * scratch and, with stored signatures, rows copied into their slots, a
+ * range of documents per unit (rows are read once, in order, instead of
+ * once per band at a stride), and (3b) one unit per band and one for the
+ * id map; (4) overflow lists made in (3b) get their global numbers. Lists are
  * global but each belongs to one band, so a band unit touches only its
  * own: a list it makes is kept in the unit's own vector under a temporary
  * number (base + k, above every global one) until (4). A failure in (3) or
@@ -29,6 +32,9 @@
  * which another thread costs more than it saves. */
 #define ROWS_CHUNK 8192
 #define WORK_PER_THREAD 65536
+/* Fingerprints per round (4 MiB of scratch): a round's band keys stay in
+ * cache between step (3a), which writes them, and (3b), which reads them. */
+#define ROUND_FPS ((size_t)1 << 20)
 /* How often a long unit looks whether another one failed. */
 #define POLL_MASK 1023
 /* Band keys and home lines computed this many documents ahead. */
@@ -61,6 +67,9 @@ typedef struct {
     size_t id_done;
     size_t base;
     simlsh__lockal la;
+    size_t lo, hi;  /* the round: documents [lo, hi) */
+    size_t round;   /* documents per round */
+    uint32_t *fps;  /* the round's fingerprints, band-major: fps[b * round + i - lo] */
 } batch;
 
 static inline const uint32_t *row(const batch *bt, size_t i)
@@ -105,7 +114,7 @@ static int is_empty_row(const uint32_t *v, uint32_t n)
     return 1;
 }
 
-static int rows_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+static int check_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
 {
     batch *bt = ctx;
     const struct simlsh_index *ix = bt->ix;
@@ -125,12 +134,27 @@ static int rows_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
             return SIMLSH_EEMPTY;
         }
     }
-    /* Free slots' signatures are never read, so writing them before the
-     * batch is known to succeed changes nothing observable. */
-    if (ix->store)
-        for (size_t i = lo; i < hi; i++)
-            memcpy(ix->sigs + (size_t)slot_at(bt, i) * ix->num_perm, row(bt, i),
+    return 0;
+}
+
+static int keys_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    batch *bt = ctx;
+    const struct simlsh_index *ix = bt->ix;
+    size_t lo = bt->lo + unit * ROWS_CHUNK;
+    size_t hi = lo + ROWS_CHUNK < bt->hi ? lo + ROWS_CHUNK : bt->hi;
+    uint32_t f[SIMLSH__MAX_PERM];
+    for (size_t i = lo; i < hi; i++) {
+        const uint32_t *v = row(bt, i);
+        simlsh__ix_compute_fps(ix, v, f);
+        for (uint32_t b = 0; b < ix->bands; b++)
+            bt->fps[(size_t)b * bt->round + (i - bt->lo)] = f[b];
+        /* Free slots' signatures are never read, so writing them before
+         * the batch is known to succeed changes nothing observable. */
+        if (ix->store)
+            memcpy(ix->sigs + (size_t)slot_at(bt, i) * ix->num_perm, v,
                    ix->num_perm * sizeof(uint32_t));
+    }
     return 0;
 }
 
@@ -141,10 +165,10 @@ static int idmap_unit(batch *bt, simlsh__par *par)
     struct simlsh_index *ix = bt->ix;
     size_t i;
     int rc = 0;
-    for (i = 0; i < bt->n; i++) {
+    for (i = bt->lo; i < bt->hi; i++) {
         if ((i & POLL_MASK) == 0 && simlsh__par_failed(par))
             break;
-        if (i + AHEAD < bt->n)
+        if (i + AHEAD < bt->hi)
             PREFETCH(ix->idmap + fastrange(id_hash(bt->ids[i + AHEAD]), ix->idcap));
         uint64_t id = bt->ids[i];
         size_t p = fastrange(id_hash(id), ix->idcap);
@@ -238,26 +262,23 @@ static int band_unit(batch *bt, simlsh__par *par, uint32_t b)
     band_state *bs = &bt->bands[b];
     band_entry *t = band_tab(ix, b);
     size_t cap = ix->tcap, off = (size_t)b * ix->rows;
-    uint32_t ring[AHEAD];
-    for (size_t i = 0; i < AHEAD && i < bt->n; i++) {
-        ring[i] = key_fp(ix, row(bt, i) + off, b);
-        PREFETCH(t + fastrange(ring[i], cap));
-    }
+    const uint32_t *fps = bt->fps + (size_t)b * bt->round - bt->lo;
+    for (size_t i = bt->lo; i < bt->lo + AHEAD && i < bt->hi; i++)
+        PREFETCH(t + fastrange(fps[i], cap));
     /* Progress is kept in a local and stored once: band states share cache
      * lines, and a store per document would bounce them between threads. */
     size_t i;
     int rc = 0;
-    for (i = 0; i < bt->n; i++) {
+    for (i = bt->lo; i < bt->hi; i++) {
         if ((i & POLL_MASK) == 0 && simlsh__par_failed(par))
             break;
-        uint32_t fp = ring[i % AHEAD];
-        if (i + AHEAD < bt->n) {
-            uint32_t f = key_fp(ix, row(bt, i + AHEAD) + off, b);
-            ring[i % AHEAD] = f;
-            PREFETCH(t + fastrange(f, cap));
-        }
-        const uint32_t *bv = ix->store ? row(bt, i) + off : NULL;
+        if (i + AHEAD < bt->hi)
+            PREFETCH(t + fastrange(fps[i + AHEAD], cap));
+        uint32_t fp = fps[i];
+        /* The rows of a stored signature are compared only when a
+         * fingerprint matches; they are in the slot since step (3a). */
         uint32_t slot = slot_at(bt, i);
+        const uint32_t *bv = ix->store ? sig_of(ix, slot) + off : NULL;
         size_t p = fastrange(fp, cap);
         uint32_t same = 0;
         for (;;) {
@@ -460,18 +481,31 @@ static int insert_rows(struct simlsh_index *ix, const uint64_t *ids, const uint3
     uint32_t want = nthreads == 0 ? simlsh__par_workers(0, SIZE_MAX) : nthreads;
     if (work < want)
         want = work > 0 ? (uint32_t)work : 1;
-    rc = simlsh__par_run(simlsh__par_workers(want, chunks), chunks, rows_unit, &bt, NULL);
-    if (rc == 0) {
-        rc = simlsh__par_run(simlsh__par_workers(want, (size_t)ix->bands + 1),
-                             (size_t)ix->bands + 1, insert_unit, &bt, NULL);
-        if (rc == 0)
-            rc = number_lists(&bt);
-        for (uint32_t b = 0; b < ix->bands; b++)
-            ix->ovf_bytes += bt.bands[b].grown;
-        if (rc < 0)
-            simlsh__par_run(simlsh__par_workers(want, (size_t)ix->bands + 1),
-                            (size_t)ix->bands + 1, undo_unit, &bt, NULL);
+    size_t units = (size_t)ix->bands + 1;
+    uint32_t workers = simlsh__par_workers(want, units);
+    rc = simlsh__par_run(simlsh__par_workers(want, chunks), chunks, check_unit, &bt, NULL);
+    if (rc < 0)
+        goto done;
+    bt.round = ROUND_FPS / ix->bands;
+    if (bt.round > n)
+        bt.round = n;
+    if ((bt.fps = simlsh__malloc(al, bt.round * ix->bands * sizeof *bt.fps)) == NULL) {
+        rc = SIMLSH_ENOMEM;
+        goto done;
     }
+    for (bt.lo = 0; rc == 0 && bt.lo < n; bt.lo = bt.hi) {
+        bt.hi = n - bt.lo < bt.round ? n : bt.lo + bt.round;
+        size_t rchunks = (bt.hi - bt.lo + ROWS_CHUNK - 1) / ROWS_CHUNK;
+        simlsh__par_run(simlsh__par_workers(want, rchunks), rchunks, keys_unit, &bt, NULL);
+        rc = simlsh__par_run(workers, units, insert_unit, &bt, NULL);
+    }
+    if (rc == 0)
+        rc = number_lists(&bt);
+    for (uint32_t b = 0; b < ix->bands; b++)
+        ix->ovf_bytes += bt.bands[b].grown;
+    if (rc < 0)
+        simlsh__par_run(workers, units, undo_unit, &bt, NULL);
+done:
     if (rc == 0) {
         ix->free_head = bt.after_head;
         if (n > npop)
@@ -481,6 +515,7 @@ static int insert_rows(struct simlsh_index *ix, const uint64_t *ids, const uint3
     for (uint32_t b = 0; b < ix->bands; b++)
         simlsh__free(&bt.la.al, bt.bands[b].v);
     simlsh__lockal_done(&bt.la);
+    simlsh__free(al, bt.fps);
 out:
     simlsh__free(al, bt.bands);
     simlsh__free(al, popped);
