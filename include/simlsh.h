@@ -672,6 +672,38 @@ SIMLSH_API int simlsh_index_insert_batch(simlsh_index *index, const uint64_t *id
                                          const simlsh_signature *const *sigs, size_t n,
                                          uint32_t nthreads);
 
+/**
+ * Sign @p n texts in one call: row i of @p values (an @p n x num_perm
+ * matrix, row-major) receives the densified values of text i, exactly as
+ * simlsh_signature_add_text() on a new signature and
+ * simlsh_signature_values() would give. An empty document (no shingles) is
+ * no error: its row is all 0xFFFFFFFF (the empty mark), and @p empty[i]
+ * (@p empty may be NULL) is 1 for it, 0 for the others. Texts are
+ * @p lens[i] bytes at @p texts[i] (NULL only with length 0).
+ * Documents are signed in order by units of a few documents on up to
+ * @p nthreads threads; on error the first failing document's code is
+ * returned (for data errors such as SIMLSH_EUTF8 it does not depend on the
+ * thread count) and the matrix content is unspecified.
+ * @return 0, SIMLSH_EINVAL (NULL arguments, a NULL text with a length, bad
+ * params), SIMLSH_EUNSUPPORTED, SIMLSH_EUTF8 (SIMLSH_UTF8_REJECT), SIMLSH_ENOMEM.
+ * Threads: @p params is only read; any number of calls may run at once.
+ */
+SIMLSH_API int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *params,
+                                 const void *const *texts, const size_t *lens, size_t n,
+                                 uint32_t nthreads);
+/**
+ * Band keys of @p n signatures given as an @p n x num_perm matrix of
+ * values: row i of @p keys (an @p n x bands matrix) receives what
+ * simlsh_signature_band_keys() gives for the bands and rows that
+ * simlsh_index_new() resolves from @p params, i.e. the keys an index made
+ * with @p params buckets on. Rows of the empty mark get keys like any
+ * other (filter them with simlsh_sign_batch()'s @p empty).
+ * @return 0, SIMLSH_EINVAL (NULL, or bands and rows that do not resolve).
+ * Threads: @p params is only read; safe.
+ */
+SIMLSH_API int simlsh_band_keys_batch(uint64_t *keys, const simlsh_params *params,
+                                      const uint32_t *values, size_t n);
+
 #ifdef __cplusplus
 }
 #endif
