@@ -704,6 +704,33 @@ SIMLSH_API int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_
 SIMLSH_API int simlsh_band_keys_batch(uint64_t *keys, const simlsh_params *params,
                                       const uint32_t *values, size_t n);
 
+/**
+ * simlsh_index_pairs() with a threshold for this call and threads: with
+ * SIMLSH_QUERY_VERIFY, pairs with estimate >= @p threshold are kept
+ * (@p threshold <= 0 or NaN: the params' THRESHOLD; above 1: SIMLSH_EINVAL;
+ * ignored without verify). Documents are taken in id order by ranges, each
+ * range's candidates verified by the thread that enumerates them; the rows
+ * (and the prefix kept by @p max_pairs) are those of simlsh_index_pairs(),
+ * byte for byte, for any @p nthreads.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM; on error
+ * @p res is unchanged.
+ * Threads: a const call on @p index (others may query it meanwhile); @p res
+ * has one owner.
+ */
+SIMLSH_API int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                                     size_t max_pairs, double threshold, uint32_t nthreads);
+/**
+ * simlsh_index_cluster() with a threshold for this call (the greedy split's,
+ * as for simlsh_index_pairs_v2()) and threads: each band's buckets are
+ * linked or split by one thread into one shared union-find, whose
+ * components do not depend on the order of links, so the rows are those
+ * of simlsh_index_cluster() for any @p nthreads.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
+ * Threads: as simlsh_index_pairs_v2().
+ */
+SIMLSH_API int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                                       double threshold, uint32_t nthreads);
+
 #ifdef __cplusplus
 }
 #endif
