@@ -918,6 +918,109 @@ SIMLSH_API int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const
  */
 SIMLSH_API int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count,
                                       const simlsh_results *res, size_t q);
+/* Batches and threads (0.2)                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Calls that take @p nthreads split their work into units whose results do
+ * not depend on which thread runs them: the output (and any index they
+ * build) is identical for every thread count. @p nthreads 0 means one
+ * thread per online CPU, 1 runs in the calling thread; small inputs use
+ * fewer threads than asked. Threads are started by the call and joined
+ * before it returns. Worker threads call the allocator hooks, one call at a
+ * time. A library built without threads (meson -Dthreads=disabled) runs
+ * every call serially; simlsh_has_threads() tells.
+ */
+
+/** @return 1 if calls taking a thread count can use threads, 0 if this
+ *  build runs them serially. Threads: safe. */
+SIMLSH_API int simlsh_has_threads(void);
+
+/**
+ * Insert @p n documents: ids @p ids[i] with the densified values of row i
+ * of @p values, an @p n x num_perm matrix (row-major, as
+ * simlsh_signature_values() or simlsh_sign_batch() give). The result is the
+ * same as calling simlsh_index_insert() for i = 0, 1, ... (same slots, same
+ * saved bytes), but the band tables are filled one band per unit of work,
+ * on up to @p nthreads threads.
+ * All or nothing: rows are checked first (a row of all 0xFFFFFFFF is an
+ * empty signature: SIMLSH_EEMPTY), then ids (one already present, or twice
+ * in @p ids: SIMLSH_EEXIST); on any error, SIMLSH_ENOMEM included, the index
+ * holds exactly the documents it held (its tables may have grown).
+ * @return 0, SIMLSH_EINVAL (NULL with @p n > 0), SIMLSH_EEMPTY,
+ * SIMLSH_EEXIST, SIMLSH_ENOMEM (also beyond 2^30 documents).
+ * Threads: needs exclusive access to @p index, as simlsh_index_insert().
+ */
+SIMLSH_API int simlsh_index_insert_values(simlsh_index *index, const uint64_t *ids,
+                                          const uint32_t *values, size_t n, uint32_t nthreads);
+/**
+ * As simlsh_index_insert_values() with the values of @p n signatures.
+ * @return as simlsh_index_insert_values(), and for a signature: SIMLSH_EINVAL
+ * (NULL), SIMLSH_ESTATE (document open), SIMLSH_EMISMATCH, SIMLSH_EEMPTY.
+ * Threads: needs exclusive access to @p index; the signatures are only read.
+ */
+SIMLSH_API int simlsh_index_insert_batch(simlsh_index *index, const uint64_t *ids,
+                                         const simlsh_signature *const *sigs, size_t n,
+                                         uint32_t nthreads);
+
+/**
+ * Sign @p n texts in one call: row i of @p values (an @p n x num_perm
+ * matrix, row-major) receives the densified values of text i, exactly as
+ * simlsh_signature_add_text() on a new signature and
+ * simlsh_signature_values() would give. An empty document (no shingles) is
+ * no error: its row is all 0xFFFFFFFF (the empty mark), and @p empty[i]
+ * (@p empty may be NULL) is 1 for it, 0 for the others. Texts are
+ * @p lens[i] bytes at @p texts[i] (NULL only with length 0).
+ * Documents are signed in order by units of a few documents on up to
+ * @p nthreads threads; on error the first failing document's code is
+ * returned (for data errors such as SIMLSH_EUTF8 it does not depend on the
+ * thread count) and the matrix content is unspecified.
+ * @return 0, SIMLSH_EINVAL (NULL arguments, a NULL text with a length, bad
+ * params), SIMLSH_EUNSUPPORTED, SIMLSH_EUTF8 (SIMLSH_UTF8_REJECT), SIMLSH_ENOMEM.
+ * Threads: @p params is only read; any number of calls may run at once.
+ */
+SIMLSH_API int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *params,
+                                 const void *const *texts, const size_t *lens, size_t n,
+                                 uint32_t nthreads);
+/**
+ * Band keys of @p n signatures given as an @p n x num_perm matrix of
+ * values: row i of @p keys (an @p n x bands matrix) receives what
+ * simlsh_signature_band_keys() gives for the bands and rows that
+ * simlsh_index_new() resolves from @p params, i.e. the keys an index made
+ * with @p params buckets on. Rows of the empty mark get keys like any
+ * other (filter them with simlsh_sign_batch()'s @p empty).
+ * @return 0, SIMLSH_EINVAL (NULL, or bands and rows that do not resolve).
+ * Threads: @p params is only read; safe.
+ */
+SIMLSH_API int simlsh_band_keys_batch(uint64_t *keys, const simlsh_params *params,
+                                      const uint32_t *values, size_t n);
+
+/**
+ * simlsh_index_pairs() with a threshold for this call and threads: with
+ * SIMLSH_QUERY_VERIFY, pairs with estimate >= @p threshold are kept
+ * (@p threshold <= 0 or NaN: the params' THRESHOLD; above 1: SIMLSH_EINVAL;
+ * ignored without verify). Documents are taken in id order by ranges, each
+ * range's candidates verified by the thread that enumerates them; the rows
+ * (and the prefix kept by @p max_pairs) are those of simlsh_index_pairs(),
+ * byte for byte, for any @p nthreads.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM; on error
+ * @p res is unchanged.
+ * Threads: a const call on @p index (others may query it meanwhile); @p res
+ * has one owner.
+ */
+SIMLSH_API int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                                     size_t max_pairs, double threshold, uint32_t nthreads);
+/**
+ * simlsh_index_cluster() with a threshold for this call (the greedy split's,
+ * as for simlsh_index_pairs_v2()) and threads: each band's buckets are
+ * linked or split by one thread into one shared union-find, whose
+ * components do not depend on the order of links, so the rows are those
+ * of simlsh_index_cluster() for any @p nthreads.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
+ * Threads: as simlsh_index_pairs_v2().
+ */
+SIMLSH_API int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                                       double threshold, uint32_t nthreads);
 
 #ifdef __cplusplus
 }
