@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -245,6 +246,93 @@ static void test_stale(simlsh_index *a)
     CHECK(entries() == 1);
 }
 
+/* Threads of one process saving to one path (same pid in the temporary
+ * names): every save succeeds and the file is always one of them. */
+typedef struct {
+    simlsh_index *ix;
+    const char *path; /* at() is not for threads */
+    int failures;
+} saver;
+
+static void *save_loop(void *arg)
+{
+    saver *s = arg;
+    for (int i = 0; i < 20; i++)
+        s->failures += simlsh_index_save_file(s->ix, s->path) != 0;
+    return NULL;
+}
+
+static void test_threads(simlsh_index *a, simlsh_index *b)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s", at("t.idx"));
+    saver s[2] = {{a, path, 0}, {b, path, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&t[i], NULL, save_loop, &s[i]) == 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    CHECK(s[0].failures == 0 && s[1].failures == 0);
+    size_t n = count_of(at("t.idx"));
+    CHECK(n == 3 || n == 7);
+    CHECK(entries() == 2);
+    unlink(at("t.idx"));
+}
+
+/* Every allocation of a save through two symlinks and of a load fails in
+ * turn: ENOMEM, nothing leaked, the old file byte-identical and alone. */
+static void test_oom(void)
+{
+    CHECK(symlink("l2", at("l1")) == 0);
+    CHECK(symlink("o.idx", at("l2")) == 0);
+    simlsh_index *old = mk_index(2, 300);
+    CHECK_OK(simlsh_index_save_file(old, at("o.idx")));
+    simlsh_index_free(old);
+    struct stat st0, st;
+    CHECK(stat(at("o.idx"), &st0) == 0);
+    int points = 0, bad = 0, leaks = 0;
+    for (long fail_at = 1; fail_at < 1000; fail_at++) {
+        tu_alloc_state as = {0};
+        simlsh_allocator al = tu_allocator(&as);
+        simlsh_params *p = mk_params(&al, 32, 8, 4, 1);
+        simlsh_index *ix = NULL, *ld = NULL;
+        CHECK_OK(simlsh_index_new(&ix, p));
+        simlsh_signature *s = mk_sig(p, 9, 0, 30);
+        CHECK_OK(simlsh_index_insert(ix, 1, s));
+        CHECK_OK(simlsh_index_set_userdata(ix, "n", 1));
+        as.fail_at = as.count + fail_at;
+        int e = -1;
+        int saved = simlsh_index_save_file_v2(&e, ix, at("l1"), 0), rc = saved;
+        /* A failed save leaves the old file (same inode: never renamed
+         * over), a successful one the new file, and nothing beside it. */
+        CHECK(stat(at("o.idx"), &st) == 0);
+        if ((saved == 0) != (st.st_ino != st0.st_ino) || entries() != 4)
+            bad++;
+        if (saved == 0) {
+            rc = simlsh_index_load_file_v2(&ld, &e, at("l1"), 0, &al);
+            st0 = st; /* the next old file */
+        }
+        int done = rc == 0 && as.count < as.fail_at;
+        if (rc != 0 && (rc != SIMLSH_ENOMEM || e != 0 || ld != NULL))
+            bad++;
+        simlsh_index_free(ld);
+        simlsh_index_free(ix);
+        simlsh_signature_free(s);
+        simlsh_params_free(p);
+        if (as.live != 0)
+            leaks++;
+        if (done)
+            break;
+        points++;
+    }
+    printf("file oom: %d failure points, %d wrong, %d leaking\n", points, bad, leaks);
+    CHECK(points >= 4);
+    CHECK(bad == 0 && leaks == 0);
+    unlink(at("l1"));
+    unlink(at("l2"));
+    unlink(at("o.idx"));
+}
+
 int main(void)
 {
     signal(SIGALRM, SIG_DFL);
@@ -258,6 +346,8 @@ int main(void)
     test_errno(a);
     test_modes(a);
     test_stale(a);
+    test_threads(a, b);
+    test_oom();
     simlsh_index_free(a);
     simlsh_index_free(b);
     unlink(at("real.idx"));
