@@ -170,6 +170,15 @@ static void test_errno(simlsh_index *a)
         CHECK(e == EACCES);
     }
     rmdir(at("ro"));
+    /* The longest file name: the temporary name is cut to fit. */
+    char longname[256];
+    memset(longname, 'n', 255);
+    longname[255] = '\0';
+    CHECK_OK(simlsh_index_save_file_v2(&e, a, at(longname), 0));
+    CHECK_OK(simlsh_index_save_file_v2(&e, a, at(longname), 0));
+    CHECK(count_of(at(longname)) == 3);
+    CHECK(entries() == 2);
+    unlink(at(longname));
     /* An empty file is corrupt, not an I/O error. */
     int fd = open(at("empty"), O_WRONLY | O_CREAT | O_TRUNC, 0666);
     CHECK(fd >= 0);
