@@ -13,16 +13,26 @@
  *     is one of the two, complete.
  *  4. 600 random corruptions (bit flips, truncations) of a saved file,
  *     checked as they are and resealed (length and checksum rewritten).
+ *  5. A real full disk: a small tmpfs in a mount namespace of a child
+ *     (skipped where the system allows none), the kernel's own ENOSPC.
  *
  * This binary compiles lib/file.c itself with SIMLSH_FILE_FAULTS (see
  * file.h): the fault hook exists only here, never in the library. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* unshare */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sched.h>
+#include <sys/mount.h>
+#endif
 
 #include "file.h"
 #include "index-common.h"
@@ -400,6 +410,94 @@ static void test_corrupt(const version *v, int trials, int *accepted, int *resea
     free(buf);
 }
 
+/* ---- 5. a real full disk ---------------------------------------------------------- */
+
+#if defined(__linux__) && defined(CLONE_NEWNS)
+static int write_text(const char *file, const char *text)
+{
+    int fd = open(file, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* A mount namespace of our own: directly as root, else inside a user
+ * namespace mapping our ids. 0, or -1 when the system allows neither. */
+static int own_mounts(void)
+{
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWNS) == 0)
+        return 0;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+        return -1;
+    char map[64];
+    (void)write_text("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid, (unsigned long)uid);
+    if (write_text("/proc/self/uid_map", map) != 0)
+        return -1;
+    snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid, (unsigned long)gid);
+    return write_text("/proc/self/gid_map", map);
+}
+#endif
+
+/* In a child: a tmpfs over dir with room for the old index and half the
+ * new one. Each save of the new index must fail with ENOSPC from the
+ * kernel, keep the old file, leave no file and give all space back; once
+ * the old file is gone the new one fits. Exit 0 passed, 1 failed, 77
+ * skipped. */
+static int full_disk(const version *old, const version *new)
+{
+#if defined(__linux__) && defined(CLONE_NEWNS)
+    if (own_mounts() != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return 77;
+    char opt[64];
+    snprintf(opt, sizeof opt, "size=%zu", old->n + new->n / 2);
+    if (mount("tmpfs", dir, "tmpfs", 0, opt) != 0)
+        return 77;
+    put(old);
+    struct statvfs before, after;
+    CHECK(statvfs(dir, &before) == 0);
+    for (int named = 0; named < 2; named++) {
+        no_tmpfile = named;
+        int e = 0;
+        CHECK_RC(simlsh_index_save_file_v2(&e, new->ix, path, 0), SIMLSH_EIO);
+        CHECK(e == ENOSPC);
+        CHECK(holds(old, new) == 1);
+        CHECK(leftovers() == 0);
+        CHECK(statvfs(dir, &after) == 0 && after.f_bfree == before.f_bfree);
+    }
+    no_tmpfile = 0;
+    unlink(path);
+    CHECK_OK(simlsh_index_save_file(new->ix, path));
+    CHECK(holds(old, new) == 2);
+    return tu_failures == 0 ? 0 : 1;
+#else
+    (void)old;
+    (void)new;
+    return 77;
+#endif
+}
+
+static void test_full_disk(const version *old, const version *new)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(full_disk(old, new));
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+    int code = WEXITSTATUS(st);
+    if (code == 77)
+        printf("full disk: skipped (no mount namespace allowed here)\n");
+    else
+        printf("full disk: %s: a %zu-byte tmpfs refused the new index with ENOSPC, with "
+               "O_TMPFILE and named files, the old one intact, nothing left\n",
+               code == 0 ? "passed" : "FAILED", old->n + new->n / 2);
+    CHECK(code == 0 || code == 77);
+}
+
 int main(void)
 {
     simlsh__file_fault = hook;
@@ -425,6 +523,8 @@ int main(void)
            lost, points, points_tmp, points - points_tmp, now() - t0);
     CHECK(points_tmp > 20 && points - points_tmp > 20);
     CHECK(lost == 0);
+
+    test_full_disk(&small_old, &small_new);
 
     t0 = now();
     int bad = 0, acc = 0, rok = 0, rbad = 0;
