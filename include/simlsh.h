@@ -612,17 +612,19 @@ SIMLSH_API int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index
  * dissimilar members. @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
  */
 SIMLSH_API int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags);
-/** Serialise (docs/format.md); @p buf NULL is a size query.
+/** Serialise (docs/format.md), with the user data if any
+ *  (simlsh_index_set_userdata()); @p buf NULL is a size query.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
 SIMLSH_API int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *index);
-/** Save to a file (written to a temporary name, then renamed).
+/** Save to a file: simlsh_index_save_file_v2() with no errno and flags 0.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EIO, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_index_save_file(const simlsh_index *index, const char *path);
 /** Load from bytes. @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT,
  *  SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
                                  const simlsh_allocator *alloc);
-/** Load from a file. @return as simlsh_index_load(), or SIMLSH_EIO. */
+/** Load from a file: simlsh_index_load_file_v2() with no errno and flags 0.
+ *  @return as simlsh_index_load(), or SIMLSH_EIO. */
 SIMLSH_API int simlsh_index_load_file(simlsh_index **out, const char *path,
                                       const simlsh_allocator *alloc);
 
@@ -1021,6 +1023,81 @@ SIMLSH_API int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *in
  */
 SIMLSH_API int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
                                        double threshold, uint32_t nthreads);
+/** Flags of simlsh_index_save_file_v2() and simlsh_index_load_file_v2(). */
+enum {
+    SIMLSH_FILE_NOFOLLOW = 1 /**< refuse (SIMLSH_EINVAL) a path whose last
+                                  component is a symlink instead of following it */
+};
+
+/**
+ * Save to a file atomically. The bytes go to a temporary file in the
+ * directory of the file replaced (anonymous, with O_TMPFILE, where the
+ * kernel and file system have it), which is synced, renamed over the
+ * target, and the directory is synced. A symlink at @p path is followed
+ * (relative targets from the link's directory), so the file it names is
+ * replaced and the link stays; with SIMLSH_FILE_NOFOLLOW it is refused. A
+ * replaced file keeps its permission bits (not its owner, nor other hard
+ * links to it, which keep the old bytes); a new file gets 0666 less the
+ * umask. Only a regular file or nothing is ever replaced.
+ *
+ * A failed or killed save leaves the old file byte-identical; a temporary
+ * file is left only by a kill between two system calls (link and rename),
+ * or anywhere during the write where O_TMPFILE is missing, and is named
+ * ".NAME.simlsh-tmp.PID.HEX": the next save to the same path removes those
+ * of dead processes. Saves to one path that run at the same time (threads
+ * or processes) each write their own temporary file: the file is then
+ * complete from one of them, the one that renamed last (last writer wins).
+ *
+ * @param sys_errno may be NULL; receives the errno of the failing system
+ *   call when the result is SIMLSH_EIO (ENOSPC, EACCES, EROFS, EDQUOT, ...:
+ *   strerror() gives the message), 0 otherwise.
+ * @param flags 0 or SIMLSH_FILE_NOFOLLOW.
+ * @return 0; SIMLSH_EINVAL (NULL or empty path, unknown flags, a path with
+ *   no file name such as "dir/", or one naming a directory, device, FIFO or
+ *   socket, or a symlink with SIMLSH_FILE_NOFOLLOW); SIMLSH_ENOMEM;
+ *   SIMLSH_EIO. When only the final directory sync fails (SIMLSH_EIO), the
+ *   complete new file is already in place but may not survive a power loss.
+ *
+ * Threads: a const call on the index (concurrent with queries and saves).
+ */
+SIMLSH_API int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *index,
+                                         const char *path, int flags);
+/**
+ * Load from a file, reading only a regular file and at most the size it
+ * had when opened (so a file that grows cannot exhaust memory). The file
+ * is opened non-blocking and checked with fstat() before any read: a FIFO,
+ * device, socket or directory is refused at once, never read or waited on.
+ * To load from a stream, read it into memory and call simlsh_index_load().
+ *
+ * @param sys_errno may be NULL; the errno of the failing system call when
+ *   the result is SIMLSH_EIO (ENOENT, EACCES, ...), 0 otherwise.
+ * @param flags 0 or SIMLSH_FILE_NOFOLLOW.
+ * @return as simlsh_index_load(); SIMLSH_EINVAL also for unknown flags and
+ *   a path that is not a regular file (or a symlink with
+ *   SIMLSH_FILE_NOFOLLOW); SIMLSH_EIO.
+ */
+SIMLSH_API int simlsh_index_load_file_v2(simlsh_index **out, int *sys_errno, const char *path,
+                                         int flags, const simlsh_allocator *alloc);
+/**
+ * Attach caller bytes to the index (copied; @p len 0 removes them, and then
+ * @p data may be NULL). They are saved inside the checksummed file by every
+ * save call and given back by every load (docs/format-index.md), so data
+ * that belongs to the ids (names, keys, a caller's contract) is replaced
+ * together with the index by one atomic save and can never drift from it.
+ * The library never reads them; simlsh_index_clear() keeps them.
+ * @return 0, SIMLSH_EINVAL (index NULL, data NULL with len > 0),
+ *   SIMLSH_ENOMEM (then the previous bytes stay).
+ * Threads: needs exclusive access, as insert.
+ */
+SIMLSH_API int simlsh_index_set_userdata(simlsh_index *index, const void *data, size_t len);
+/**
+ * The bytes attached by simlsh_index_set_userdata() or loaded with the
+ * index: *data (NULL when there are none) stays owned by the index and
+ * valid until the next simlsh_index_set_userdata() or simlsh_index_free().
+ * @return 0 or SIMLSH_EINVAL.
+ * Threads: a const call.
+ */
+SIMLSH_API int simlsh_index_userdata(const void **data, size_t *len, const simlsh_index *index);
 
 #ifdef __cplusplus
 }
