@@ -43,10 +43,10 @@ static inline int simlsh__handle_is(const void *h, uint32_t tag)
 
 /* Return SIMLSH_EINVAL from the calling function unless h is a live object
  * of the type of tag (NULL included). */
-#define SIMLSH__CHECK_HANDLE(h, tag)                                                               \
-    do {                                                                                           \
-        if (!simlsh__handle_is((h), (tag)))                                                        \
-            return SIMLSH_EINVAL;                                                                  \
+#define SIMLSH__CHECK_HANDLE(h, tag)        \
+    do {                                    \
+        if (!simlsh__handle_is((h), (tag))) \
+            return SIMLSH_EINVAL;           \
     } while (0)
 
 #define SIMLSH__CHECK_PARAMS(h) SIMLSH__CHECK_HANDLE(h, SIMLSH__TAG_PARAMS)

@@ -13,10 +13,7 @@ typedef struct {
 } named;
 
 #define ERR(name, value, msg) {value, #name},
-static const named errors[] = {
-    {SIMLSH_OK, "OK"},
-    SIMLSH_ERRNO_MAP(ERR)
-};
+static const named errors[] = {{SIMLSH_OK, "OK"}, SIMLSH_ERRNO_MAP(ERR)};
 #undef ERR
 
 static const named params[] = {
@@ -44,10 +41,8 @@ static const named units[] = {
 };
 
 static const named norms[] = {
-    {SIMLSH_NORM_LOWER_ASCII, "lower"},
-    {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
-    {SIMLSH_NORM_STRIP_PUNCT, "punct"},
-    {SIMLSH_NORM_CASEFOLD, "casefold"},
+    {SIMLSH_NORM_LOWER_ASCII, "lower"}, {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
+    {SIMLSH_NORM_STRIP_PUNCT, "punct"}, {SIMLSH_NORM_CASEFOLD, "casefold"},
     {SIMLSH_NORM_NFKC, "nfkc"},
 };
 
@@ -89,10 +84,13 @@ typedef struct {
     size_t n;
 } table;
 
-#define T(a) {a, sizeof a / sizeof a[0]}
+#define T(a)                      \
+    {                             \
+        a, sizeof a / sizeof a[0] \
+    }
 static const table tables[] = {
-    {NULL, 0}, T(errors), T(params), T(units), T(norms), T(utf8), T(schemes), T(isas),
-    T(scopes), T(query_flags), T(presets),
+    {NULL, 0},  T(errors), T(params), T(units),       T(norms),   T(utf8),
+    T(schemes), T(isas),   T(scopes), T(query_flags), T(presets),
 };
 #undef T
 
