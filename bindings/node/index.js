@@ -26,7 +26,7 @@ for (const proto of [
   'int simlsh_signature_clear(simlsh_signature *s)',
   'int simlsh_signature_add_text(simlsh_signature *s, const void *text, size_t len)',
   'int simlsh_signature_num_perm(const simlsh_signature *s)',
-  'int simlsh_signature_values(_Out_ uint32_t *buf, size_t cap, _Out_ size_t *count, const simlsh_signature *s)',
+  'int simlsh_signature_values(_Out_ uint32_t *buf, size_t cap, size_t *count, const simlsh_signature *s)',
   'int simlsh_signature_jaccard(_Out_ double *out, const simlsh_signature *a, const simlsh_signature *b)',
   'int simlsh_index_new(_Out_ simlsh_index **out, const simlsh_params *p)',
   'void simlsh_index_free(simlsh_index *ix)',
@@ -97,8 +97,13 @@ class Params {
   close() { C.simlsh_params_free(this.h); this.h = null; }
 }
 
+const count = new BigUint64Array(1); // scratch out-parameter: typed arrays pass fastest
+
 class Signature {
-  constructor(params) { this.h = make('simlsh_signature_new', params.h); }
+  constructor(params) {
+    this.h = make('simlsh_signature_new', params.h);
+    this.numPerm = call('simlsh_signature_num_perm', this.h);
+  }
   // The signature of text alone (clear, then add).
   setText(text) {
     const b = asBytes(text);
@@ -106,10 +111,10 @@ class Signature {
     call('simlsh_signature_add_text', this.h, b, b.length);
     return this;
   }
-  values() {
-    const v = new Uint32Array(call('simlsh_signature_num_perm', this.h));
-    call('simlsh_signature_values', v, v.length, [0], this.h);
-    return v;
+  // The num_perm values, into out (a Uint32Array of numPerm) if given.
+  values(out = new Uint32Array(this.numPerm)) {
+    call('simlsh_signature_values', out, out.length, count, this.h);
+    return out;
   }
   jaccard(other) {
     const d = [0];
