@@ -277,13 +277,13 @@ SIMLSH_API int simlsh_params_set_double(simlsh_params *params, int key, double v
 /** Read a double key. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_params_get_double(const simlsh_params *params, int key,
                                         SIMLSH_OUT double *out);
-/** Bounds of an integer key (inclusive). @return 0 or SIMLSH_EINVAL. */
+/** Bounds of an integer key (inclusive). @return 0 or SIMLSH_EINVAL. Threads: safe. */
 SIMLSH_API int simlsh_params_int_bounds(int key, SIMLSH_OUT int64_t *min, SIMLSH_OUT int64_t *max);
 /** Bounds of a double key; THRESHOLD's lower bound is exclusive.
- *  @return 0 or SIMLSH_EINVAL. */
+ *  @return 0 or SIMLSH_EINVAL. Threads: safe. */
 SIMLSH_API int simlsh_params_double_bounds(int key, SIMLSH_OUT double *min, SIMLSH_OUT double *max);
 /** @return the static lower-case name of @p key ("k", "num_perm", ...) or
- *  NULL for an unknown key. */
+ *  NULL for an unknown key. Threads: safe. */
 SIMLSH_API const char *simlsh_params_key_name(int key);
 /**
  * 64-bit fingerprint of the contract fields of @p scope (SIMLSH_SCOPE_*).
@@ -369,7 +369,7 @@ SIMLSH_API int simlsh_constant_at(SIMLSH_OUT int64_t *value, SIMLSH_OUT const ch
  *  SIMLSH_ISA_AUTO and SIMLSH_ISA_SCALAR always give 1. Threads: safe. */
 SIMLSH_API int simlsh_isa_supported(int isa);
 /** @return 1 if the library was built with utf8proc (Unicode normalisation
- *  and Unicode word separators), else 0. */
+ *  and Unicode word separators), else 0. Threads: safe. */
 SIMLSH_API int simlsh_has_unicode(void);
 
 /**
@@ -377,6 +377,7 @@ SIMLSH_API int simlsh_has_unicode(void);
  * (HASH_BITS 32, zero-extended) or the low 64 bits of MurmurHash3 x64_128
  * (HASH_BITS 64), with the contract's seed. Use it to make raw features that
  * mix with shingles. @return 0 or SIMLSH_EINVAL (data NULL with len > 0).
+ * Threads: safe with other const calls on @p params.
  */
 SIMLSH_API int simlsh_hash_bytes(SIMLSH_OUT uint64_t *out, const simlsh_params *params,
                                  const void *data, size_t len);
@@ -567,17 +568,18 @@ SIMLSH_API int simlsh_signature_load(SIMLSH_OUT simlsh_signature **out, const vo
 /* ------------------------------------------------------------------------ */
 
 /** P(s) = 1 - (1 - s^r)^b: probability that two documents of Jaccard @p s
- *  share a bucket. @return 0 or SIMLSH_EINVAL (b or r 0, s outside [0,1]). */
+ *  share a bucket. @return 0 or SIMLSH_EINVAL (b or r 0, s outside [0,1]). Threads: safe. */
 SIMLSH_API int simlsh_lsh_probability(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows,
                                       double s);
-/** Approximate threshold (1/b)^(1/r). @return 0 or SIMLSH_EINVAL. */
+/** Approximate threshold (1/b)^(1/r). @return 0 or SIMLSH_EINVAL. Threads: safe. */
 SIMLSH_API int simlsh_lsh_threshold(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows);
-/** The similarity where P(s) = 1/2 exactly. @return 0 or SIMLSH_EINVAL. */
+/** The similarity where P(s) = 1/2 exactly. @return 0 or SIMLSH_EINVAL. Threads: safe. */
 SIMLSH_API int simlsh_lsh_threshold_exact(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows);
-/** False-positive area: integral of P(s) over [0, t]. @return 0 or SIMLSH_EINVAL. */
+/** False-positive area: integral of P(s) over [0, t]. @return 0 or SIMLSH_EINVAL. Threads: safe. */
 SIMLSH_API int simlsh_lsh_false_positive_area(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows,
                                               double t);
-/** False-negative area: integral of 1 - P(s) over [t, 1]. @return 0 or SIMLSH_EINVAL. */
+/** False-negative area: integral of 1 - P(s) over [t, 1]. @return 0 or SIMLSH_EINVAL.
+ *  Threads: safe. */
 SIMLSH_API int simlsh_lsh_false_negative_area(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows,
                                               double t);
 /**
@@ -586,6 +588,7 @@ SIMLSH_API int simlsh_lsh_false_negative_area(SIMLSH_OUT double *out, uint32_t b
  * rows, then fewer bands. @p unused receives num_perm - b*r (may be NULL).
  * @return 0 or SIMLSH_EINVAL (t outside (0,1], num_perm 0 or above 1024,
  * negative or both zero weights).
+ * Threads: safe (a pure function).
  */
 SIMLSH_API int simlsh_lsh_optimal_params(SIMLSH_OUT uint32_t *bands, SIMLSH_OUT uint32_t *rows,
                                          SIMLSH_OUT uint32_t *unused, uint32_t num_perm, double t,
@@ -606,7 +609,9 @@ SIMLSH_API int simlsh_lsh_optimal_params(SIMLSH_OUT uint32_t *bands, SIMLSH_OUT 
  *  - simlsh_index_cluster(): a = id, b = cluster label (smallest id of the
  *    cluster), score = -1; sorted by id.
  * Each call replaces the previous content, reusing memory.
- * Threads: one owner.
+ * Threads: one owner, which may hand it to another thread (no object has
+ * thread affinity); the reading calls (count, row, the columns, offset) may
+ * run concurrently while nothing fills or frees it.
  */
 typedef struct simlsh_results simlsh_results;
 
