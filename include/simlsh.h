@@ -26,6 +26,9 @@ extern "C" {
 /* Export macros                                                            */
 /* ------------------------------------------------------------------------ */
 
+/* A tool that reads the header (an FFI generator, a parser) may define
+ * SIMLSH_API, SIMLSH_OUT and SIMLSH_BORROWED itself, e.g. as nothing. */
+#ifndef SIMLSH_API
 #if defined(_WIN32) && defined(SIMLSH_BUILDING_SHARED)
 #define SIMLSH_API __declspec(dllexport)
 #elif defined(_WIN32) && defined(SIMLSH_USING_SHARED)
@@ -34,6 +37,21 @@ extern "C" {
 #define SIMLSH_API __attribute__((visibility("default")))
 #else
 #define SIMLSH_API
+#endif
+#endif
+
+/*
+ * Annotations for binding generators; they expand to nothing.
+ * SIMLSH_OUT marks a parameter the call writes through (an out-parameter or
+ * an output buffer); a pointer parameter without it is only read, apart
+ * from the handle the call works on. SIMLSH_BORROWED marks a returned
+ * pointer into an object: valid until that object is next filled or freed.
+ */
+#ifndef SIMLSH_OUT
+#define SIMLSH_OUT
+#endif
+#ifndef SIMLSH_BORROWED
+#define SIMLSH_BORROWED
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -49,7 +67,7 @@ extern "C" {
 
 /** @return the run-time library version as MAJOR * 10000 + MINOR * 100 + PATCH.
  *  Threads: safe. */
-SIMLSH_API unsigned simlsh_version_number(void);
+SIMLSH_API unsigned int simlsh_version_number(void);
 /** @return the run-time library version as "MAJOR.MINOR.PATCH" (static).
  *  Threads: safe. */
 SIMLSH_API const char *simlsh_version_string(void);
@@ -111,6 +129,34 @@ typedef struct simlsh_allocator {
     void (*free)(void *user, void *ptr);
     void *user;
 } simlsh_allocator;
+
+/**
+ * Memory hooks whose @c free gets the block's size (for allocators that
+ * need it, such as Rust's GlobalAlloc), set on params with
+ * simlsh_params_set_allocator(). Since 0.2.
+ *
+ * @c alloc returns @p size bytes aligned for any type (alignof(max_align_t)),
+ * or NULL; @c free releases a block from @c alloc and gets the @p size that
+ * @c alloc was asked for (never called with NULL). Both get @c user.
+ * Initialise with SIMLSH_ALLOCATOR_V2_INIT, which sets @c size to the size
+ * the caller was compiled with, and leave @c reserved zero: later versions
+ * add members there, and the library reads only the members @c size covers.
+ *
+ * Unlike simlsh_allocator, the struct is not copied: params and every object
+ * built from them keep a pointer to it, so it must stay valid and unchanged
+ * while any of them lives (a static const struct, typically).
+ */
+typedef struct simlsh_allocator_v2 {
+    size_t size; /**< sizeof(simlsh_allocator_v2) */
+    void *(*alloc)(void *user, size_t size);
+    void (*free)(void *user, void *ptr, size_t size);
+    void *user;
+    void *reserved[4]; /**< must be NULL */
+} simlsh_allocator_v2;
+
+/** Initialiser for simlsh_allocator_v2: fill in alloc, free and user. */
+#define SIMLSH_ALLOCATOR_V2_INIT \
+    {sizeof(simlsh_allocator_v2), NULL, NULL, NULL, {NULL, NULL, NULL, NULL}}
 
 /* ------------------------------------------------------------------------ */
 /* Params: the hash contract                                                */
@@ -214,29 +260,30 @@ typedef struct simlsh_params simlsh_params;
  * Threads: params are plain values; setters need exclusive access, and
  * objects copy the params, so later changes never affect them.
  */
-SIMLSH_API int simlsh_params_new(simlsh_params **out, const simlsh_allocator *alloc);
+SIMLSH_API int simlsh_params_new(SIMLSH_OUT simlsh_params **out, const simlsh_allocator *alloc);
 /** Free params; NULL is a no-op. */
 SIMLSH_API void simlsh_params_free(simlsh_params *params);
 /** Copy @p src (with its allocator) into a new params object.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_params_copy(simlsh_params **out, const simlsh_params *src);
+SIMLSH_API int simlsh_params_copy(SIMLSH_OUT simlsh_params **out, const simlsh_params *src);
 /** Set an integer key. Out-of-range values, unknown keys and double keys give
  *  SIMLSH_EINVAL; Unicode normalisation flags without utf8proc, or an ISA the
  *  CPU lacks, give SIMLSH_EUNSUPPORTED. On error the params are unchanged. */
 SIMLSH_API int simlsh_params_set_int(simlsh_params *params, int key, int64_t value);
 /** Read an integer key. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_params_get_int(const simlsh_params *params, int key, int64_t *out);
+SIMLSH_API int simlsh_params_get_int(const simlsh_params *params, int key, SIMLSH_OUT int64_t *out);
 /** Set a double key (NaN and out-of-range values give SIMLSH_EINVAL). */
 SIMLSH_API int simlsh_params_set_double(simlsh_params *params, int key, double value);
 /** Read a double key. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_params_get_double(const simlsh_params *params, int key, double *out);
-/** Bounds of an integer key (inclusive). @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_params_int_bounds(int key, int64_t *min, int64_t *max);
+SIMLSH_API int simlsh_params_get_double(const simlsh_params *params, int key,
+                                        SIMLSH_OUT double *out);
+/** Bounds of an integer key (inclusive). @return 0 or SIMLSH_EINVAL. Threads: safe. */
+SIMLSH_API int simlsh_params_int_bounds(int key, SIMLSH_OUT int64_t *min, SIMLSH_OUT int64_t *max);
 /** Bounds of a double key; THRESHOLD's lower bound is exclusive.
- *  @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_params_double_bounds(int key, double *min, double *max);
+ *  @return 0 or SIMLSH_EINVAL. Threads: safe. */
+SIMLSH_API int simlsh_params_double_bounds(int key, SIMLSH_OUT double *min, SIMLSH_OUT double *max);
 /** @return the static lower-case name of @p key ("k", "num_perm", ...) or
- *  NULL for an unknown key. */
+ *  NULL for an unknown key. Threads: safe. */
 SIMLSH_API const char *simlsh_params_key_name(int key);
 /**
  * 64-bit fingerprint of the contract fields of @p scope (SIMLSH_SCOPE_*).
@@ -245,13 +292,84 @@ SIMLSH_API const char *simlsh_params_key_name(int key);
  * first, so the call may fail as simlsh_index_new() would.
  * @return 0 or SIMLSH_EINVAL.
  */
-SIMLSH_API int simlsh_params_fingerprint(uint64_t *out, const simlsh_params *params, int scope);
+SIMLSH_API int simlsh_params_fingerprint(SIMLSH_OUT uint64_t *out, const simlsh_params *params,
+                                         int scope);
+
+/**
+ * Objects built from @p params from now on allocate and free through
+ * @p alloc (the params object itself keeps the hooks it was made with).
+ * @p alloc is kept by reference (see simlsh_allocator_v2); NULL selects
+ * malloc/free. Since 0.2.
+ * @return 0, or SIMLSH_EINVAL (wrong handle, @c size smaller than this
+ * library's struct, a NULL hook, a non-NULL reserved word); on error the
+ * params are unchanged.
+ * Threads: needs exclusive access to @p params.
+ */
+SIMLSH_API int simlsh_params_set_allocator(simlsh_params *params,
+                                           const simlsh_allocator_v2 *alloc);
+/**
+ * Set every key of @p params to the named preset (the allocator is kept):
+ *  - "default": the library's defaults (the table above);
+ *  - "dedup": what simlsh-dedup uses when no option is given: the defaults
+ *    with NORMALIZE = LOWER_ASCII | COLLAPSE_SPACE, FP_WEIGHT 0.1 and
+ *    FN_WEIGHT 0.9 (docs/cli.md says why).
+ * simlsh_constant_at(SIMLSH_KIND_PRESET, ...) lists the names. Since 0.2.
+ * @return 0, SIMLSH_EINVAL (wrong handle, NULL name), SIMLSH_ENOTFOUND
+ * (unknown name; the params are unchanged).
+ * Threads: needs exclusive access to @p params.
+ */
+SIMLSH_API int simlsh_params_preset(simlsh_params *params, const char *name);
+/**
+ * The whole contract as one line of text: every key in key order as
+ * "name=value" separated by single spaces, enumerated values by their
+ * run-time names (simlsh_constant_name()), NORMALIZE as a comma list of
+ * flag names or "none", doubles in the shortest form that reads back
+ * exactly, e.g. "unit=char k=5 normalize=lower,space ... fn_weight=0.9".
+ * @p *len receives the length without the terminating NUL; @p buf NULL is
+ * a size query; otherwise @p cap must be at least @p *len + 1. Since 0.2.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE.
+ * Threads: safe with other const calls on @p params.
+ */
+SIMLSH_API int simlsh_params_describe(SIMLSH_OUT char *buf, size_t cap, SIMLSH_OUT size_t *len,
+                                      const simlsh_params *params);
+
+/**
+ * Kinds of named constants, for simlsh_constant_name(),
+ * simlsh_constant_value() and simlsh_constant_at(). Names are lower case
+ * and stable, as in simlsh-dedup's options; errors use simlsh_error_name().
+ */
+enum {
+    SIMLSH_KIND_ERROR = 1,       /**< SIMLSH_OK and SIMLSH_E*: "OK", "EINVAL", ... */
+    SIMLSH_KIND_PARAM = 2,       /**< SIMLSH_PARAM_*: "unit", "k", ... */
+    SIMLSH_KIND_UNIT = 3,        /**< "byte", "char", "word" */
+    SIMLSH_KIND_NORMALIZE = 4,   /**< flags: "lower", "space", "punct", "casefold", "nfkc" */
+    SIMLSH_KIND_UTF8_POLICY = 5, /**< "replace", "reject" */
+    SIMLSH_KIND_SCHEME = 6,      /**< "oph", "classic" */
+    SIMLSH_KIND_ISA = 7,         /**< "auto", "scalar", "avx2", "avx512" */
+    SIMLSH_KIND_SCOPE = 8,       /**< "shingles", "signature", "index" */
+    SIMLSH_KIND_QUERY_FLAG = 9,  /**< "verify" */
+    SIMLSH_KIND_PRESET = 10      /**< simlsh_params_preset() names; values 0, 1, ... */
+};
+
+/** @return the static name of @p value among the constants of @p kind
+ *  (SIMLSH_KIND_*), or NULL when it has none. Since 0.2. Threads: safe. */
+SIMLSH_API const char *simlsh_constant_name(int kind, int64_t value);
+/** The value of the constant of @p kind named @p name (exact, case
+ *  sensitive). Since 0.2. @return 0, SIMLSH_EINVAL (unknown kind, NULL),
+ *  SIMLSH_ENOTFOUND (no such name). Threads: safe. */
+SIMLSH_API int simlsh_constant_value(SIMLSH_OUT int64_t *out, int kind, const char *name);
+/** The @p i-th constant of @p kind (in increasing value order, errors from
+ *  0 down), to enumerate them all. Either out pointer may be NULL. Since
+ *  0.2. @return 0, SIMLSH_EINVAL (unknown kind), SIMLSH_ENOTFOUND (@p i past
+ *  the last). Threads: safe. */
+SIMLSH_API int simlsh_constant_at(SIMLSH_OUT int64_t *value, SIMLSH_OUT const char **name,
+                                  int kind, size_t i);
 
 /** @return 1 if this CPU and build can run @p isa (SIMLSH_ISA_*), else 0.
  *  SIMLSH_ISA_AUTO and SIMLSH_ISA_SCALAR always give 1. Threads: safe. */
 SIMLSH_API int simlsh_isa_supported(int isa);
 /** @return 1 if the library was built with utf8proc (Unicode normalisation
- *  and Unicode word separators), else 0. */
+ *  and Unicode word separators), else 0. Threads: safe. */
 SIMLSH_API int simlsh_has_unicode(void);
 
 /**
@@ -259,8 +377,9 @@ SIMLSH_API int simlsh_has_unicode(void);
  * (HASH_BITS 32, zero-extended) or the low 64 bits of MurmurHash3 x64_128
  * (HASH_BITS 64), with the contract's seed. Use it to make raw features that
  * mix with shingles. @return 0 or SIMLSH_EINVAL (data NULL with len > 0).
+ * Threads: safe with other const calls on @p params.
  */
-SIMLSH_API int simlsh_hash_bytes(uint64_t *out, const simlsh_params *params,
+SIMLSH_API int simlsh_hash_bytes(SIMLSH_OUT uint64_t *out, const simlsh_params *params,
                                  const void *data, size_t len);
 
 /* ------------------------------------------------------------------------ */
@@ -284,11 +403,13 @@ typedef struct simlsh_shingleset simlsh_shingleset;
 
 /** Create an empty set with a copy of @p params' shingling contract.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_shingleset_new(simlsh_shingleset **out, const simlsh_params *params);
+SIMLSH_API int simlsh_shingleset_new(SIMLSH_OUT simlsh_shingleset **out,
+                                     const simlsh_params *params);
 /** Free; NULL is a no-op. */
 SIMLSH_API void simlsh_shingleset_free(simlsh_shingleset *set);
 /** Deep copy (same allocator). @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shingleset *src);
+SIMLSH_API int simlsh_shingleset_copy(SIMLSH_OUT simlsh_shingleset **out,
+                                      const simlsh_shingleset *src);
 /** Start a document. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (already started). */
 SIMLSH_API int simlsh_shingleset_begin(simlsh_shingleset *set);
 /** Feed the next @p len bytes of the document. With SIMLSH_UTF8_REJECT an
@@ -315,41 +436,43 @@ SIMLSH_API int simlsh_shingleset_add_features(simlsh_shingleset *set, const uint
  *  @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_shingleset_clear(simlsh_shingleset *set);
 /** Number of distinct hashes. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE. */
-SIMLSH_API int simlsh_shingleset_count(size_t *out, const simlsh_shingleset *set);
+SIMLSH_API int simlsh_shingleset_count(SIMLSH_OUT size_t *out, const simlsh_shingleset *set);
 /**
  * Copy the sorted hashes into @p buf. @p *count receives the number of
  * hashes. With @p buf NULL only the count is stored (size query).
  * @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EBUFSIZE (@p cap too small;
  * @p *count still set, nothing copied).
  */
-SIMLSH_API int simlsh_shingleset_hashes(uint64_t *buf, size_t cap, size_t *count,
-                                        const simlsh_shingleset *set);
+SIMLSH_API int simlsh_shingleset_hashes(SIMLSH_OUT uint64_t *buf, size_t cap,
+                                        SIMLSH_OUT size_t *count, const simlsh_shingleset *set);
 /** Exact Jaccard |A∩B|/|A∪B| by a linear merge; two empty sets give 1.0,
  *  one empty set gives 0.0. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
-SIMLSH_API int simlsh_shingleset_jaccard(double *out, const simlsh_shingleset *a,
+SIMLSH_API int simlsh_shingleset_jaccard(SIMLSH_OUT double *out, const simlsh_shingleset *a,
                                          const simlsh_shingleset *b);
 /** Containment |A∩B|/|A| of @p a in @p b; an empty @p a gives 1.0.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
-SIMLSH_API int simlsh_shingleset_containment(double *out, const simlsh_shingleset *a,
+SIMLSH_API int simlsh_shingleset_containment(SIMLSH_OUT double *out, const simlsh_shingleset *a,
                                              const simlsh_shingleset *b);
 /** A new params object holding the set's contract (the params it was made
  *  with, or read from its bytes), with the set's allocator: use it to build
  *  objects that must match a loaded set. @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_shingleset_params(simlsh_params **out, const simlsh_shingleset *set);
+SIMLSH_API int simlsh_shingleset_params(SIMLSH_OUT simlsh_params **out,
+                                        const simlsh_shingleset *set);
 /** The set's SIMLSH_SCOPE_SHINGLES fingerprint. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_shingleset_fingerprint(uint64_t *out, const simlsh_shingleset *set);
+SIMLSH_API int simlsh_shingleset_fingerprint(SIMLSH_OUT uint64_t *out,
+                                             const simlsh_shingleset *set);
 /**
  * Serialise (docs/format.md). @p *size receives the byte size; with @p buf
  * NULL only the size is stored. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE,
  * SIMLSH_EBUFSIZE.
  */
-SIMLSH_API int simlsh_shingleset_save(void *buf, size_t cap, size_t *size,
+SIMLSH_API int simlsh_shingleset_save(SIMLSH_OUT void *buf, size_t cap, SIMLSH_OUT size_t *size,
                                       const simlsh_shingleset *set);
 /** Load a serialised set (its contract travels with it). @p alloc as in
  *  simlsh_params_new(). @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT,
  *  SIMLSH_EUNSUPPORTED (newer format or Unicode flags without utf8proc), SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_shingleset_load(simlsh_shingleset **out, const void *buf, size_t len,
-                                      const simlsh_allocator *alloc);
+SIMLSH_API int simlsh_shingleset_load(SIMLSH_OUT simlsh_shingleset **out, const void *buf,
+                                      size_t len, const simlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
 /* Signatures                                                               */
@@ -370,11 +493,12 @@ typedef struct simlsh_signature simlsh_signature;
 
 /** Create an empty signature for @p params (num_perm, scheme, shingling).
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_signature_new(simlsh_signature **out, const simlsh_params *params);
+SIMLSH_API int simlsh_signature_new(SIMLSH_OUT simlsh_signature **out, const simlsh_params *params);
 /** Free; NULL is a no-op. */
 SIMLSH_API void simlsh_signature_free(simlsh_signature *sig);
 /** Deep copy. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_signature_copy(simlsh_signature **out, const simlsh_signature *src);
+SIMLSH_API int simlsh_signature_copy(SIMLSH_OUT simlsh_signature **out,
+                                     const simlsh_signature *src);
 /** Start streaming a document. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE. */
 SIMLSH_API int simlsh_signature_begin(simlsh_signature *sig);
 /** Feed document bytes; as simlsh_shingleset_feed(). */
@@ -403,7 +527,7 @@ SIMLSH_API int simlsh_signature_clear(simlsh_signature *sig);
  * 1.0 (equal empty sets); one empty and one not give 0.0.
  * @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH.
  */
-SIMLSH_API int simlsh_signature_jaccard(double *out, const simlsh_signature *a,
+SIMLSH_API int simlsh_signature_jaccard(SIMLSH_OUT double *out, const simlsh_signature *a,
                                         const simlsh_signature *b);
 /** @return 1 if nothing was added, 0 if not, SIMLSH_EINVAL for NULL. */
 SIMLSH_API int simlsh_signature_is_empty(const simlsh_signature *sig);
@@ -414,8 +538,8 @@ SIMLSH_API int simlsh_signature_num_perm(const simlsh_signature *sig);
  * receives num_perm; @p buf NULL is a size query. An empty signature has all
  * values 0xFFFFFFFF. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EBUFSIZE.
  */
-SIMLSH_API int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count,
-                                       const simlsh_signature *sig);
+SIMLSH_API int simlsh_signature_values(SIMLSH_OUT uint32_t *buf, size_t cap,
+                                       SIMLSH_OUT size_t *count, const simlsh_signature *sig);
 /**
  * The signature's @p bands band keys for @p rows rows per band, into
  * @p keys[0 .. bands-1]: key of band i = a 64-bit hash of the band number and
@@ -424,18 +548,19 @@ SIMLSH_API int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count,
  * @return 0, SIMLSH_EINVAL (bands*rows > num_perm, zero, NULL),
  * SIMLSH_EBUFSIZE (@p cap < bands), SIMLSH_ESTATE, SIMLSH_EEMPTY (empty signature).
  */
-SIMLSH_API int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signature *sig,
-                                          uint32_t bands, uint32_t rows);
+SIMLSH_API int simlsh_signature_band_keys(SIMLSH_OUT uint64_t *keys, size_t cap,
+                                          const simlsh_signature *sig, uint32_t bands,
+                                          uint32_t rows);
 /** A new params object holding the signature's contract; as
  *  simlsh_shingleset_params(). @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_signature_params(simlsh_params **out, const simlsh_signature *sig);
+SIMLSH_API int simlsh_signature_params(SIMLSH_OUT simlsh_params **out, const simlsh_signature *sig);
 /** The SIMLSH_SCOPE_SIGNATURE fingerprint. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_signature_fingerprint(uint64_t *out, const simlsh_signature *sig);
+SIMLSH_API int simlsh_signature_fingerprint(SIMLSH_OUT uint64_t *out, const simlsh_signature *sig);
 /** Serialise; as simlsh_shingleset_save(). */
-SIMLSH_API int simlsh_signature_save(void *buf, size_t cap, size_t *size,
+SIMLSH_API int simlsh_signature_save(SIMLSH_OUT void *buf, size_t cap, SIMLSH_OUT size_t *size,
                                      const simlsh_signature *sig);
 /** Load; as simlsh_shingleset_load(). */
-SIMLSH_API int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
+SIMLSH_API int simlsh_signature_load(SIMLSH_OUT simlsh_signature **out, const void *buf, size_t len,
                                      const simlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
@@ -443,17 +568,19 @@ SIMLSH_API int simlsh_signature_load(simlsh_signature **out, const void *buf, si
 /* ------------------------------------------------------------------------ */
 
 /** P(s) = 1 - (1 - s^r)^b: probability that two documents of Jaccard @p s
- *  share a bucket. @return 0 or SIMLSH_EINVAL (b or r 0, s outside [0,1]). */
-SIMLSH_API int simlsh_lsh_probability(double *out, uint32_t bands, uint32_t rows, double s);
-/** Approximate threshold (1/b)^(1/r). @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_lsh_threshold(double *out, uint32_t bands, uint32_t rows);
-/** The similarity where P(s) = 1/2 exactly. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_lsh_threshold_exact(double *out, uint32_t bands, uint32_t rows);
-/** False-positive area: integral of P(s) over [0, t]. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_lsh_false_positive_area(double *out, uint32_t bands, uint32_t rows,
+ *  share a bucket. @return 0 or SIMLSH_EINVAL (b or r 0, s outside [0,1]). Threads: safe. */
+SIMLSH_API int simlsh_lsh_probability(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows,
+                                      double s);
+/** Approximate threshold (1/b)^(1/r). @return 0 or SIMLSH_EINVAL. Threads: safe. */
+SIMLSH_API int simlsh_lsh_threshold(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows);
+/** The similarity where P(s) = 1/2 exactly. @return 0 or SIMLSH_EINVAL. Threads: safe. */
+SIMLSH_API int simlsh_lsh_threshold_exact(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows);
+/** False-positive area: integral of P(s) over [0, t]. @return 0 or SIMLSH_EINVAL. Threads: safe. */
+SIMLSH_API int simlsh_lsh_false_positive_area(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows,
                                               double t);
-/** False-negative area: integral of 1 - P(s) over [t, 1]. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_lsh_false_negative_area(double *out, uint32_t bands, uint32_t rows,
+/** False-negative area: integral of 1 - P(s) over [t, 1]. @return 0 or SIMLSH_EINVAL.
+ *  Threads: safe. */
+SIMLSH_API int simlsh_lsh_false_negative_area(SIMLSH_OUT double *out, uint32_t bands, uint32_t rows,
                                               double t);
 /**
  * Choose (b, r) with b*r <= @p num_perm minimising
@@ -461,9 +588,11 @@ SIMLSH_API int simlsh_lsh_false_negative_area(double *out, uint32_t bands, uint3
  * rows, then fewer bands. @p unused receives num_perm - b*r (may be NULL).
  * @return 0 or SIMLSH_EINVAL (t outside (0,1], num_perm 0 or above 1024,
  * negative or both zero weights).
+ * Threads: safe (a pure function).
  */
-SIMLSH_API int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32_t *unused,
-                                         uint32_t num_perm, double t, double w_fp, double w_fn);
+SIMLSH_API int simlsh_lsh_optimal_params(SIMLSH_OUT uint32_t *bands, SIMLSH_OUT uint32_t *rows,
+                                         SIMLSH_OUT uint32_t *unused, uint32_t num_perm, double t,
+                                         double w_fp, double w_fn);
 
 /* ------------------------------------------------------------------------ */
 /* Results                                                                  */
@@ -480,39 +609,41 @@ SIMLSH_API int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32
  *  - simlsh_index_cluster(): a = id, b = cluster label (smallest id of the
  *    cluster), score = -1; sorted by id.
  * Each call replaces the previous content, reusing memory.
- * Threads: one owner.
+ * Threads: one owner, which may hand it to another thread (no object has
+ * thread affinity); the reading calls (count, row, the columns, offset) may
+ * run concurrently while nothing fills or frees it.
  */
 typedef struct simlsh_results simlsh_results;
 
 /** @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. @p alloc may be NULL. */
-SIMLSH_API int simlsh_results_new(simlsh_results **out, const simlsh_allocator *alloc);
+SIMLSH_API int simlsh_results_new(SIMLSH_OUT simlsh_results **out, const simlsh_allocator *alloc);
 /** Free; NULL is a no-op. */
 SIMLSH_API void simlsh_results_free(simlsh_results *res);
 /** @return the number of rows (0 for NULL). */
 SIMLSH_API size_t simlsh_results_count(const simlsh_results *res);
 /** Row @p i. Any out pointer may be NULL. @return 0 or SIMLSH_EINVAL (i out of range). */
-SIMLSH_API int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_t *b,
-                                  double *score);
+SIMLSH_API int simlsh_results_row(const simlsh_results *res, size_t i, SIMLSH_OUT uint64_t *a,
+                                  SIMLSH_OUT uint64_t *b, SIMLSH_OUT double *score);
 /** Column a of all rows (the matched id, the smaller id of a pair, or the
  *  clustered id; see simlsh_results): a borrowed array of
  *  simlsh_results_count() entries, valid until the next call that fills or
  *  frees @p res. @return NULL when @p res is NULL or empty. */
-SIMLSH_API const uint64_t *simlsh_results_a(const simlsh_results *res);
+SIMLSH_API SIMLSH_BORROWED const uint64_t *simlsh_results_a(const simlsh_results *res);
 /** Column b of all rows (0 for a single query, the query's position for a
  *  batch, the larger id of a pair, the cluster label): a borrowed array of
  *  simlsh_results_count() entries, valid until the next call that fills or
  *  frees @p res. @return NULL when @p res is NULL or empty. */
-SIMLSH_API const uint64_t *simlsh_results_b(const simlsh_results *res);
+SIMLSH_API SIMLSH_BORROWED const uint64_t *simlsh_results_b(const simlsh_results *res);
 /** The scores of all rows (estimated Jaccard similarity, or -1 without
  *  stored signatures and for clusters): a borrowed array of
  *  simlsh_results_count() entries, valid until the next call that fills or
  *  frees @p res. @return NULL when @p res is NULL or empty. */
-SIMLSH_API const double *simlsh_results_scores(const simlsh_results *res);
+SIMLSH_API SIMLSH_BORROWED const double *simlsh_results_scores(const simlsh_results *res);
 /** Batch queries: first row of query @p q (q == number of queries gives the
  *  row count). After a single query there is one query (offset(1) is the
  *  row count); after pairs or cluster there are none (offset(0) is the row
  *  count). @return 0 or SIMLSH_EINVAL (q beyond the number of queries). */
-SIMLSH_API int simlsh_results_offset(size_t *out, const simlsh_results *res, size_t q);
+SIMLSH_API int simlsh_results_offset(SIMLSH_OUT size_t *out, const simlsh_results *res, size_t q);
 /** @return 1 if the last fill stopped at a caller limit, 0 otherwise. */
 SIMLSH_API int simlsh_results_truncated(const simlsh_results *res);
 
@@ -543,17 +674,18 @@ typedef struct simlsh_index simlsh_index;
 /** Create an index; (b, r) come from BANDS/ROWS or, when both are 0, from
  *  the optimiser. @return 0, SIMLSH_EINVAL (b*r > num_perm, one of b/r 0),
  *  SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_index_new(simlsh_index **out, const simlsh_params *params);
+SIMLSH_API int simlsh_index_new(SIMLSH_OUT simlsh_index **out, const simlsh_params *params);
 /** Free; NULL is a no-op. */
 SIMLSH_API void simlsh_index_free(simlsh_index *index);
 /** The resolved bands and rows. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_index_bands(uint32_t *bands, uint32_t *rows, const simlsh_index *index);
+SIMLSH_API int simlsh_index_bands(SIMLSH_OUT uint32_t *bands, SIMLSH_OUT uint32_t *rows,
+                                  const simlsh_index *index);
 /** A new params object holding the index's contract with bands and rows
  *  resolved (so a loaded index tells how to sign queries for it); as
  *  simlsh_shingleset_params(). @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_index_params(simlsh_params **out, const simlsh_index *index);
+SIMLSH_API int simlsh_index_params(SIMLSH_OUT simlsh_params **out, const simlsh_index *index);
 /** The SIMLSH_SCOPE_INDEX fingerprint. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index);
+SIMLSH_API int simlsh_index_fingerprint(SIMLSH_OUT uint64_t *out, const simlsh_index *index);
 /** Insert @p sig under @p id. @return 0, SIMLSH_EINVAL, SIMLSH_EMISMATCH,
  *  SIMLSH_EEXIST (id present), SIMLSH_EEMPTY (empty signature),
  *  SIMLSH_ESTATE, SIMLSH_ENOMEM; on error the index is unchanged. */
@@ -564,7 +696,7 @@ SIMLSH_API int simlsh_index_remove(simlsh_index *index, uint64_t id);
 /** @return 1 if @p id is present, 0 if not, SIMLSH_EINVAL for NULL. */
 SIMLSH_API int simlsh_index_contains(const simlsh_index *index, uint64_t id);
 /** Number of ids. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_index_count(size_t *out, const simlsh_index *index);
+SIMLSH_API int simlsh_index_count(SIMLSH_OUT size_t *out, const simlsh_index *index);
 /** Make room for @p n ids in total. @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_index_reserve(simlsh_index *index, size_t n);
 /** Remove every id, keeping the tables' memory (overflow lists of large
@@ -572,7 +704,8 @@ SIMLSH_API int simlsh_index_reserve(simlsh_index *index, size_t n);
 SIMLSH_API int simlsh_index_clear(simlsh_index *index);
 /** Bytes the index holds, in total and (optional) in band tables alone.
  *  @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *index);
+SIMLSH_API int simlsh_index_memory(SIMLSH_OUT size_t *total, SIMLSH_OUT size_t *band_tables,
+                                   const simlsh_index *index);
 /**
  * Ids sharing at least one band bucket with @p sig, each once, sorted by id.
  * @p flags: SIMLSH_QUERY_VERIFY. An empty @p sig gives no rows.
@@ -584,9 +717,9 @@ SIMLSH_API int simlsh_index_query(simlsh_results *res, const simlsh_index *index
 /** As simlsh_index_query() into a caller buffer of @p cap ids; @p *count
  *  receives the number of ids; @p ids NULL is a size query.
  *  @return as simlsh_index_query(), or SIMLSH_EBUFSIZE. */
-SIMLSH_API int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count,
-                                      const simlsh_index *index, const simlsh_signature *sig,
-                                      int flags);
+SIMLSH_API int simlsh_index_query_ids(SIMLSH_OUT uint64_t *ids, size_t cap,
+                                      SIMLSH_OUT size_t *count, const simlsh_index *index,
+                                      const simlsh_signature *sig, int flags);
 /** Query @p n signatures at once (the fast path); see simlsh_results.
  *  @return as simlsh_index_query(). */
 SIMLSH_API int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
@@ -615,17 +748,18 @@ SIMLSH_API int simlsh_index_cluster(simlsh_results *res, const simlsh_index *ind
 /** Serialise (docs/format.md), with the user data if any
  *  (simlsh_index_set_userdata()); @p buf NULL is a size query.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
-SIMLSH_API int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *index);
+SIMLSH_API int simlsh_index_save(SIMLSH_OUT void *buf, size_t cap, SIMLSH_OUT size_t *size,
+                                 const simlsh_index *index);
 /** Save to a file: simlsh_index_save_file_v2() with no errno and flags 0.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EIO, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_index_save_file(const simlsh_index *index, const char *path);
 /** Load from bytes. @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT,
  *  SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
+SIMLSH_API int simlsh_index_load(SIMLSH_OUT simlsh_index **out, const void *buf, size_t len,
                                  const simlsh_allocator *alloc);
 /** Load from a file: simlsh_index_load_file_v2() with no errno and flags 0.
  *  @return as simlsh_index_load(), or SIMLSH_EIO. */
-SIMLSH_API int simlsh_index_load_file(simlsh_index **out, const char *path,
+SIMLSH_API int simlsh_index_load_file(SIMLSH_OUT simlsh_index **out, const char *path,
                                       const simlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
@@ -675,14 +809,14 @@ typedef struct simlsh_forest simlsh_forest;
  * @return 0, SIMLSH_EINVAL (NULL, trees * depth > num_perm, or one of them
  *         above num_perm), SIMLSH_ENOMEM.
  */
-SIMLSH_API int simlsh_forest_new(simlsh_forest **out, const simlsh_params *params);
+SIMLSH_API int simlsh_forest_new(SIMLSH_OUT simlsh_forest **out, const simlsh_params *params);
 /** Free; NULL is a no-op. */
 SIMLSH_API void simlsh_forest_free(simlsh_forest *forest);
 /** A new params object holding the forest's contract, with BANDS and ROWS
  *  set to its trees and depth (so a loaded forest tells how to sign queries
  *  for it); as simlsh_shingleset_params(). @return 0, SIMLSH_EINVAL,
  *  SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_forest_params(simlsh_params **out, const simlsh_forest *forest);
+SIMLSH_API int simlsh_forest_params(SIMLSH_OUT simlsh_params **out, const simlsh_forest *forest);
 /**
  * Insert a copy of @p sig under @p id.
  * @return 0, SIMLSH_EINVAL (NULL), SIMLSH_EMISMATCH (other contract),
@@ -694,7 +828,7 @@ SIMLSH_API int simlsh_forest_insert(simlsh_forest *forest, uint64_t id,
 /** Remove @p id. Never allocates. @return 0, SIMLSH_EINVAL, SIMLSH_ENOTFOUND. */
 SIMLSH_API int simlsh_forest_remove(simlsh_forest *forest, uint64_t id);
 /** Number of documents. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_forest_count(size_t *out, const simlsh_forest *forest);
+SIMLSH_API int simlsh_forest_count(SIMLSH_OUT size_t *out, const simlsh_forest *forest);
 /**
  * The (at most) @p k documents most similar to @p sig: rows a = id, b = 0,
  * score = estimated Jaccard, sorted by score (highest first), ties by id.
@@ -707,13 +841,13 @@ SIMLSH_API int simlsh_forest_query_topk(simlsh_results *res, const simlsh_forest
                                         const simlsh_signature *sig, size_t k);
 /** Serialise (docs/format-forest.md); @p buf NULL is a size query.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
-SIMLSH_API int simlsh_forest_save(void *buf, size_t cap, size_t *size,
+SIMLSH_API int simlsh_forest_save(SIMLSH_OUT void *buf, size_t cap, SIMLSH_OUT size_t *size,
                                   const simlsh_forest *forest);
 /** Load from bytes, validated before anything sized by them is allocated.
  *  A loaded forest answers every query as the saved one did, and saves to
  *  the same bytes. @p alloc as in simlsh_params_new().
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_forest_load(simlsh_forest **out, const void *buf, size_t len,
+SIMLSH_API int simlsh_forest_load(SIMLSH_OUT simlsh_forest **out, const void *buf, size_t len,
                                   const simlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
@@ -751,12 +885,13 @@ typedef struct simlsh_ensemble simlsh_ensemble;
 /** Create an empty ensemble; as simlsh_forest_new() (BANDS = trees, ROWS =
  *  depth; FP_WEIGHT and FN_WEIGHT weigh the per-query banding choice).
  *  @return 0, SIMLSH_EINVAL (also both weights 0), SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_ensemble_new(simlsh_ensemble **out, const simlsh_params *params);
+SIMLSH_API int simlsh_ensemble_new(SIMLSH_OUT simlsh_ensemble **out, const simlsh_params *params);
 /** Free; NULL is a no-op. */
 SIMLSH_API void simlsh_ensemble_free(simlsh_ensemble *ensemble);
 /** The ensemble's contract with BANDS and ROWS set to its trees and depth;
  *  as simlsh_forest_params(). @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_ensemble_params(simlsh_params **out, const simlsh_ensemble *ensemble);
+SIMLSH_API int simlsh_ensemble_params(SIMLSH_OUT simlsh_params **out,
+                                      const simlsh_ensemble *ensemble);
 /**
  * Insert a copy of @p sig under @p id, for a set of exactly @p size distinct
  * elements (simlsh_shingleset_count() of the set it was made from).
@@ -769,7 +904,7 @@ SIMLSH_API int simlsh_ensemble_insert(simlsh_ensemble *ensemble, uint64_t id,
 /** Remove @p id. Never allocates. @return 0, SIMLSH_EINVAL, SIMLSH_ENOTFOUND. */
 SIMLSH_API int simlsh_ensemble_remove(simlsh_ensemble *ensemble, uint64_t id);
 /** Number of sets. @return 0 or SIMLSH_EINVAL. */
-SIMLSH_API int simlsh_ensemble_count(size_t *out, const simlsh_ensemble *ensemble);
+SIMLSH_API int simlsh_ensemble_count(SIMLSH_OUT size_t *out, const simlsh_ensemble *ensemble);
 /**
  * Sets likely to contain at least a fraction @p t of the query set, whose
  * signature is @p sig and size @p query_size: rows a = id, b = 0, score =
@@ -786,11 +921,11 @@ SIMLSH_API int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble 
                                      int flags);
 /** Serialise (docs/format-forest.md); @p buf NULL is a size query.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
-SIMLSH_API int simlsh_ensemble_save(void *buf, size_t cap, size_t *size,
+SIMLSH_API int simlsh_ensemble_save(SIMLSH_OUT void *buf, size_t cap, SIMLSH_OUT size_t *size,
                                     const simlsh_ensemble *ensemble);
 /** Load from bytes; as simlsh_forest_load().
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
-SIMLSH_API int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
+SIMLSH_API int simlsh_ensemble_load(SIMLSH_OUT simlsh_ensemble **out, const void *buf, size_t len,
                                     const simlsh_allocator *alloc);
 
 /* ------------------------------------------------------------------------ */
@@ -822,8 +957,9 @@ SIMLSH_API int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size
  * on error nothing is written.
  * Threads: safe.
  */
-SIMLSH_API int simlsh_lsh_optimal_params_recall(uint32_t *bands, uint32_t *rows,
-                                                double *achieved, uint32_t num_perm,
+SIMLSH_API int simlsh_lsh_optimal_params_recall(SIMLSH_OUT uint32_t *bands,
+                                                SIMLSH_OUT uint32_t *rows,
+                                                SIMLSH_OUT double *achieved, uint32_t num_perm,
                                                 double t, double recall, double width);
 
 /* ------------------------------------------------------------------------ */
@@ -858,8 +994,8 @@ SIMLSH_API int simlsh_lsh_optimal_params_recall(uint32_t *bands, uint32_t *rows,
  * labels (it sorts all rows by id and lists unpaired ids too).
  * @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM.
  */
-SIMLSH_API int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t *a,
-                                       const uint64_t *b, size_t n);
+SIMLSH_API int simlsh_group_components(simlsh_results *res, SIMLSH_OUT size_t *ngroups,
+                                       const uint64_t *a, const uint64_t *b, size_t n);
 
 /**
  * Star groups that are safe to delete from. The pairs are verified edges
@@ -881,7 +1017,7 @@ SIMLSH_API int simlsh_group_components(simlsh_results *res, size_t *ngroups, con
  *               policy's order), or NULL with @p norder 0 for ascending ids.
  * @return 0, SIMLSH_EINVAL (also @p order NULL with @p norder > 0), SIMLSH_ENOMEM.
  */
-SIMLSH_API int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a,
+SIMLSH_API int simlsh_group_star(simlsh_results *res, SIMLSH_OUT size_t *ngroups, const uint64_t *a,
                                  const uint64_t *b, const double *score, size_t n,
                                  const uint64_t *order, size_t norder);
 
@@ -905,9 +1041,9 @@ SIMLSH_API int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uin
  * by (a, b).
  * @return 0, SIMLSH_EINVAL (also @p max_docs 1), SIMLSH_ENOMEM.
  */
-SIMLSH_API int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *a,
-                                    const uint64_t *b, const double *score, size_t n,
-                                    size_t max_docs);
+SIMLSH_API int simlsh_group_batches(simlsh_results *res, SIMLSH_OUT size_t *nbatches,
+                                    const uint64_t *a, const uint64_t *b, const double *score,
+                                    size_t n, size_t max_docs);
 
 /**
  * The distinct ids of batch (or group) @p q of @p res, ascending, into
@@ -918,8 +1054,9 @@ SIMLSH_API int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const
  * groups), SIMLSH_EBUFSIZE, SIMLSH_ENOMEM (scratch from @p res's allocator).
  * Threads: a const call; concurrent calls on one results object are safe.
  */
-SIMLSH_API int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count,
-                                      const simlsh_results *res, size_t q);
+SIMLSH_API int simlsh_group_batch_ids(SIMLSH_OUT uint64_t *ids, size_t cap,
+                                      SIMLSH_OUT size_t *count, const simlsh_results *res,
+                                      size_t q);
 /* Batches and threads (0.2)                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -981,9 +1118,9 @@ SIMLSH_API int simlsh_index_insert_batch(simlsh_index *index, const uint64_t *id
  * params), SIMLSH_EUNSUPPORTED, SIMLSH_EUTF8 (SIMLSH_UTF8_REJECT), SIMLSH_ENOMEM.
  * Threads: @p params is only read; any number of calls may run at once.
  */
-SIMLSH_API int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *params,
-                                 const void *const *texts, const size_t *lens, size_t n,
-                                 uint32_t nthreads);
+SIMLSH_API int simlsh_sign_batch(SIMLSH_OUT uint32_t *values, SIMLSH_OUT uint8_t *empty,
+                                 const simlsh_params *params, const void *const *texts,
+                                 const size_t *lens, size_t n, uint32_t nthreads);
 /**
  * Band keys of @p n signatures given as an @p n x num_perm matrix of
  * values: row i of @p keys (an @p n x bands matrix) receives what
@@ -994,7 +1131,7 @@ SIMLSH_API int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_
  * @return 0, SIMLSH_EINVAL (NULL, or bands and rows that do not resolve).
  * Threads: @p params is only read; safe.
  */
-SIMLSH_API int simlsh_band_keys_batch(uint64_t *keys, const simlsh_params *params,
+SIMLSH_API int simlsh_band_keys_batch(SIMLSH_OUT uint64_t *keys, const simlsh_params *params,
                                       const uint32_t *values, size_t n);
 
 /**
@@ -1060,7 +1197,7 @@ enum {
  *
  * Threads: a const call on the index (concurrent with queries and saves).
  */
-SIMLSH_API int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *index,
+SIMLSH_API int simlsh_index_save_file_v2(SIMLSH_OUT int *sys_errno, const simlsh_index *index,
                                          const char *path, int flags);
 /**
  * Load from a file, reading only a regular file and at most the size it
@@ -1076,8 +1213,9 @@ SIMLSH_API int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *ind
  *   a path that is not a regular file (or a symlink with
  *   SIMLSH_FILE_NOFOLLOW); SIMLSH_EIO.
  */
-SIMLSH_API int simlsh_index_load_file_v2(simlsh_index **out, int *sys_errno, const char *path,
-                                         int flags, const simlsh_allocator *alloc);
+SIMLSH_API int simlsh_index_load_file_v2(SIMLSH_OUT simlsh_index **out, SIMLSH_OUT int *sys_errno,
+                                         const char *path, int flags,
+                                         const simlsh_allocator *alloc);
 /**
  * Attach caller bytes to the index (copied; @p len 0 removes them, and then
  * @p data may be NULL). They are saved inside the checksummed file by every
@@ -1097,7 +1235,8 @@ SIMLSH_API int simlsh_index_set_userdata(simlsh_index *index, const void *data, 
  * @return 0 or SIMLSH_EINVAL.
  * Threads: a const call.
  */
-SIMLSH_API int simlsh_index_userdata(const void **data, size_t *len, const simlsh_index *index);
+SIMLSH_API int simlsh_index_userdata(SIMLSH_OUT const void **data, SIMLSH_OUT size_t *len,
+                                     const simlsh_index *index);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 /* Allocation through the caller's hooks; the default is malloc/free. */
+#include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
-
 #include <string.h>
+
 #include "alloc.h"
 
 static void *default_alloc(void *user, size_t size)
@@ -32,6 +34,59 @@ void simlsh__alloc_fill(simlsh_allocator *dst, const simlsh_allocator *src)
     }
 }
 
+/* The v2 thunks. A header keeps blocks aligned as the hooks' blocks are. */
+#if SIMLSH__ALLOC_V2_HEADER
+#define V2_HEADER (sizeof(max_align_t) > 16 ? sizeof(max_align_t) : 16)
+#else
+#define V2_HEADER 0
+#endif
+
+static void *v2_alloc(void *user, size_t size)
+{
+    const simlsh_allocator_v2 *v = user;
+    if (size > SIZE_MAX - V2_HEADER)
+        return NULL;
+    unsigned char *b = v->alloc(v->user, size + V2_HEADER);
+    if (b == NULL || V2_HEADER == 0)
+        return b;
+    memcpy(b, &size, sizeof size);
+    return b + V2_HEADER;
+}
+
+/* Reached only through simlsh__free(): v2 blocks without a header cannot be
+ * freed without their size. */
+static void v2_free(void *user, void *p)
+{
+    const simlsh_allocator_v2 *v = user;
+#if SIMLSH__ALLOC_V2_HEADER
+    unsigned char *b = (unsigned char *)p - V2_HEADER;
+    size_t size;
+    memcpy(&size, b, sizeof size);
+    v->free(v->user, b, size + V2_HEADER);
+#else
+    (void)v;
+    (void)p;
+    abort(); /* a call site that does not pass the size: a bug */
+#endif
+}
+
+int simlsh__alloc_fill_v2(simlsh_allocator *dst, const simlsh_allocator_v2 *src)
+{
+    if (src == NULL) {
+        simlsh__alloc_fill(dst, NULL);
+        return 0;
+    }
+    if (src->size < sizeof *src || src->alloc == NULL || src->free == NULL)
+        return SIMLSH_EINVAL;
+    for (size_t i = 0; i < sizeof src->reserved / sizeof src->reserved[0]; i++)
+        if (src->reserved[i] != NULL)
+            return SIMLSH_EINVAL;
+    dst->alloc = v2_alloc;
+    dst->free = v2_free;
+    dst->user = (void *)(uintptr_t)src; /* never written through */
+    return 0;
+}
+
 void *simlsh__malloc(const simlsh_allocator *a, size_t size)
 {
     return a->alloc(a->user, size ? size : 1);
@@ -54,16 +109,49 @@ void simlsh__free(const simlsh_allocator *a, void *p)
         a->free(a->user, p);
 }
 
-void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size)
+void simlsh__free_sized(const simlsh_allocator *a, void *p, size_t size)
+{
+    if (p == NULL)
+        return;
+    if (a->free != v2_free) {
+        a->free(a->user, p);
+        return;
+    }
+    const simlsh_allocator_v2 *v = a->user;
+    size = size ? size : 1; /* as simlsh__malloc asked */
+#if SIMLSH__ALLOC_V2_HEADER
+    unsigned char *b = (unsigned char *)p - V2_HEADER;
+    size_t stored;
+    memcpy(&stored, b, sizeof stored);
+    assert(stored == size && "simlsh__free_sized: not the size the block was allocated with");
+    v->free(v->user, b, stored + V2_HEADER);
+#else
+    v->free(v->user, p, size);
+#endif
+}
+
+/* Copy the first copy bytes of p into a new block of new_size bytes, then
+ * free p, of block bytes (0: unknown). */
+static void *move(const simlsh_allocator *a, void *p, size_t copy, size_t block, size_t new_size)
 {
     void *q = simlsh__malloc(a, new_size);
     if (q == NULL)
         return NULL;
     if (p != NULL) {
-        memcpy(q, p, old_size < new_size ? old_size : new_size);
-        simlsh__free(a, p);
+        memcpy(q, p, copy < new_size ? copy : new_size);
+        if (block)
+            simlsh__free_sized(a, p, block);
+        else
+            simlsh__free(a, p);
     }
     return q;
+}
+
+/* old_size is what to copy, which some callers keep smaller than the block
+ * (TODO: a sized variant for shingle.c, the one caller). */
+void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size)
+{
+    return move(a, p, old_size, 0, new_size);
 }
 
 int simlsh__grow(const simlsh_allocator *a, void **arr, size_t *cap, size_t need, size_t elem)
@@ -78,7 +166,7 @@ int simlsh__grow(const simlsh_allocator *a, void **arr, size_t *cap, size_t need
     }
     if (ncap > SIZE_MAX / elem)
         return SIMLSH_ENOMEM;
-    void *q = simlsh__realloc(a, *arr, *cap * elem, ncap * elem);
+    void *q = move(a, *arr, *cap * elem, *cap * elem, ncap * elem);
     if (q == NULL)
         return SIMLSH_ENOMEM;
     *arr = q;

@@ -1,5 +1,7 @@
 /* The hash contract: keyed setters and getters with bounds, fingerprints. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "simlsh_config.h"
@@ -49,7 +51,9 @@ static const key_info *find_key(int key)
 void simlsh__params_defaults(struct simlsh_params *p, const simlsh_allocator *alloc)
 {
     memset(p, 0, sizeof *p);
+    p->tag = SIMLSH__TAG_PARAMS;
     simlsh__alloc_fill(&p->alloc, alloc);
+    p->self = p->alloc;
     p->unit = SIMLSH_UNIT_CHAR;
     p->k = 5;
     p->normalize = 0;
@@ -86,21 +90,32 @@ int simlsh_params_new(simlsh_params **out, const simlsh_allocator *alloc)
 
 void simlsh_params_free(simlsh_params *params)
 {
-    if (params != NULL) {
-        simlsh_allocator a = params->alloc;
-        simlsh__free(&a, params);
+    if (simlsh__handle_is(params, SIMLSH__TAG_PARAMS)) {
+        simlsh_allocator a = params->self;
+        params->tag = SIMLSH__TAG_DEAD;
+        simlsh__free_sized(&a, params, sizeof *params);
     }
 }
 
 int simlsh_params_copy(simlsh_params **out, const simlsh_params *src)
 {
+    if (out != NULL)
+        *out = NULL;
+    SIMLSH__CHECK_PARAMS(src);
     return simlsh__params_export(out, src);
+}
+
+int simlsh_params_set_allocator(simlsh_params *params, const simlsh_allocator_v2 *alloc)
+{
+    SIMLSH__CHECK_PARAMS(params);
+    return simlsh__alloc_fill_v2(&params->alloc, alloc);
 }
 
 int simlsh_params_set_int(simlsh_params *params, int key, int64_t value)
 {
     const key_info *k = find_key(key);
-    if (params == NULL || k == NULL || k->type != T_INT)
+    SIMLSH__CHECK_PARAMS(params);
+    if (k == NULL || k->type != T_INT)
         return SIMLSH_EINVAL;
     if ((double)value < k->min || (double)value > k->max)
         return SIMLSH_EINVAL;
@@ -120,7 +135,8 @@ int simlsh_params_set_int(simlsh_params *params, int key, int64_t value)
 int simlsh_params_get_int(const simlsh_params *params, int key, int64_t *out)
 {
     const key_info *k = find_key(key);
-    if (params == NULL || out == NULL || k == NULL || k->type != T_INT)
+    SIMLSH__CHECK_PARAMS(params);
+    if (out == NULL || k == NULL || k->type != T_INT)
         return SIMLSH_EINVAL;
     if (key == SIMLSH_PARAM_SEED)
         *out = params->seed;
@@ -132,7 +148,8 @@ int simlsh_params_get_int(const simlsh_params *params, int key, int64_t *out)
 int simlsh_params_set_double(simlsh_params *params, int key, double value)
 {
     const key_info *k = find_key(key);
-    if (params == NULL || k == NULL || k->type != T_DOUBLE || isnan(value))
+    SIMLSH__CHECK_PARAMS(params);
+    if (k == NULL || k->type != T_DOUBLE || isnan(value))
         return SIMLSH_EINVAL;
     if (value < k->min || value > k->max)
         return SIMLSH_EINVAL;
@@ -145,7 +162,8 @@ int simlsh_params_set_double(simlsh_params *params, int key, double value)
 int simlsh_params_get_double(const simlsh_params *params, int key, double *out)
 {
     const key_info *k = find_key(key);
-    if (params == NULL || out == NULL || k == NULL || k->type != T_DOUBLE)
+    SIMLSH__CHECK_PARAMS(params);
+    if (out == NULL || k == NULL || k->type != T_DOUBLE)
         return SIMLSH_EINVAL;
     *out = *(const double *)(const void *)((const char *)params + k->offset);
     return 0;
@@ -225,7 +243,8 @@ uint64_t simlsh__fingerprint(const struct simlsh_params *p, int scope)
 
 int simlsh_params_fingerprint(uint64_t *out, const simlsh_params *params, int scope)
 {
-    if (out == NULL || params == NULL || scope < SIMLSH_SCOPE_SHINGLES || scope > SIMLSH_SCOPE_INDEX)
+    SIMLSH__CHECK_PARAMS(params);
+    if (out == NULL || scope < SIMLSH_SCOPE_SHINGLES || scope > SIMLSH_SCOPE_INDEX)
         return SIMLSH_EINVAL;
     if (scope == SIMLSH_SCOPE_INDEX) {
         struct simlsh_params q = *params;
@@ -244,7 +263,8 @@ int simlsh_params_fingerprint(uint64_t *out, const simlsh_params *params, int sc
 
 int simlsh_hash_bytes(uint64_t *out, const simlsh_params *params, const void *data, size_t len)
 {
-    if (out == NULL || params == NULL || (data == NULL && len > 0))
+    SIMLSH__CHECK_PARAMS(params);
+    if (out == NULL || (data == NULL && len > 0))
         return SIMLSH_EINVAL;
     static const uint8_t nothing[1] = {0};
     if (data == NULL)
@@ -270,6 +290,120 @@ int simlsh__params_export(simlsh_params **out, const struct simlsh_params *src)
     if (p == NULL)
         return SIMLSH_ENOMEM;
     *p = *src;
+    p->tag = SIMLSH__TAG_PARAMS;
+    p->self = src->alloc;
     *out = p;
+    return 0;
+}
+
+int simlsh_params_preset(simlsh_params *params, const char *name)
+{
+    SIMLSH__CHECK_PARAMS(params);
+    int64_t which;
+    int rc = simlsh_constant_value(&which, SIMLSH_KIND_PRESET, name);
+    if (rc < 0)
+        return rc;
+    struct simlsh_params p;
+    simlsh__params_defaults(&p, NULL);
+    p.alloc = params->alloc;
+    p.self = params->self;
+    if (which == 1) {
+        /* simlsh-dedup: case and spacing rarely make documents different,
+         * and recall is worth more than the false positives that the
+         * verification drops (docs/cli.md, docs/tuning.md). */
+        p.normalize = SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_COLLAPSE_SPACE;
+        p.fp_weight = 0.1;
+        p.fn_weight = 0.9;
+    }
+    *params = p;
+    return 0;
+}
+
+/* Append to buf at *len what fits, counting the full length in *len. */
+static void put(char *buf, size_t cap, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+    if (buf != NULL && *len < cap) {
+        size_t room = cap - *len;
+        memcpy(buf + *len, s, n < room ? n : room);
+    }
+    *len += n;
+}
+
+/* The shortest %.{15,16,17}g that reads back as v. */
+static void format_double(char *out, size_t cap, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, cap, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+/* Writes what fits of the description into buf (NULL: nothing); returns
+ * its full length. */
+static size_t describe(char *buf, size_t cap, const struct simlsh_params *params)
+{
+    size_t n = 0;
+    char num[64];
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const key_info *k = &keys[i];
+        if (i > 0)
+            put(buf, cap, &n, " ");
+        put(buf, cap, &n, k->name);
+        put(buf, cap, &n, "=");
+        if (k->type == T_DOUBLE) {
+            double v = 0;
+            simlsh_params_get_double(params, k->key, &v);
+            format_double(num, sizeof num, v);
+            put(buf, cap, &n, num);
+            continue;
+        }
+        int64_t v = 0;
+        simlsh_params_get_int(params, k->key, &v);
+        int kind = k->key == SIMLSH_PARAM_UNIT          ? SIMLSH_KIND_UNIT
+                   : k->key == SIMLSH_PARAM_UTF8_POLICY ? SIMLSH_KIND_UTF8_POLICY
+                   : k->key == SIMLSH_PARAM_SCHEME      ? SIMLSH_KIND_SCHEME
+                   : k->key == SIMLSH_PARAM_ISA         ? SIMLSH_KIND_ISA
+                                                        : 0;
+        const char *name = kind ? simlsh_constant_name(kind, v) : NULL;
+        if (k->key == SIMLSH_PARAM_NORMALIZE) {
+            const char *flag;
+            int64_t bit;
+            int first = 1;
+            for (size_t j = 0; simlsh_constant_at(&bit, &flag, SIMLSH_KIND_NORMALIZE, j) == 0;
+                 j++) {
+                if (v & bit) {
+                    if (!first)
+                        put(buf, cap, &n, ",");
+                    put(buf, cap, &n, flag);
+                    first = 0;
+                }
+            }
+            if (first)
+                put(buf, cap, &n, "none");
+        } else if (name != NULL) {
+            put(buf, cap, &n, name);
+        } else {
+            snprintf(num, sizeof num, "%lld", (long long)v);
+            put(buf, cap, &n, num);
+        }
+    }
+    return n;
+}
+
+int simlsh_params_describe(char *buf, size_t cap, size_t *len, const simlsh_params *params)
+{
+    SIMLSH__CHECK_PARAMS(params);
+    if (len == NULL)
+        return SIMLSH_EINVAL;
+    size_t n = describe(NULL, 0, params);
+    *len = n;
+    if (buf != NULL && cap < n + 1)
+        return SIMLSH_EBUFSIZE; /* buf untouched */
+    if (buf != NULL) {
+        describe(buf, cap, params);
+        buf[n] = '\0';
+    }
     return 0;
 }

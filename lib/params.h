@@ -5,10 +5,13 @@
 
 #include <stdint.h>
 
+#include "handle.h"
 #include "simlsh.h"
 
 struct simlsh_params {
-    simlsh_allocator alloc; /* always complete: defaults filled in */
+    uint32_t tag;           /* SIMLSH__TAG_PARAMS (handle.h), also in copies inside objects */
+    simlsh_allocator alloc; /* for objects built from these; always complete */
+    simlsh_allocator self;  /* what a heap params object was allocated with */
     int32_t unit;
     int32_t k;
     int32_t normalize;

@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "frame.h"
+#include "handle.h"
 #include "le.h"
 #include "shingleset.h"
 
@@ -77,7 +78,7 @@ static int commit_pending(simlsh_shingleset *s)
         if (tmp == NULL)
             return SIMLSH_ENOMEM;
         radix_sort(pend, tmp, np);
-        simlsh__free(&s->params.alloc, tmp);
+        simlsh__free_sized(&s->params.alloc, tmp, np * sizeof *tmp);
     }
     np = unique(pend, np);
     if (s->count == 0) {
@@ -107,7 +108,7 @@ static int commit_pending(simlsh_shingleset *s)
         out[m++] = s->hashes[i++];
     while (j < np)
         out[m++] = pend[j++];
-    simlsh__free(&s->params.alloc, s->hashes);
+    simlsh__free_sized(&s->params.alloc, s->hashes, s->cap * sizeof *s->hashes);
     s->hashes = out;
     s->count = s->len = m;
     return 0;
@@ -146,6 +147,7 @@ int simlsh_shingleset_new(simlsh_shingleset **out, const simlsh_params *params)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    SIMLSH__CHECK_PARAMS(params);
     if (params == NULL)
         return SIMLSH_EINVAL;
     int rc = simlsh__params_check_shingling(params);
@@ -154,6 +156,7 @@ int simlsh_shingleset_new(simlsh_shingleset **out, const simlsh_params *params)
     simlsh_shingleset *s = simlsh__calloc(&params->alloc, 1, sizeof *s);
     if (s == NULL)
         return SIMLSH_ENOMEM;
+    s->tag = SIMLSH__TAG_SHINGLESET;
     s->params = *params;
     s->fingerprint = simlsh__fingerprint(params, SIMLSH_SCOPE_SHINGLES);
     *out = s;
@@ -162,12 +165,15 @@ int simlsh_shingleset_new(simlsh_shingleset **out, const simlsh_params *params)
 
 void simlsh_shingleset_free(simlsh_shingleset *set)
 {
+    if (!simlsh__handle_is(set, SIMLSH__TAG_SHINGLESET))
+        return;
     if (set == NULL)
         return;
     simlsh_allocator a = set->params.alloc;
     simlsh__shingler_free(set->shingler);
-    simlsh__free(&a, set->hashes);
-    simlsh__free(&a, set);
+    simlsh__free_sized(&a, set->hashes, set->cap * sizeof *set->hashes);
+    set->tag = SIMLSH__TAG_DEAD;
+    simlsh__free_sized(&a, set, sizeof *set);
 }
 
 int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shingleset *src)
@@ -175,6 +181,7 @@ int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shingleset *src
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    SIMLSH__CHECK_SHINGLESET(src);
     if (src == NULL)
         return SIMLSH_EINVAL;
     if (src->in_doc || src->len != src->count)
@@ -198,6 +205,7 @@ int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shingleset *src
 
 int simlsh_shingleset_begin(simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (set == NULL)
         return SIMLSH_EINVAL;
     if (set->in_doc)
@@ -224,6 +232,7 @@ static int doc_fail(simlsh_shingleset *set, int rc)
 
 int simlsh_shingleset_feed(simlsh_shingleset *set, const void *data, size_t len)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (set == NULL || (data == NULL && len > 0))
         return SIMLSH_EINVAL;
     if (!set->in_doc)
@@ -235,6 +244,7 @@ int simlsh_shingleset_feed(simlsh_shingleset *set, const void *data, size_t len)
 
 int simlsh_shingleset_end(simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (set == NULL)
         return SIMLSH_EINVAL;
     if (!set->in_doc)
@@ -254,6 +264,7 @@ int simlsh_shingleset_end(simlsh_shingleset *set)
 
 int simlsh_shingleset_abort(simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (set == NULL)
         return SIMLSH_EINVAL;
     if (!set->in_doc)
@@ -265,6 +276,7 @@ int simlsh_shingleset_abort(simlsh_shingleset *set)
 
 int simlsh_shingleset_add_text(simlsh_shingleset *set, const void *text, size_t len)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (set == NULL || (text == NULL && len > 0))
         return SIMLSH_EINVAL;
     int rc = simlsh_shingleset_begin(set);
@@ -280,6 +292,7 @@ int simlsh_shingleset_add_text(simlsh_shingleset *set, const void *text, size_t 
 
 int simlsh_shingleset_add_features(simlsh_shingleset *set, const uint64_t *features, size_t n)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (set == NULL || (features == NULL && n > 0))
         return SIMLSH_EINVAL;
     if (set->in_doc)
@@ -294,6 +307,7 @@ int simlsh_shingleset_add_features(simlsh_shingleset *set, const uint64_t *featu
 
 int simlsh_shingleset_clear(simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (set == NULL)
         return SIMLSH_EINVAL;
     set->count = set->len = 0;
@@ -303,6 +317,7 @@ int simlsh_shingleset_clear(simlsh_shingleset *set)
 
 int simlsh_shingleset_count(size_t *out, const simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (out == NULL || set == NULL)
         return SIMLSH_EINVAL;
     if (set->in_doc)
@@ -314,6 +329,7 @@ int simlsh_shingleset_count(size_t *out, const simlsh_shingleset *set)
 int simlsh_shingleset_hashes(uint64_t *buf, size_t cap, size_t *count,
                              const simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (count == NULL || set == NULL)
         return SIMLSH_EINVAL;
     if (set->in_doc)
@@ -350,6 +366,8 @@ static int intersect(size_t *inter, const simlsh_shingleset *a, const simlsh_shi
 
 int simlsh_shingleset_jaccard(double *out, const simlsh_shingleset *a, const simlsh_shingleset *b)
 {
+    SIMLSH__CHECK_SHINGLESET(a);
+    SIMLSH__CHECK_SHINGLESET(b);
     size_t inter;
     if (out == NULL)
         return SIMLSH_EINVAL;
@@ -364,6 +382,8 @@ int simlsh_shingleset_jaccard(double *out, const simlsh_shingleset *a, const sim
 int simlsh_shingleset_containment(double *out, const simlsh_shingleset *a,
                                   const simlsh_shingleset *b)
 {
+    SIMLSH__CHECK_SHINGLESET(a);
+    SIMLSH__CHECK_SHINGLESET(b);
     size_t inter;
     if (out == NULL)
         return SIMLSH_EINVAL;
@@ -376,11 +396,15 @@ int simlsh_shingleset_containment(double *out, const simlsh_shingleset *a,
 
 int simlsh_shingleset_params(simlsh_params **out, const simlsh_shingleset *set)
 {
-    return simlsh__params_export(out, set ? &set->params : NULL);
+    if (out != NULL)
+        *out = NULL;
+    SIMLSH__CHECK_SHINGLESET(set);
+    return simlsh__params_export(out, &set->params);
 }
 
 int simlsh_shingleset_fingerprint(uint64_t *out, const simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (out == NULL || set == NULL)
         return SIMLSH_EINVAL;
     *out = set->fingerprint;
@@ -390,6 +414,7 @@ int simlsh_shingleset_fingerprint(uint64_t *out, const simlsh_shingleset *set)
 /* Payload: u64 count, then count u64 hashes in increasing order. */
 int simlsh_shingleset_save(void *buf, size_t cap, size_t *size, const simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SHINGLESET(set);
     if (size == NULL || set == NULL)
         return SIMLSH_EINVAL;
     if (set->in_doc)

@@ -10,6 +10,7 @@
 #include "shingle.h"
 
 struct simlsh_shingleset {
+    uint32_t tag; /* SIMLSH__TAG_SHINGLESET (handle.h) */
     struct simlsh_params params;
     uint64_t fingerprint;
     uint64_t *hashes; /* sorted unique in [0, count); pending appended after */

@@ -5,6 +5,7 @@
 #include "bandkey.h"
 #include "cpu.h"
 #include "frame.h"
+#include "handle.h"
 #include "le.h"
 #include "minhash.h"
 #include "shingleset.h"
@@ -15,6 +16,7 @@ static int sig_alloc(simlsh_signature **out, const struct simlsh_params *params)
     simlsh_signature *s = simlsh__calloc(&params->alloc, 1, sizeof *s);
     if (s == NULL)
         return SIMLSH_ENOMEM;
+    s->tag = SIMLSH__TAG_SIGNATURE;
     s->params = *params;
     s->num_perm = (uint32_t)params->num_perm;
     s->fingerprint = simlsh__fingerprint(params, SIMLSH_SCOPE_SIGNATURE);
@@ -38,6 +40,7 @@ int simlsh_signature_new(simlsh_signature **out, const simlsh_params *params)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    SIMLSH__CHECK_PARAMS(params);
     if (params == NULL)
         return SIMLSH_EINVAL;
     int rc = simlsh__params_check_shingling(params);
@@ -48,16 +51,20 @@ int simlsh_signature_new(simlsh_signature **out, const simlsh_params *params)
 
 void simlsh_signature_free(simlsh_signature *sig)
 {
+    if (!simlsh__handle_is(sig, SIMLSH__TAG_SIGNATURE))
+        return;
     if (sig == NULL)
         return;
     simlsh_allocator a = sig->params.alloc;
+    size_t bytes = sig->num_perm * sizeof(uint32_t);
     if (sig->values != sig->raw)
-        simlsh__free(&a, sig->values);
-    simlsh__free(&a, sig->raw);
-    simlsh__free(&a, sig->saved);
-    simlsh__free(&a, sig->coef);
+        simlsh__free_sized(&a, sig->values, bytes);
+    simlsh__free_sized(&a, sig->raw, bytes);
+    simlsh__free_sized(&a, sig->saved, bytes);
+    simlsh__free_sized(&a, sig->coef, 2 * (size_t)sig->num_perm * sizeof *sig->coef);
     simlsh__shingler_free(sig->shingler);
-    simlsh__free(&a, sig);
+    sig->tag = SIMLSH__TAG_DEAD;
+    simlsh__free_sized(&a, sig, sizeof *sig);
 }
 
 int simlsh_signature_copy(simlsh_signature **out, const simlsh_signature *src)
@@ -65,6 +72,7 @@ int simlsh_signature_copy(simlsh_signature **out, const simlsh_signature *src)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    SIMLSH__CHECK_SIGNATURE(src);
     if (src == NULL)
         return SIMLSH_EINVAL;
     if (src->in_doc)
@@ -94,6 +102,7 @@ static int sink32(void *ctx, const uint32_t *h, size_t n)
 
 int simlsh_signature_begin(simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL)
         return SIMLSH_EINVAL;
     if (sig->in_doc)
@@ -127,6 +136,7 @@ static void restore(simlsh_signature *sig)
 
 int simlsh_signature_feed(simlsh_signature *sig, const void *data, size_t len)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL || (data == NULL && len > 0))
         return SIMLSH_EINVAL;
     if (!sig->in_doc)
@@ -140,6 +150,7 @@ int simlsh_signature_feed(simlsh_signature *sig, const void *data, size_t len)
 
 int simlsh_signature_end(simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL)
         return SIMLSH_EINVAL;
     if (!sig->in_doc)
@@ -159,6 +170,7 @@ int simlsh_signature_end(simlsh_signature *sig)
 
 int simlsh_signature_abort(simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL)
         return SIMLSH_EINVAL;
     if (!sig->in_doc)
@@ -169,6 +181,7 @@ int simlsh_signature_abort(simlsh_signature *sig)
 
 int simlsh_signature_add_text(simlsh_signature *sig, const void *text, size_t len)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL || (text == NULL && len > 0))
         return SIMLSH_EINVAL;
     int rc = simlsh_signature_begin(sig);
@@ -184,6 +197,7 @@ int simlsh_signature_add_text(simlsh_signature *sig, const void *text, size_t le
 
 int simlsh_signature_add_features(simlsh_signature *sig, const uint64_t *features, size_t n)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL || (features == NULL && n > 0))
         return SIMLSH_EINVAL;
     if (sig->in_doc)
@@ -198,6 +212,8 @@ int simlsh_signature_add_features(simlsh_signature *sig, const uint64_t *feature
 
 int simlsh_signature_add_shingleset(simlsh_signature *sig, const simlsh_shingleset *set)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
+    SIMLSH__CHECK_SHINGLESET(set);
     if (sig == NULL || set == NULL)
         return SIMLSH_EINVAL;
     if (sig->in_doc || set->in_doc)
@@ -209,6 +225,8 @@ int simlsh_signature_add_shingleset(simlsh_signature *sig, const simlsh_shingles
 
 int simlsh_signature_merge(simlsh_signature *dst, const simlsh_signature *src)
 {
+    SIMLSH__CHECK_SIGNATURE(dst);
+    SIMLSH__CHECK_SIGNATURE(src);
     if (dst == NULL || src == NULL)
         return SIMLSH_EINVAL;
     if (dst->in_doc || src->in_doc)
@@ -225,6 +243,7 @@ int simlsh_signature_merge(simlsh_signature *dst, const simlsh_signature *src)
 
 int simlsh_signature_clear(simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL)
         return SIMLSH_EINVAL;
     memset(sig->raw, 0xff, sig->num_perm * sizeof *sig->raw);
@@ -236,6 +255,8 @@ int simlsh_signature_clear(simlsh_signature *sig)
 
 int simlsh_signature_jaccard(double *out, const simlsh_signature *a, const simlsh_signature *b)
 {
+    SIMLSH__CHECK_SIGNATURE(a);
+    SIMLSH__CHECK_SIGNATURE(b);
     if (out == NULL || a == NULL || b == NULL)
         return SIMLSH_EINVAL;
     if (a->in_doc || b->in_doc)
@@ -255,6 +276,7 @@ int simlsh_signature_jaccard(double *out, const simlsh_signature *a, const simls
 
 int simlsh_signature_is_empty(const simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL)
         return SIMLSH_EINVAL;
     return sig->empty ? 1 : 0;
@@ -262,6 +284,7 @@ int simlsh_signature_is_empty(const simlsh_signature *sig)
 
 int simlsh_signature_num_perm(const simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig == NULL)
         return SIMLSH_EINVAL;
     return (int)sig->num_perm;
@@ -269,6 +292,7 @@ int simlsh_signature_num_perm(const simlsh_signature *sig)
 
 int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count, const simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (count == NULL || sig == NULL)
         return SIMLSH_EINVAL;
     if (sig->in_doc)
@@ -284,11 +308,15 @@ int simlsh_signature_values(uint32_t *buf, size_t cap, size_t *count, const siml
 
 int simlsh_signature_params(simlsh_params **out, const simlsh_signature *sig)
 {
-    return simlsh__params_export(out, sig ? &sig->params : NULL);
+    if (out != NULL)
+        *out = NULL;
+    SIMLSH__CHECK_SIGNATURE(sig);
+    return simlsh__params_export(out, &sig->params);
 }
 
 int simlsh_signature_fingerprint(uint64_t *out, const simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (out == NULL || sig == NULL)
         return SIMLSH_EINVAL;
     *out = sig->fingerprint;
@@ -298,6 +326,7 @@ int simlsh_signature_fingerprint(uint64_t *out, const simlsh_signature *sig)
 /* Payload: u32 num_perm, u32 flags (bit 0: empty), num_perm u32 raw rows. */
 int simlsh_signature_save(void *buf, size_t cap, size_t *size, const simlsh_signature *sig)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (size == NULL || sig == NULL)
         return SIMLSH_EINVAL;
     if (sig->in_doc)
@@ -353,6 +382,7 @@ int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
 int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signature *sig,
                                uint32_t bands, uint32_t rows)
 {
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (keys == NULL || sig == NULL || bands == 0 || rows == 0 ||
         (uint64_t)bands * rows > sig->num_perm)
         return SIMLSH_EINVAL;

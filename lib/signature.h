@@ -11,6 +11,7 @@
 #include "shingle.h"
 
 struct simlsh_signature {
+    uint32_t tag; /* SIMLSH__TAG_SIGNATURE (handle.h) */
     struct simlsh_params params;
     uint64_t fingerprint;
     uint32_t num_perm;

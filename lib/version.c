@@ -2,7 +2,7 @@
 #include "simlsh.h"
 #include "simlsh_config.h"
 
-unsigned simlsh_version_number(void)
+unsigned int simlsh_version_number(void)
 {
     return SIMLSH_PROJECT_MAJOR * 10000u + SIMLSH_PROJECT_MINOR * 100u + SIMLSH_PROJECT_PATCH;
 }

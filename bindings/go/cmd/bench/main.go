@@ -1,0 +1,44 @@
+// bench signs 100,000 documents of 45 bytes as bindings/bench-c.c does and
+// prints one JSON object.
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"simlsh.invalid/simlsh"
+)
+
+const base = "lorem ipsum dolor sit amet, consectetur adipiscing elit"
+
+func main() {
+	const docs = 100000
+	p, err := simlsh.NewParams("dedup")
+	if err != nil {
+		panic(err)
+	}
+	sig, err := simlsh.NewSignature(p)
+	if err != nil {
+		panic(err)
+	}
+	texts := make([][]byte, docs)
+	for i := range texts {
+		texts[i] = []byte(fmt.Sprintf("%05d %.39s", i, base))
+	}
+	values := make([]uint32, 0, 128)
+	var check uint64
+	t0 := time.Now()
+	for i, t := range texts {
+		if err := sig.SetText(t); err != nil {
+			panic(err)
+		}
+		if values, err = sig.Values(values[:0]); err != nil {
+			panic(err)
+		}
+		check += uint64(values[i%128])
+	}
+	dt := time.Since(t0).Seconds()
+	fmt.Fprintf(os.Stdout, "{\"binding\": \"go\", \"docs\": %d, \"doc_bytes\": 45, "+
+		"\"seconds\": %.4f, \"docs_per_s\": %.0f, \"check\": %d}\n", docs, dt, docs/dt, check)
+}

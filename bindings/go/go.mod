@@ -1,0 +1,3 @@
+module simlsh.invalid/simlsh
+
+go 1.19

@@ -1,0 +1,79 @@
+package simlsh
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestErrorsIs(t *testing.T) {
+	p, err := NewParams("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	err = p.SetInt(ParamK, 0)
+	if !errors.Is(err, ErrInvalid) || errors.Is(err, ErrNoMem) {
+		t.Fatalf("k = 0: %v", err)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Op != "simlsh_params_set_int" || int(e.Code) != -1 {
+		t.Fatalf("not an *Error: %#v", err)
+	}
+	if _, err := NewParams("nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown preset: %v", err)
+	}
+}
+
+func TestPipeline(t *testing.T) {
+	p, _ := NewParams("dedup")
+	defer p.Close()
+	d, err := p.Describe()
+	if err != nil || !strings.Contains(d, "normalize=lower,space") || !strings.Contains(d, "fn_weight=0.9") {
+		t.Fatalf("describe: %q %v", d, err)
+	}
+	ix, _ := NewIndex(p)
+	defer ix.Close()
+	if b, r, err := ix.Bands(); err != nil || b != 14 || r != 9 {
+		t.Fatalf("bands %d x %d, %v", b, r, err)
+	}
+	a, _ := NewSignature(p)
+	b, _ := NewSignature(p)
+	defer a.Close()
+	defer b.Close()
+	text := "The quick brown fox jumps over the lazy dog, again and again."
+	if err := a.SetText([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	// Normalisation: case and spacing do not matter under "dedup".
+	if err := b.SetText([]byte(strings.ToUpper(strings.ReplaceAll(text, " ", "  ")))); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := a.Jaccard(b); err != nil || j != 1 {
+		t.Fatalf("jaccard %v %v", j, err)
+	}
+	v, err := a.Values(nil)
+	if err != nil || len(v) != 128 {
+		t.Fatalf("values %d %v", len(v), err)
+	}
+	if err := ix.Insert(1<<63+5, a); err != nil { // a 64-bit id
+		t.Fatal(err)
+	}
+	if err := ix.Insert(1<<63+5, a); !errors.Is(err, ErrExist) {
+		t.Fatalf("second insert: %v", err)
+	}
+	rows, err := ix.Query(b, QueryVerify)
+	if err != nil || len(rows) != 1 || rows[0].A != 1<<63+5 || rows[0].Score != 1 {
+		t.Fatalf("query %v %v", rows, err)
+	}
+	if err := a.SetText(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Insert(2, a); !errors.Is(err, ErrEmpty) {
+		t.Fatalf("empty signature: %v", err)
+	}
+	pairs, err := ix.Pairs(QueryVerify, 0)
+	if err != nil || pairs == nil || len(pairs) != 0 {
+		t.Fatalf("pairs of one document: %v %v", pairs, err)
+	}
+}

@@ -1,0 +1,162 @@
+'use strict';
+// Thin binding of libsimlsh (include/simlsh.h) over koffi. Objects have
+// close(); ids are BigInt; text is a Buffer (or a string, sent as UTF-8).
+// Errors are SimlshError with .code (negative) and .name ("EINVAL", ...).
+// The library is SIMLSH_LIB if set, else libsimlsh.so.1 from the loader's
+// search path (docs/bindings.md).
+const koffi = require('koffi');
+
+const lib = koffi.load(process.env.SIMLSH_LIB || 'libsimlsh.so.1');
+for (const t of ['simlsh_params', 'simlsh_signature', 'simlsh_index', 'simlsh_results'])
+  koffi.opaque(t);
+
+const C = {};
+for (const proto of [
+  'const char *simlsh_strerror(int err)',
+  'const char *simlsh_error_name(int err)',
+  'int simlsh_constant_value(_Out_ int64_t *out, int kind, const char *name)',
+  'int simlsh_params_new(_Out_ simlsh_params **out, const void *alloc)',
+  'void simlsh_params_free(simlsh_params *p)',
+  'int simlsh_params_preset(simlsh_params *p, const char *name)',
+  'int simlsh_params_set_int(simlsh_params *p, int key, int64_t v)',
+  'int simlsh_params_set_double(simlsh_params *p, int key, double v)',
+  'int simlsh_params_describe(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *len, const simlsh_params *p)',
+  'int simlsh_signature_new(_Out_ simlsh_signature **out, const simlsh_params *p)',
+  'void simlsh_signature_free(simlsh_signature *s)',
+  'int simlsh_signature_clear(simlsh_signature *s)',
+  'int simlsh_signature_add_text(simlsh_signature *s, const void *text, size_t len)',
+  'int simlsh_signature_num_perm(const simlsh_signature *s)',
+  'int simlsh_signature_values(_Out_ uint32_t *buf, size_t cap, size_t *count, const simlsh_signature *s)',
+  'int simlsh_signature_jaccard(_Out_ double *out, const simlsh_signature *a, const simlsh_signature *b)',
+  'int simlsh_index_new(_Out_ simlsh_index **out, const simlsh_params *p)',
+  'void simlsh_index_free(simlsh_index *ix)',
+  'int simlsh_index_insert(simlsh_index *ix, uint64_t id, const simlsh_signature *s)',
+  'int simlsh_index_bands(_Out_ uint32_t *b, _Out_ uint32_t *r, const simlsh_index *ix)',
+  'int simlsh_index_query(simlsh_results *res, const simlsh_index *ix, const simlsh_signature *s, int flags)',
+  'int simlsh_index_pairs(simlsh_results *res, const simlsh_index *ix, int flags, size_t max_pairs)',
+  'int simlsh_results_new(_Out_ simlsh_results **out, const void *alloc)',
+  'void simlsh_results_free(simlsh_results *r)',
+  'size_t simlsh_results_count(const simlsh_results *r)',
+  'const void *simlsh_results_a(const simlsh_results *r)',
+  'const void *simlsh_results_b(const simlsh_results *r)',
+  'const void *simlsh_results_scores(const simlsh_results *r)',
+]) {
+  C[proto.match(/(simlsh_\w+)\(/)[1]] = lib.func(proto);
+}
+
+class SimlshError extends Error {
+  constructor(op, code) {
+    super(`${op}: ${C.simlsh_strerror(code)}`);
+    this.op = op;
+    this.code = code;
+    this.name = C.simlsh_error_name(code);
+  }
+}
+
+function call(op, ...args) {
+  const rc = C[op](...args);
+  if (rc < 0) throw new SimlshError(op, rc);
+  return rc;
+}
+
+function constant(kind, name) {
+  const v = [0];
+  call('simlsh_constant_value', v, kind, name);
+  return Number(v[0]);
+}
+const KIND_PARAM = 2, KIND_QUERY_FLAG = 9;
+const PARAM = {};
+for (const k of ['unit', 'k', 'normalize', 'seed', 'num_perm', 'scheme', 'bands', 'rows',
+  'threshold', 'fp_weight', 'fn_weight'])
+  PARAM[k] = constant(KIND_PARAM, k);
+const QUERY_VERIFY = constant(KIND_QUERY_FLAG, 'verify');
+
+function make(op, ...args) {
+  const out = [null];
+  call(op, out, ...args);
+  return out[0];
+}
+
+const asBytes = (t) => (typeof t === 'string' ? Buffer.from(t, 'utf8') : t);
+
+class Params {
+  // preset: "default" (the library's defaults) or "dedup" (simlsh-dedup's)
+  constructor(preset = 'default') {
+    this.h = make('simlsh_params_new', null);
+    try { call('simlsh_params_preset', this.h, preset); } catch (e) { this.close(); throw e; }
+  }
+  setInt(key, v) { call('simlsh_params_set_int', this.h, key, v); return this; }
+  setDouble(key, v) { call('simlsh_params_set_double', this.h, key, v); return this; }
+  describe() {
+    const n = [0];
+    call('simlsh_params_describe', null, 0, n, this.h);
+    const buf = Buffer.alloc(n[0] + 1);
+    call('simlsh_params_describe', buf, buf.length, n, this.h);
+    return buf.toString('utf8', 0, n[0]);
+  }
+  close() { C.simlsh_params_free(this.h); this.h = null; }
+}
+
+const count = new BigUint64Array(1); // scratch out-parameter: typed arrays pass fastest
+
+class Signature {
+  constructor(params) {
+    this.h = make('simlsh_signature_new', params.h);
+    this.numPerm = call('simlsh_signature_num_perm', this.h);
+  }
+  // The signature of text alone (clear, then add).
+  setText(text) {
+    const b = asBytes(text);
+    C.simlsh_signature_clear(this.h);
+    call('simlsh_signature_add_text', this.h, b, b.length);
+    return this;
+  }
+  // The num_perm values, into out (a Uint32Array of numPerm) if given.
+  values(out = new Uint32Array(this.numPerm)) {
+    call('simlsh_signature_values', out, out.length, count, this.h);
+    return out;
+  }
+  jaccard(other) {
+    const d = [0];
+    call('simlsh_signature_jaccard', d, this.h, other.h);
+    return d[0];
+  }
+  close() { C.simlsh_signature_free(this.h); this.h = null; }
+}
+
+// Copies the borrowed columns before the results are freed.
+function withResults(fill) {
+  const r = make('simlsh_results_new', null);
+  try {
+    fill(r);
+    const n = Number(C.simlsh_results_count(r));
+    if (n === 0) return []; // a column may be NULL when there are no rows
+    const col = (p, T) => new T(koffi.view(p, n * 8).slice(0));
+    const a = col(C.simlsh_results_a(r), BigUint64Array);
+    const b = col(C.simlsh_results_b(r), BigUint64Array);
+    const s = col(C.simlsh_results_scores(r), Float64Array);
+    return Array.from(a, (x, i) => ({ a: x, b: b[i], score: s[i] }));
+  } finally {
+    C.simlsh_results_free(r);
+  }
+}
+
+class Index {
+  constructor(params) { this.h = make('simlsh_index_new', params.h); }
+  insert(id, sig) { call('simlsh_index_insert', this.h, BigInt(id), sig.h); }
+  bands() {
+    const b = [0], r = [0];
+    call('simlsh_index_bands', b, r, this.h);
+    return [b[0], r[0]];
+  }
+  query(sig, flags = 0) {
+    return withResults((r) => call('simlsh_index_query', r, this.h, sig.h, flags));
+  }
+  // Candidate pairs {a, b, score}, a < b, sorted; maxPairs 0: no limit.
+  pairs(flags = 0, maxPairs = 0) {
+    return withResults((r) => call('simlsh_index_pairs', r, this.h, flags, maxPairs));
+  }
+  close() { C.simlsh_index_free(this.h); this.h = null; }
+}
+
+module.exports = { Params, Signature, Index, SimlshError, PARAM, QUERY_VERIFY };

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Documents per second of each binding against C (issue 16): every program
+signs the same 100,000 documents of 45 bytes with the "dedup" preset and
+copies out each signature's values. Prints the programs' JSON objects, then
+one with each binding's ratio to C. Toolchains that are missing are left
+out. Not a test: run by `meson test --benchmark` or directly.
+
+Usage: run-bench.py SOURCE_ROOT BUILD_ROOT BENCH_C_EXE
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+src, build, bench_c = (os.path.abspath(p) for p in sys.argv[1:4])
+libdir = os.path.join(build, "lib")
+work = os.path.join(build, "bindings")
+env = dict(os.environ, LD_LIBRARY_PATH=libdir, PKG_CONFIG_PATH=os.path.join(work, "pkgconfig"),
+           SIMLSH_LIB=os.path.join(libdir, "libsimlsh.so.1"),
+           GOCACHE=os.path.join(work, "go", "cache"), GOFLAGS="-mod=mod", GOPROXY="off",
+           CARGO_HOME=os.path.join(work, "rust", "cargo-home"),
+           CARGO_TARGET_DIR=os.path.join(work, "rust", "target"),
+           NODE_PATH=os.path.join(work, "node", "node_modules"))
+if not os.path.exists(os.path.join(work, "pkgconfig", "simlsh.pc")):
+    sys.exit("run the binding tests first (meson test --suite bindings): they set up "
+             + work)
+
+
+def run(cmd, cwd):
+    return subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+progs = [("c", [bench_c], src)]
+if shutil.which("go"):
+    exe = os.path.join(work, "go", "bench")
+    run(["go", "build", "-o", exe, "./cmd/bench"], os.path.join(src, "bindings", "go"))
+    progs.append(("go", [exe], src))
+if shutil.which("cargo"):
+    run(["cargo", "build", "-q", "--release", "--offline", "--example", "bench",
+         "--manifest-path", os.path.join(src, "bindings", "rust", "simlsh", "Cargo.toml")], src)
+    progs.append(("rust", [os.path.join(work, "rust", "target", "release", "examples",
+                                        "bench")], src))
+if shutil.which("node") and os.path.isdir(env["NODE_PATH"]):
+    progs.append(("node", ["node", os.path.join(src, "bindings", "node", "bench.js")], src))
+
+best = {}
+for name, cmd, cwd in progs:
+    # best of three runs: the machine is shared
+    runs = [json.loads(run(cmd, cwd)) for _ in range(3)]
+    r = max(runs, key=lambda x: x["docs_per_s"])
+    print(json.dumps(r))
+    best[name] = r
+checks = {r["check"] for r in best.values()}
+if len(checks) != 1:
+    sys.exit("the programs signed different documents: %s" % best)
+print(json.dumps({"ratio_to_c": {n: round(r["docs_per_s"] / best["c"]["docs_per_s"], 3)
+                                 for n, r in best.items() if n != "c"}}))

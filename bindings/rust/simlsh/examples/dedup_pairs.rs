@@ -1,0 +1,58 @@
+//! Prints what `simlsh-dedup --output pairs [--threshold T] DIR...` prints:
+//! the "dedup" preset, documents in the tool's walk order (depth first,
+//! names in byte order), pairs verified by estimate, TSV with 4 decimals.
+use simlsh::*;
+use std::path::PathBuf;
+
+fn walk(path: PathBuf, out: &mut Vec<PathBuf>) {
+    let meta = std::fs::symlink_metadata(&path).expect("stat");
+    if meta.is_dir() {
+        let mut names: Vec<_> = std::fs::read_dir(&path)
+            .expect("readdir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        names.sort(); // OsString orders by bytes on Unix
+        for n in names {
+            walk(path.join(n), out);
+        }
+    } else if std::fs::metadata(&path).map(|m| m.is_file()).unwrap_or(false) {
+        out.push(path);
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('\t', "\\t")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\0', "\\0")
+}
+
+fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut p = Params::preset("dedup")?;
+    if args.len() >= 2 && args[0] == "--threshold" {
+        p.set_double(PARAM_THRESHOLD, args[1].parse()?)?;
+        args.drain(..2);
+    }
+    let mut files = Vec::new();
+    for a in args {
+        walk(PathBuf::from(a), &mut files);
+    }
+    let mut ix = Index::new(&p)?;
+    let mut sig = Signature::new(&p)?;
+    for (id, f) in files.iter().enumerate() {
+        sig.set_text(&std::fs::read(f)?)?;
+        match ix.insert(id as u64, &sig) {
+            Err(e) if e.name() == "EEMPTY" => continue, // skipped, as by the tool
+            r => r?,
+        }
+    }
+    let mut out = String::new();
+    for r in ix.pairs(QUERY_VERIFY, 10_000_000)? {
+        let name = |i: u64| escape(&files[i as usize].to_string_lossy());
+        out += &format!("{}\t{}\t{:.4}\n", name(r.a), name(r.b), r.score);
+    }
+    print!("{out}");
+    Ok(())
+}

@@ -1,0 +1,139 @@
+/* Run-time names of the header's constants, so that bindings and tools
+ * print and parse "char" or "lower,space" without copying the header's
+ * numbers. Contract layer. The names are those of simlsh-dedup's options;
+ * the API description test checks that every kind lists every constant of
+ * its enum in the header. */
+#include <string.h>
+
+#include "simlsh.h"
+
+typedef struct {
+    int64_t value;
+    const char *name;
+} named;
+
+#define ERR(name, value, msg) {value, #name},
+static const named errors[] = {{SIMLSH_OK, "OK"}, SIMLSH_ERRNO_MAP(ERR)};
+#undef ERR
+
+static const named params[] = {
+    {SIMLSH_PARAM_UNIT, "unit"},
+    {SIMLSH_PARAM_K, "k"},
+    {SIMLSH_PARAM_NORMALIZE, "normalize"},
+    {SIMLSH_PARAM_UTF8_POLICY, "utf8_policy"},
+    {SIMLSH_PARAM_SEED, "seed"},
+    {SIMLSH_PARAM_HASH_BITS, "hash_bits"},
+    {SIMLSH_PARAM_NUM_PERM, "num_perm"},
+    {SIMLSH_PARAM_SCHEME, "scheme"},
+    {SIMLSH_PARAM_BANDS, "bands"},
+    {SIMLSH_PARAM_ROWS, "rows"},
+    {SIMLSH_PARAM_STORE_SIGNATURES, "store_signatures"},
+    {SIMLSH_PARAM_ISA, "isa"},
+    {SIMLSH_PARAM_THRESHOLD, "threshold"},
+    {SIMLSH_PARAM_FP_WEIGHT, "fp_weight"},
+    {SIMLSH_PARAM_FN_WEIGHT, "fn_weight"},
+};
+
+static const named units[] = {
+    {SIMLSH_UNIT_BYTE, "byte"},
+    {SIMLSH_UNIT_CHAR, "char"},
+    {SIMLSH_UNIT_WORD, "word"},
+};
+
+static const named norms[] = {
+    {SIMLSH_NORM_LOWER_ASCII, "lower"}, {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
+    {SIMLSH_NORM_STRIP_PUNCT, "punct"}, {SIMLSH_NORM_CASEFOLD, "casefold"},
+    {SIMLSH_NORM_NFKC, "nfkc"},
+};
+
+static const named utf8[] = {
+    {SIMLSH_UTF8_REPLACE, "replace"},
+    {SIMLSH_UTF8_REJECT, "reject"},
+};
+
+static const named schemes[] = {
+    {SIMLSH_SCHEME_OPH, "oph"},
+    {SIMLSH_SCHEME_CLASSIC, "classic"},
+};
+
+static const named isas[] = {
+    {SIMLSH_ISA_AUTO, "auto"},
+    {SIMLSH_ISA_SCALAR, "scalar"},
+    {SIMLSH_ISA_AVX2, "avx2"},
+    {SIMLSH_ISA_AVX512, "avx512"},
+};
+
+static const named scopes[] = {
+    {SIMLSH_SCOPE_SHINGLES, "shingles"},
+    {SIMLSH_SCOPE_SIGNATURE, "signature"},
+    {SIMLSH_SCOPE_INDEX, "index"},
+};
+
+static const named query_flags[] = {
+    {SIMLSH_QUERY_VERIFY, "verify"},
+};
+
+/* params.c applies them by value. */
+static const named presets[] = {
+    {0, "default"},
+    {1, "dedup"},
+};
+
+typedef struct {
+    const named *v;
+    size_t n;
+} table;
+
+#define T(a)                      \
+    {                             \
+        a, sizeof a / sizeof a[0] \
+    }
+static const table tables[] = {
+    {NULL, 0},  T(errors), T(params), T(units),       T(norms),   T(utf8),
+    T(schemes), T(isas),   T(scopes), T(query_flags), T(presets),
+};
+#undef T
+
+static const table *find_table(int kind)
+{
+    if (kind < SIMLSH_KIND_ERROR || (size_t)kind >= sizeof tables / sizeof tables[0])
+        return NULL;
+    return &tables[kind];
+}
+
+const char *simlsh_constant_name(int kind, int64_t value)
+{
+    const table *t = find_table(kind);
+    for (size_t i = 0; t != NULL && i < t->n; i++)
+        if (t->v[i].value == value)
+            return t->v[i].name;
+    return NULL;
+}
+
+int simlsh_constant_value(int64_t *out, int kind, const char *name)
+{
+    const table *t = find_table(kind);
+    if (out == NULL || name == NULL || t == NULL)
+        return SIMLSH_EINVAL;
+    for (size_t i = 0; i < t->n; i++) {
+        if (strcmp(t->v[i].name, name) == 0) {
+            *out = t->v[i].value;
+            return 0;
+        }
+    }
+    return SIMLSH_ENOTFOUND;
+}
+
+int simlsh_constant_at(int64_t *value, const char **name, int kind, size_t i)
+{
+    const table *t = find_table(kind);
+    if (t == NULL)
+        return SIMLSH_EINVAL;
+    if (i >= t->n)
+        return SIMLSH_ENOTFOUND;
+    if (value != NULL)
+        *value = t->v[i].value;
+    if (name != NULL)
+        *name = t->v[i].name;
+    return 0;
+}
