@@ -40,3 +40,23 @@ test('scores print as printf("%.4f") does', () => {
   for (const [x, s] of Object.entries(want)) assert.strictEqual(fmt4(Number(x)), s, x);
   assert.strictEqual(esc('a\tb\\c\n'), 'a\\tb\\\\c\\n');
 });
+
+// Issue 16: koffi rejected every prototype of the 0.1 header. Now each
+// SIMLSH_API declaration, with SIMLSH_OUT read as koffi's _Out_, is
+// accepted as written.
+test('koffi reads every prototype of the header', { skip: !process.env.SIMLSH_HEADER }, () => {
+  const koffi = require('koffi');
+  const lib = koffi.load(process.env.SIMLSH_LIB || 'libsimlsh.so.1');
+  let h = require('fs').readFileSync(process.env.SIMLSH_HEADER, 'utf8');
+  h = h.replace(/\/\*[\s\S]*?\*\//g, ' ').split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+  for (const m of h.matchAll(/typedef\s+struct\s+(\w+)\s*(?:\{[\s\S]*?\}\s*)?\1\s*;/g)) {
+    try { koffi.opaque(m[1]); } catch (e) { /* declared by index.js already */ }
+  }
+  let n = 0;
+  for (const m of h.matchAll(/\bSIMLSH_API\b([^;]*);/g)) {
+    const proto = m[1].replace(/\bSIMLSH_BORROWED\b/g, '').replace(/\bSIMLSH_OUT\b/g, '_Out_');
+    assert.doesNotThrow(() => lib.func(proto.replace(/\s+/g, ' ').trim()), proto);
+    n++;
+  }
+  assert.ok(n > 100, `only ${n} declarations found`);
+});
