@@ -1197,7 +1197,7 @@ enum {
  *
  * Threads: a const call on the index (concurrent with queries and saves).
  */
-SIMLSH_API int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *index,
+SIMLSH_API int simlsh_index_save_file_v2(SIMLSH_OUT int *sys_errno, const simlsh_index *index,
                                          const char *path, int flags);
 /**
  * Load from a file, reading only a regular file and at most the size it
@@ -1213,7 +1213,7 @@ SIMLSH_API int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *ind
  *   a path that is not a regular file (or a symlink with
  *   SIMLSH_FILE_NOFOLLOW); SIMLSH_EIO.
  */
-SIMLSH_API int simlsh_index_load_file_v2(SIMLSH_OUT simlsh_index **out, int *sys_errno,
+SIMLSH_API int simlsh_index_load_file_v2(SIMLSH_OUT simlsh_index **out, SIMLSH_OUT int *sys_errno,
                                          const char *path, int flags,
                                          const simlsh_allocator *alloc);
 /**
@@ -1235,7 +1235,7 @@ SIMLSH_API int simlsh_index_set_userdata(simlsh_index *index, const void *data, 
  * @return 0 or SIMLSH_EINVAL.
  * Threads: a const call.
  */
-SIMLSH_API int simlsh_index_userdata(const void **data, SIMLSH_OUT size_t *len,
+SIMLSH_API int simlsh_index_userdata(SIMLSH_OUT const void **data, SIMLSH_OUT size_t *len,
                                      const simlsh_index *index);
 
 #ifdef __cplusplus

@@ -60,3 +60,18 @@ test('koffi reads every prototype of the header', { skip: !process.env.SIMLSH_HE
   }
   assert.ok(n > 100, `only ${n} declarations found`);
 });
+
+test('signBatch equals one signature per text; insertValues', () => {
+  const p = new Params('dedup');
+  const texts = ['first document, long enough', '', Buffer.from('the second one here')];
+  const { values, empty } = p.signBatch(texts, 2);
+  assert.deepStrictEqual([...empty], [0, 1, 0]);
+  const s = new Signature(p);
+  for (const i of [0, 2])
+    assert.deepStrictEqual(s.setText(texts[i]).values(), values.slice(i * 128, (i + 1) * 128));
+  const ix = new Index(p);
+  ix.insertValues([7n, 9n], Uint32Array.from([...values.slice(0, 128), ...values.slice(256)]), 1);
+  assert.throws(() => ix.insertValues([1n], values.slice(128, 256), 1), (e) => e.name === 'EEMPTY');
+  assert.deepStrictEqual(ix.query(s, 0).map((r) => r.a), [9n]);
+  for (const o of [s, ix, p]) o.close();
+});
