@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Documents per second of each binding against C (issue 16): every program
-signs the same 100,000 documents of 45 bytes with the "dedup" preset and
-copies out each signature's values. Prints the programs' JSON objects, then
+signs the same 100,000 documents of 45 bytes with the "dedup" preset, once
+per document (clear, add_text, values) and once with simlsh_sign_batch() on
+one thread ("-batch"). Prints the programs' JSON objects, then
 one with each binding's ratio to C. Toolchains that are missing are left
 out. Not a test: run by `meson test --benchmark` or directly.
 
@@ -47,13 +48,19 @@ if shutil.which("node") and os.path.isdir(env["NODE_PATH"]):
 
 best = {}
 for name, cmd, cwd in progs:
-    # best of three runs: the machine is shared
-    runs = [json.loads(run(cmd, cwd)) for _ in range(3)]
-    r = max(runs, key=lambda x: x["docs_per_s"])
+    # best of three runs: the machine may be shared
+    for _ in range(3):
+        for line in run(cmd, cwd).splitlines():
+            r = json.loads(line)
+            if r["docs_per_s"] > best.get(r["binding"], {"docs_per_s": 0})["docs_per_s"]:
+                best[r["binding"]] = r
+for r in best.values():
     print(json.dumps(r))
-    best[name] = r
 checks = {r["check"] for r in best.values()}
 if len(checks) != 1:
     sys.exit("the programs signed different documents: %s" % best)
-print(json.dumps({"ratio_to_c": {n: round(r["docs_per_s"] / best["c"]["docs_per_s"], 3)
-                                 for n, r in best.items() if n != "c"}}))
+# Per-document calls against C's per-document loop, batch calls against
+# C's batch call.
+print(json.dumps({"ratio_to_c": {
+    n: round(r["docs_per_s"] / best["c-batch" if n.endswith("-batch") else "c"]["docs_per_s"], 3)
+    for n, r in best.items() if not n.startswith("c")}}))

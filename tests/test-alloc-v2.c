@@ -87,10 +87,10 @@ static size_t pipeline(int scheme, int unit)
         /* in chunks, so the shingler's buffers grow */
         CHECK_OK(simlsh_signature_begin(g));
         CHECK_OK(simlsh_shingleset_begin(set[i]));
-        for (const char *c = docs[i]; *c; c += 3) {
-            size_t len = strlen(c) < 3 ? strlen(c) : 3;
-            CHECK_OK(simlsh_signature_feed(g, c, len));
-            CHECK_OK(simlsh_shingleset_feed(set[i], c, len));
+        for (size_t at = 0, n = strlen(docs[i]); at < n; at += 3) {
+            size_t len = n - at < 3 ? n - at : 3;
+            CHECK_OK(simlsh_signature_feed(g, docs[i] + at, len));
+            CHECK_OK(simlsh_shingleset_feed(set[i], docs[i] + at, len));
         }
         CHECK_OK(simlsh_signature_end(g));
         CHECK_OK(simlsh_shingleset_end(set[i]));

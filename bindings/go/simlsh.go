@@ -124,6 +124,46 @@ func (o *Params) Describe() (string, error) {
 	return string(buf[:n]), check("simlsh_params_describe", rc)
 }
 
+// SignBatch signs texts in one call (simlsh_sign_batch) on up to threads
+// threads (0: one per CPU): values is len(texts) x numPerm, row-major;
+// empty[i] tells that text i had nothing to shingle. The texts are copied
+// into C memory first, since C may not keep Go pointers.
+func (o *Params) SignBatch(texts [][]byte, threads int) (values []uint32, empty []bool, err error) {
+	var np C.int64_t
+	if err = check("simlsh_params_get_int", C.simlsh_params_get_int(o.p, C.SIMLSH_PARAM_NUM_PERM, &np)); err != nil {
+		return nil, nil, err
+	}
+	n := len(texts)
+	total := 0
+	for _, t := range texts {
+		total += len(t)
+	}
+	data := (*[1 << 40]byte)(C.malloc(C.size_t(total + 1)))
+	ptrs := (*[1 << 30]unsafe.Pointer)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(data))
+	defer C.free(unsafe.Pointer(ptrs))
+	lens := make([]C.size_t, n+1)
+	at := 0
+	for i, t := range texts {
+		copy(data[at:], t)
+		ptrs[i] = unsafe.Pointer(&data[at])
+		lens[i] = C.size_t(len(t))
+		at += len(t)
+	}
+	values = make([]uint32, n*int(np)+1)
+	e := make([]uint8, n+1)
+	rc := C.simlsh_sign_batch((*C.uint32_t)(unsafe.Pointer(&values[0])), (*C.uint8_t)(&e[0]), o.p,
+		&ptrs[0], &lens[0], C.size_t(n), C.uint32_t(threads))
+	if err = check("simlsh_sign_batch", rc); err != nil {
+		return nil, nil, err
+	}
+	empty = make([]bool, n)
+	for i := range empty {
+		empty[i] = e[i] != 0
+	}
+	return values[:n*int(np)], empty, nil
+}
+
 // Signature is a MinHash signature.
 type Signature struct{ s *C.simlsh_signature }
 
@@ -184,6 +224,17 @@ func (o *Index) Close() { C.simlsh_index_free(o.ix); o.ix = nil }
 // Insert copies sig into the index under id.
 func (o *Index) Insert(id uint64, sig *Signature) error {
 	return check("simlsh_index_insert", C.simlsh_index_insert(o.ix, C.uint64_t(id), sig.s))
+}
+
+// InsertValues inserts len(ids) documents given as rows of values (as
+// SignBatch returns them) in one call, on up to threads threads.
+func (o *Index) InsertValues(ids []uint64, values []uint32, threads int) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	rc := C.simlsh_index_insert_values(o.ix, (*C.uint64_t)(unsafe.Pointer(&ids[0])),
+		(*C.uint32_t)(unsafe.Pointer(&values[0])), C.size_t(len(ids)), C.uint32_t(threads))
+	return check("simlsh_index_insert_values", rc)
 }
 
 // Bands returns the resolved number of bands and rows.

@@ -77,3 +77,32 @@ func TestPipeline(t *testing.T) {
 		t.Fatalf("pairs of one document: %v %v", pairs, err)
 	}
 }
+
+func TestSignBatch(t *testing.T) {
+	p, _ := NewParams("dedup")
+	defer p.Close()
+	texts := [][]byte{[]byte("first document, long enough"), nil, []byte("the second one here")}
+	values, empty, err := p.SignBatch(texts, 2)
+	if err != nil || len(values) != 3*128 || !empty[1] || empty[0] || empty[2] {
+		t.Fatalf("batch: %d values, empty %v, %v", len(values), empty, err)
+	}
+	s, _ := NewSignature(p)
+	defer s.Close()
+	for _, i := range []int{0, 2} {
+		s.SetText(texts[i])
+		one, _ := s.Values(nil)
+		for j := range one {
+			if one[j] != values[i*128+j] {
+				t.Fatalf("text %d value %d: batch %d, signature %d", i, j, values[i*128+j], one[j])
+			}
+		}
+	}
+	ix, _ := NewIndex(p)
+	defer ix.Close()
+	if err := ix.InsertValues([]uint64{7, 9}, append(values[:128:128], values[256:]...), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.InsertValues([]uint64{1}, values[128:256], 1); !errors.Is(err, ErrEmpty) {
+		t.Fatalf("empty row: %v", err)
+	}
+}

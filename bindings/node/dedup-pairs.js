@@ -4,7 +4,7 @@
 // names in byte order), pairs verified by estimate, TSV with 4 decimals.
 const fs = require('fs');
 const path = require('path');
-const { Params, Signature, Index, PARAM, QUERY_VERIFY } = require('./index.js');
+const { Params, Index, PARAM, QUERY_VERIFY } = require('./index.js');
 const { fmt4, esc } = require('./tsv.js');
 
 function walk(p, out) {
@@ -22,15 +22,14 @@ if (args[0] === '--threshold') params.setDouble(PARAM.threshold, Number(args.spl
 const files = [];
 for (const a of args) walk(a, files);
 const index = new Index(params);
-const sig = new Signature(params);
-files.forEach((f, id) => {
-  sig.setText(fs.readFileSync(f));
-  try {
-    index.insert(BigInt(id), sig);
-  } catch (e) {
-    if (e.name !== 'EEMPTY') throw e; // empty documents are skipped, as by the tool
-  }
-});
+// One call signs them all, one inserts them; empty documents are skipped,
+// as by the tool.
+const { values, empty } = params.signBatch(files.map((f) => fs.readFileSync(f)));
+const np = values.length / files.length;
+const keep = files.map((f, i) => i).filter((i) => !empty[i]);
+const rows = new Uint32Array(keep.length * np);
+keep.forEach((i, j) => rows.set(values.subarray(i * np, (i + 1) * np), j * np));
+index.insertValues(keep.map(BigInt), rows);
 let out = '';
 for (const r of index.pairs(QUERY_VERIFY, 10000000))
   out += `${esc(files[Number(r.a)])}\t${esc(files[Number(r.b)])}\t${fmt4(r.score)}\n`;

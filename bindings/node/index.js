@@ -21,6 +21,10 @@ for (const proto of [
   'int simlsh_params_set_int(simlsh_params *p, int key, int64_t v)',
   'int simlsh_params_set_double(simlsh_params *p, int key, double v)',
   'int simlsh_params_describe(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *len, const simlsh_params *p)',
+  'int simlsh_params_get_int(const simlsh_params *p, int key, _Out_ int64_t *out)',
+  // texts as addresses (uint64_t on 64-bit hosts): a typed array passes fastest
+  'int simlsh_sign_batch(_Out_ uint32_t *values, _Out_ uint8_t *empty, const simlsh_params *p, const uint64_t *texts, const uint64_t *lens, size_t n, uint32_t nthreads)',
+  'int simlsh_index_insert_values(simlsh_index *ix, const uint64_t *ids, const uint32_t *values, size_t n, uint32_t nthreads)',
   'int simlsh_signature_new(_Out_ simlsh_signature **out, const simlsh_params *p)',
   'void simlsh_signature_free(simlsh_signature *s)',
   'int simlsh_signature_clear(simlsh_signature *s)',
@@ -94,6 +98,23 @@ class Params {
     call('simlsh_params_describe', buf, buf.length, n, this.h);
     return buf.toString('utf8', 0, n[0]);
   }
+  // Sign texts (Buffers or strings) in one call on up to threads threads
+  // (0: one per CPU): values is an n x numPerm Uint32Array, empty[i] is 1
+  // for a text with nothing to shingle.
+  signBatch(texts, threads = 0) {
+    const bufs = texts.map(asBytes);
+    if (bufs.length === 0) return { values: new Uint32Array(0), empty: new Uint8Array(0) };
+    const np = [0];
+    call('simlsh_params_get_int', this.h, PARAM.num_perm, np);
+    const all = Buffer.concat(bufs); // one block, so one address
+    const base = BigInt(koffi.address(all));
+    const addr = new BigUint64Array(bufs.length), lens = new BigUint64Array(bufs.length);
+    let at = 0;
+    bufs.forEach((b, i) => { addr[i] = base + BigInt(at); lens[i] = BigInt(b.length); at += b.length; });
+    const values = new Uint32Array(bufs.length * Number(np[0])), empty = new Uint8Array(bufs.length);
+    call('simlsh_sign_batch', values, empty, this.h, addr, lens, bufs.length, threads);
+    return { values, empty };
+  }
   close() { C.simlsh_params_free(this.h); this.h = null; }
 }
 
@@ -144,6 +165,11 @@ function withResults(fill) {
 class Index {
   constructor(params) { this.h = make('simlsh_index_new', params.h); }
   insert(id, sig) { call('simlsh_index_insert', this.h, BigInt(id), sig.h); }
+  // ids: BigUint64Array (or BigInts); values: rows as signBatch returns them.
+  insertValues(ids, values, threads = 0) {
+    const a = BigUint64Array.from(ids, BigInt);
+    if (a.length) call('simlsh_index_insert_values', this.h, a, values, a.length, threads);
+  }
   bands() {
     const b = [0], r = [0];
     call('simlsh_index_bands', b, r, this.h);

@@ -40,3 +40,38 @@ test('scores print as printf("%.4f") does', () => {
   for (const [x, s] of Object.entries(want)) assert.strictEqual(fmt4(Number(x)), s, x);
   assert.strictEqual(esc('a\tb\\c\n'), 'a\\tb\\\\c\\n');
 });
+
+// Issue 16: koffi rejected every prototype of the 0.1 header. Now each
+// SIMLSH_API declaration, with SIMLSH_OUT read as koffi's _Out_, is
+// accepted as written.
+test('koffi reads every prototype of the header', { skip: !process.env.SIMLSH_HEADER }, () => {
+  const koffi = require('koffi');
+  const lib = koffi.load(process.env.SIMLSH_LIB || 'libsimlsh.so.1');
+  let h = require('fs').readFileSync(process.env.SIMLSH_HEADER, 'utf8');
+  h = h.replace(/\/\*[\s\S]*?\*\//g, ' ').split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+  for (const m of h.matchAll(/typedef\s+struct\s+(\w+)\s*(?:\{[\s\S]*?\}\s*)?\1\s*;/g)) {
+    try { koffi.opaque(m[1]); } catch (e) { /* declared by index.js already */ }
+  }
+  let n = 0;
+  for (const m of h.matchAll(/\bSIMLSH_API\b([^;]*);/g)) {
+    const proto = m[1].replace(/\bSIMLSH_BORROWED\b/g, '').replace(/\bSIMLSH_OUT\b/g, '_Out_');
+    assert.doesNotThrow(() => lib.func(proto.replace(/\s+/g, ' ').trim()), proto);
+    n++;
+  }
+  assert.ok(n > 100, `only ${n} declarations found`);
+});
+
+test('signBatch equals one signature per text; insertValues', () => {
+  const p = new Params('dedup');
+  const texts = ['first document, long enough', '', Buffer.from('the second one here')];
+  const { values, empty } = p.signBatch(texts, 2);
+  assert.deepStrictEqual([...empty], [0, 1, 0]);
+  const s = new Signature(p);
+  for (const i of [0, 2])
+    assert.deepStrictEqual(s.setText(texts[i]).values(), values.slice(i * 128, (i + 1) * 128));
+  const ix = new Index(p);
+  ix.insertValues([7n, 9n], Uint32Array.from([...values.slice(0, 128), ...values.slice(256)]), 1);
+  assert.throws(() => ix.insertValues([1n], values.slice(128, 256), 1), (e) => e.name === 'EEMPTY');
+  assert.deepStrictEqual(ix.query(s, 0).map((r) => r.a), [9n]);
+  for (const o of [s, ix, p]) o.close();
+});

@@ -6,7 +6,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -65,25 +64,29 @@ func main() {
 		fail(err)
 	}
 	defer ix.Close()
-	sig, err := simlsh.NewSignature(p)
+	texts := make([][]byte, len(names))
+	for i, name := range names {
+		if texts[i], err = os.ReadFile(name); err != nil {
+			fail(err)
+		}
+	}
+	// One call signs them all, one inserts them; empty documents are
+	// skipped, as by the tool.
+	values, empty, err := p.SignBatch(texts, 0)
 	if err != nil {
 		fail(err)
 	}
-	defer sig.Close()
-	for id, name := range names {
-		text, err := os.ReadFile(name)
-		if err == nil {
-			err = sig.SetText(text)
+	np := len(values) / len(names)
+	var ids []uint64
+	var rows []uint32
+	for i := range names {
+		if !empty[i] {
+			ids = append(ids, uint64(i))
+			rows = append(rows, values[i*np:(i+1)*np]...)
 		}
-		if err == nil {
-			err = ix.Insert(uint64(id), sig)
-		}
-		if errors.Is(err, simlsh.ErrEmpty) {
-			continue // as the tool: empty documents are skipped
-		}
-		if err != nil {
-			fail(err)
-		}
+	}
+	if err := ix.InsertValues(ids, rows, 0); err != nil {
+		fail(err)
 	}
 	pairs, err := ix.Pairs(simlsh.QueryVerify, 10000000)
 	if err != nil {

@@ -38,6 +38,23 @@ extern "C" {
     pub fn simlsh_params_preset(p: *mut simlsh_params, name: *const c_char) -> c_int;
     pub fn simlsh_params_set_int(p: *mut simlsh_params, key: c_int, v: i64) -> c_int;
     pub fn simlsh_params_set_double(p: *mut simlsh_params, key: c_int, v: c_double) -> c_int;
+    pub fn simlsh_params_get_int(p: *const simlsh_params, key: c_int, out: *mut i64) -> c_int;
+    pub fn simlsh_sign_batch(
+        values: *mut u32,
+        empty: *mut u8,
+        p: *const simlsh_params,
+        texts: *const *const c_void,
+        lens: *const usize,
+        n: usize,
+        nthreads: u32,
+    ) -> c_int;
+    pub fn simlsh_index_insert_values(
+        ix: *mut simlsh_index,
+        ids: *const u64,
+        values: *const u32,
+        n: usize,
+        nthreads: u32,
+    ) -> c_int;
     pub fn simlsh_params_describe(
         buf: *mut c_char,
         cap: usize,

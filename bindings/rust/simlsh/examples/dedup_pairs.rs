@@ -40,14 +40,16 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         walk(PathBuf::from(a), &mut files);
     }
     let mut ix = Index::new(&p)?;
-    let mut sig = Signature::new(&p)?;
-    for (id, f) in files.iter().enumerate() {
-        sig.set_text(&std::fs::read(f)?)?;
-        match ix.insert(id as u64, &sig) {
-            Err(e) if e.name() == "EEMPTY" => continue, // skipped, as by the tool
-            r => r?,
-        }
-    }
+    let texts = files.iter().map(std::fs::read).collect::<std::io::Result<Vec<_>>>()?;
+    let slices: Vec<&[u8]> = texts.iter().map(|t| t.as_slice()).collect();
+    // One call signs them all, one inserts them; empty documents are
+    // skipped, as by the tool.
+    let (values, empty) = p.sign_batch(&slices, 0)?;
+    let np = values.len() / files.len().max(1);
+    let keep: Vec<usize> = (0..files.len()).filter(|&i| !empty[i]).collect();
+    let rows: Vec<u32> = keep.iter().flat_map(|&i| values[i * np..(i + 1) * np].to_vec()).collect();
+    let ids: Vec<u64> = keep.iter().map(|&i| i as u64).collect();
+    ix.insert_values(&ids, &rows, 0)?;
     let mut out = String::new();
     for r in ix.pairs(QUERY_VERIFY, 10_000_000)? {
         let name = |i: u64| escape(&files[i as usize].to_string_lossy());

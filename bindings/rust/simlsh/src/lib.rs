@@ -71,6 +71,26 @@ impl Params {
         check("simlsh_params_set_double", unsafe { sys::simlsh_params_set_double(self.0, key, v) })
             .map(drop)
     }
+    /// Sign `texts` in one call on up to `threads` threads (0: one per CPU):
+    /// a `texts.len() x num_perm` row-major matrix, and which texts had
+    /// nothing to shingle (their rows are all `u32::MAX`).
+    pub fn sign_batch(&self, texts: &[&[u8]], threads: u32) -> Result<(Vec<u32>, Vec<bool>)> {
+        let mut np = 0i64;
+        let op = "simlsh_params_get_int";
+        check(op, unsafe {
+            sys::simlsh_params_get_int(self.0, sys::SIMLSH_PARAM_NUM_PERM, &mut np)
+        })?;
+        let ptrs: Vec<_> = texts.iter().map(|t| t.as_ptr().cast()).collect();
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        let (mut values, mut empty) =
+            (vec![0u32; texts.len() * np as usize], vec![0u8; texts.len()]);
+        let rc = unsafe {
+            let (v, e) = (values.as_mut_ptr(), empty.as_mut_ptr());
+            sys::simlsh_sign_batch(v, e, self.0, ptrs.as_ptr(), lens.as_ptr(), texts.len(), threads)
+        };
+        check("simlsh_sign_batch", rc)?;
+        Ok((values, empty.into_iter().map(|e| e != 0).collect()))
+    }
     /// The whole contract, "unit=char k=5 ...".
     pub fn describe(&self) -> Result<String> {
         let mut n = 0usize;
@@ -186,6 +206,22 @@ impl Index {
     pub fn insert(&mut self, id: u64, sig: &Signature) -> Result<()> {
         check("simlsh_index_insert", unsafe { sys::simlsh_index_insert(self.0, id, sig.0) })
             .map(drop)
+    }
+    /// Insert `ids.len()` documents given as rows of `values` (as `sign_batch` gives).
+    pub fn insert_values(&mut self, ids: &[u64], values: &[u32], threads: u32) -> Result<()> {
+        if values.len() < ids.len() {
+            return Err(Error { op: "simlsh_index_insert_values", code: -1 });
+        }
+        let rc = unsafe {
+            sys::simlsh_index_insert_values(
+                self.0,
+                ids.as_ptr(),
+                values.as_ptr(),
+                ids.len(),
+                threads,
+            )
+        };
+        check("simlsh_index_insert_values", rc).map(drop)
     }
     pub fn bands(&self) -> Result<(u32, u32)> {
         let (mut b, mut r) = (0, 0);

@@ -53,3 +53,21 @@ fn sys_constants_match_the_library() {
     assert_eq!(value(SIMLSH_KIND_PARAM, "threshold"), SIMLSH_PARAM_THRESHOLD);
     assert_eq!(value(SIMLSH_KIND_QUERY_FLAG, "verify"), SIMLSH_QUERY_VERIFY);
 }
+
+#[test]
+fn sign_batch_equals_signatures() {
+    let p = Params::preset("dedup").unwrap();
+    let texts: [&[u8]; 3] = [b"first document, long enough", b"", b"the second one here"];
+    let (values, empty) = p.sign_batch(&texts, 2).unwrap();
+    assert_eq!(empty, [false, true, false]);
+    let mut s = Signature::new(&p).unwrap();
+    for i in [0, 2] {
+        s.set_text(texts[i]).unwrap();
+        assert_eq!(s.values().unwrap(), &values[i * 128..(i + 1) * 128]);
+    }
+    let mut ix = Index::new(&p).unwrap();
+    let rows: Vec<u32> = [&values[..128], &values[256..]].concat();
+    ix.insert_values(&[7, 9], &rows, 1).unwrap();
+    assert_eq!(ix.insert_values(&[1], &values[128..256], 1).unwrap_err().name(), "EEMPTY");
+    assert_eq!(ix.query(&s, 0).unwrap()[0].a, 9);
+}
