@@ -305,13 +305,13 @@ int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, c
         return rc;
     m = d.m;
     /* Allocated even for m = 0: the adjacency offsets have m + 1 entries. */
-    if (((visit = simlsh__calloc(al, m, sizeof *visit)) == NULL ||
-                  (centre = simlsh__calloc(al, m, sizeof *centre)) == NULL ||
-                  (group = simlsh__calloc(al, m, sizeof *group)) == NULL ||
-                  (mscore = simlsh__calloc(al, m, sizeof *mscore)) == NULL ||
-                  (first = simlsh__calloc(al, m + 1, sizeof *first)) == NULL ||
-                  (adj = simlsh__calloc(al, 2 * n, sizeof *adj)) == NULL ||
-                  (score != NULL && (adjs = simlsh__calloc(al, 2 * n, sizeof *adjs)) == NULL))) {
+    if ((visit = simlsh__calloc(al, m, sizeof *visit)) == NULL ||
+        (centre = simlsh__calloc(al, m, sizeof *centre)) == NULL ||
+        (group = simlsh__calloc(al, m, sizeof *group)) == NULL ||
+        (mscore = simlsh__calloc(al, m, sizeof *mscore)) == NULL ||
+        (first = simlsh__calloc(al, m + 1, sizeof *first)) == NULL ||
+        (adj = simlsh__calloc(al, 2 * n, sizeof *adj)) == NULL ||
+        (score != NULL && (adjs = simlsh__calloc(al, 2 * n, sizeof *adjs)) == NULL)) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
