@@ -747,6 +747,10 @@ static int fill_batches(simlsh_results *res, size_t *ng, const plist *p)
 {
     return simlsh_group_batches(res, ng, p->a, p->b, p->s, p->n, 6);
 }
+static int fill_batches_whole(simlsh_results *res, size_t *ng, const plist *p)
+{
+    return simlsh_group_batches(res, ng, p->a, p->b, p->s, p->n, 0);
+}
 
 /* Fail each allocation in turn: the call reports SIMLSH_ENOMEM and leaves
  * the results as they were, until it succeeds; nothing leaks. */
@@ -755,8 +759,8 @@ static void test_oom(void)
     tu_rng r = {99};
     plist p = {0};
     gen_random(&p, &r, 40, 0.1);
-    fill_fn fills[] = {fill_components, fill_star, fill_batches};
-    for (size_t f = 0; f < 3; f++) {
+    fill_fn fills[] = {fill_components, fill_star, fill_batches, fill_batches_whole};
+    for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
         tu_alloc_state st = {0};
         simlsh_allocator al = tu_allocator(&st);
         simlsh_results *res, *want;
