@@ -657,6 +657,75 @@ static void test_star_and_clique(void)
     simlsh_results_free(res);
 }
 
+/* ---- agreement with the index's own clustering ---------------------------------------- */
+
+/* Without verification simlsh_index_cluster() gives the components of
+ * "shares a bucket", which are the components of simlsh_index_pairs():
+ * the two must agree on every id that has a pair, and the others must be
+ * alone in their clusters. Documents are windows over a few feature
+ * streams, so that chains and clusters of every size occur. */
+static void test_index_agreement(void)
+{
+    enum {
+        DOCS = 600,
+        WIDTH = 60
+    };
+    simlsh_params *params;
+    simlsh_index *index;
+    simlsh_signature *sig;
+    simlsh_results *pairs, *clusters, *groups;
+    tu_rng r = {4242};
+    CHECK_OK(simlsh_params_new(&params, NULL));
+    CHECK_OK(simlsh_params_set_int(params, SIMLSH_PARAM_BANDS, 32));
+    CHECK_OK(simlsh_params_set_int(params, SIMLSH_PARAM_ROWS, 4));
+    CHECK_OK(simlsh_index_new(&index, params));
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    for (uint64_t i = 0; i < DOCS; i++) {
+        uint64_t f[WIDTH], stream = tu_below(&r, 40), start = tu_below(&r, 400);
+        for (size_t k = 0; k < WIDTH; k++)
+            f[k] = stream << 32 | (start + k);
+        CHECK_OK(simlsh_signature_clear(sig));
+        CHECK_OK(simlsh_signature_add_features(sig, f, WIDTH));
+        CHECK_OK(simlsh_index_insert(index, i * 7919 + 3, sig));
+    }
+    CHECK_OK(simlsh_results_new(&pairs, NULL));
+    CHECK_OK(simlsh_results_new(&clusters, NULL));
+    CHECK_OK(simlsh_results_new(&groups, NULL));
+    CHECK_OK(simlsh_index_pairs(pairs, index, 0, 0));
+    CHECK_OK(simlsh_index_cluster(clusters, index, 0));
+    size_t ng = 0, np = simlsh_results_count(pairs);
+    CHECK(np > DOCS);
+    CHECK_OK(
+        simlsh_group_components(groups, &ng, simlsh_results_a(pairs), simlsh_results_b(pairs), np));
+    CHECK(ng > 1);
+    /* Cluster rows are sorted by id; look each one up among the groups. */
+    const uint64_t *ga = simlsh_results_a(groups), *gb = simlsh_results_b(groups);
+    size_t gn = simlsh_results_count(groups), in_pairs = 0;
+    int ok = 1;
+    for (size_t i = 0; i < simlsh_results_count(clusters); i++) {
+        uint64_t id, label;
+        simlsh_results_row(clusters, i, &id, &label, NULL);
+        size_t k = 0;
+        while (k < gn && ga[k] != id)
+            k++;
+        if (k < gn) {
+            in_pairs++;
+            if (gb[k] != label)
+                ok = 0;
+        } else if (label != id) {
+            ok = 0;
+        }
+    }
+    CHECK(ok);
+    CHECK(in_pairs == gn);
+    simlsh_results_free(pairs);
+    simlsh_results_free(clusters);
+    simlsh_results_free(groups);
+    simlsh_signature_free(sig);
+    simlsh_index_free(index);
+    simlsh_params_free(params);
+}
+
 /* ---- errors, empty input, failing allocations ---------------------------------------- */
 
 static void fill_known(simlsh_results *res)
@@ -808,6 +877,7 @@ int main(void)
     test_random();
     test_chain();
     test_star_and_clique();
+    test_index_agreement();
     test_errors();
     test_oom();
     return tu_finish("group");
