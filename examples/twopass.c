@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != 0) {                                                       \
-            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_));         \
-            return 1;                                                         \
-        }                                                                     \
+#define CHECK(call)                                                   \
+    do {                                                              \
+        int rc_ = (call);                                             \
+        if (rc_ != 0) {                                               \
+            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_)); \
+            return 1;                                                 \
+        }                                                             \
     } while (0)
 
 #define NDOCS 300
@@ -35,9 +35,11 @@
 
 /* Planted documents: a copy of `parent` with `rate` percent of its words
  * replaced. 31 -> 32 -> 33 is a chain whose ends are not near each other. */
-static const struct { int id, parent, rate; } planted[] = {
-    {50, 5, 2}, {120, 5, 3}, {121, 5, 2}, {122, 50, 1}, {18, 17, 2},
-    {32, 31, 5}, {33, 32, 5}, {299, 200, 1},
+static const struct {
+    int id, parent, rate;
+} planted[] = {
+    {50, 5, 2},  {120, 5, 3}, {121, 5, 2}, {122, 50, 1},
+    {18, 17, 2}, {32, 31, 5}, {33, 32, 5}, {299, 200, 1},
 };
 /* The star groups of two or more, centre first. */
 static const char expected[] = "5 50 120 121 122\n17 18\n31 32\n200 299\n";
@@ -113,9 +115,8 @@ int main(void)
     CHECK(simlsh_results_new(&cand, NULL));
     CHECK(simlsh_index_pairs(cand, index, 0, 0));
     CHECK(simlsh_results_new(&batches, NULL));
-    CHECK(simlsh_group_batches(batches, &nbatches, simlsh_results_a(cand),
-                               simlsh_results_b(cand), NULL, simlsh_results_count(cand),
-                               MAX_DOCS));
+    CHECK(simlsh_group_batches(batches, &nbatches, simlsh_results_a(cand), simlsh_results_b(cand),
+                               NULL, simlsh_results_count(cand), MAX_DOCS));
     printf("%zu candidate pairs in %zu batches\n", simlsh_results_count(cand), nbatches);
 
     /* Pass 2: one batch of exact shingle sets at a time. */

@@ -247,6 +247,8 @@ int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t
     size_t *start = NULL, nc = 0;
     if ((rc = dense_build(&d, al, a, b, n)) < 0)
         return rc;
+    simlsh__free(al, d.start); /* no lookups after the build */
+    d.start = NULL;
     if (d.m > 0 && ((comp = simlsh__calloc(al, d.m, sizeof *comp)) == NULL ||
                     (rc = components_of(comp, &nc, &d, n)) < 0 ||
                     (start = simlsh__calloc(al, nc + 1, sizeof *start)) == NULL)) {
@@ -305,13 +307,13 @@ int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, c
         return rc;
     m = d.m;
     /* Allocated even for m = 0: the adjacency offsets have m + 1 entries. */
-    if (((visit = simlsh__calloc(al, m, sizeof *visit)) == NULL ||
-                  (centre = simlsh__calloc(al, m, sizeof *centre)) == NULL ||
-                  (group = simlsh__calloc(al, m, sizeof *group)) == NULL ||
-                  (mscore = simlsh__calloc(al, m, sizeof *mscore)) == NULL ||
-                  (first = simlsh__calloc(al, m + 1, sizeof *first)) == NULL ||
-                  (adj = simlsh__calloc(al, 2 * n, sizeof *adj)) == NULL ||
-                  (score != NULL && (adjs = simlsh__calloc(al, 2 * n, sizeof *adjs)) == NULL))) {
+    if ((visit = simlsh__calloc(al, m, sizeof *visit)) == NULL ||
+        (centre = simlsh__calloc(al, m, sizeof *centre)) == NULL ||
+        (group = simlsh__calloc(al, m, sizeof *group)) == NULL ||
+        (mscore = simlsh__calloc(al, m, sizeof *mscore)) == NULL ||
+        (first = simlsh__calloc(al, m + 1, sizeof *first)) == NULL ||
+        (adj = simlsh__calloc(al, 2 * n, sizeof *adj)) == NULL ||
+        (score != NULL && (adjs = simlsh__calloc(al, 2 * n, sizeof *adjs)) == NULL)) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
@@ -334,6 +336,8 @@ int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, c
             visit[nv++] = (uint32_t)i;
         centre[i] = NONE;
     }
+    simlsh__free(al, d.start); /* no lookups after the order */
+    d.start = NULL;
 
     /* Adjacency lists (both directions). */
     for (size_t i = 0; i < n; i++) {
@@ -439,17 +443,19 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     size_t *cstart = NULL, nc = 0, np = 0, nb = 0;
     if ((rc = dense_build(&d, al, a, b, n)) < 0)
         return rc;
+    /* Arrays of n entries dominate: each is freed as soon as it is done
+     * with, so that the peak is five of them and the output's columns
+     * meet only three. */
+    simlsh__free(al, d.start);
+    d.start = NULL;
     if (n > 0 && ((comp = simlsh__calloc(al, d.m, sizeof *comp)) == NULL ||
-                  (rank = simlsh__calloc(al, d.m, sizeof *rank)) == NULL ||
-                  (key = simlsh__calloc(al, n, sizeof *key)) == NULL ||
-                  (sub = simlsh__calloc(al, n, sizeof *sub)) == NULL ||
-                  (idx = simlsh__calloc(al, n, sizeof *idx)) == NULL ||
-                  (tk = simlsh__calloc(al, n, sizeof *tk)) == NULL ||
-                  (tv = simlsh__calloc(al, n, sizeof *tv)) == NULL ||
-                  (sc = simlsh__calloc(al, n, sizeof *sc)) == NULL ||
                   (rc = components_of(comp, &nc, &d, n)) < 0 ||
                   (csize = simlsh__calloc(al, nc, sizeof *csize)) == NULL ||
-                  (cstart = simlsh__calloc(al, nc + 1, sizeof *cstart)) == NULL)) {
+                  (cstart = simlsh__calloc(al, nc + 1, sizeof *cstart)) == NULL ||
+                  (key = simlsh__calloc(al, n, sizeof *key)) == NULL ||
+                  (idx = simlsh__calloc(al, n, sizeof *idx)) == NULL ||
+                  (tk = simlsh__calloc(al, n, sizeof *tk)) == NULL ||
+                  (tv = simlsh__calloc(al, n, sizeof *tv)) == NULL)) {
         rc = rc < 0 ? rc : SIMLSH_ENOMEM;
         goto out;
     }
@@ -465,6 +471,14 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     simlsh__free(al, d.eb);
     d.ea = d.eb = NULL;
     radix_sort(key, idx, tk, tv, n);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || key[i] != key[np - 1])
+            np++;
+    if (n > 0 && (sc = simlsh__calloc(al, np, sizeof *sc)) == NULL) {
+        rc = SIMLSH_ENOMEM;
+        goto out;
+    }
+    np = 0;
     for (size_t i = 0; i < n; i++) {
         double s = score != NULL ? score[idx[i]] : -1.0;
         if (np > 0 && key[i] == key[np - 1]) {
@@ -479,19 +493,38 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     /* A component of more than max_docs documents is cut, by ascending
      * id, into chunks of max_docs / 2, and its pairs go to blocks (i, j)
      * by the chunks of their ends: a block touches at most max_docs. */
+    int any_big = 0;
     for (size_t i = 0; i < d.m; i++)
-        rank[i] = csize[comp[i]]++;
-    uint32_t half = max_docs / 2 < NONE ? (uint32_t)(max_docs / 2) : NONE;
-    for (size_t j = 0; j < np; j++) {
-        uint32_t lo = (uint32_t)(key[j] >> 32), hi = (uint32_t)key[j];
-        sub[j] = 0;
-        if (max_docs != 0 && csize[comp[lo]] > max_docs)
-            sub[j] = (uint64_t)(rank[lo] / half) << 32 | (rank[hi] / half);
-        idx[j] = j;
+        if (++csize[comp[i]] > max_docs && max_docs != 0)
+            any_big = 1;
+    if (any_big) {
+        uint32_t half = max_docs / 2 < NONE ? (uint32_t)(max_docs / 2) : NONE;
+        if ((rank = simlsh__calloc(al, d.m, sizeof *rank)) == NULL ||
+            (sub = simlsh__calloc(al, np, sizeof *sub)) == NULL) {
+            rc = SIMLSH_ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < d.m; i++)
+            rank[i] = cstart[comp[i]]++;
+        memset(cstart, 0, (nc + 1) * sizeof *cstart);
+        for (size_t j = 0; j < np; j++) {
+            uint32_t lo = (uint32_t)(key[j] >> 32), hi = (uint32_t)key[j];
+            sub[j] = 0;
+            if (csize[comp[lo]] > max_docs)
+                sub[j] = (uint64_t)(rank[lo] / half) << 32 | (rank[hi] / half);
+            idx[j] = j;
+        }
+        simlsh__free(al, rank);
+        rank = NULL;
+        /* Stable by block first; the stable pass by component follows. */
+        radix_sort(sub, idx, tk, tv, np);
+    } else {
+        for (size_t j = 0; j < np; j++)
+            idx[j] = j;
     }
-    /* Order (component, block, a, b): stable by block, then by component. */
-    radix_sort(sub, idx, tk, tv, np);
-    /* tk[] receives the final order of the pairs, tv[] their blocks. */
+
+    /* Order (component, block, a, b): tk[] receives the pairs' order, and
+     * tv[] their blocks when a component is cut. */
     for (size_t j = 0; j < np; j++)
         cstart[comp[key[j] >> 32] + 1]++;
     for (size_t c = 0; c < nc; c++)
@@ -500,12 +533,12 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         uint64_t j = idx[k];
         size_t p = cstart[comp[key[j] >> 32]]++;
         tk[p] = j;
-        tv[p] = sub[k];
+        tv[p] = any_big ? sub[k] : 0;
     }
 
-    /* Batch boundaries: every block of a cut component is a batch; whole
-     * components are packed, in label order, while they fit max_docs (with
-     * max_docs 0, one batch per component). */
+    /* Batch boundaries, into idx[]: every block of a cut component is a
+     * batch; whole components are packed, in label order, while they fit
+     * max_docs (with max_docs 0, one batch per component). */
     size_t docs = 0;
     uint32_t prev_c = NONE;
     int prev_big = 0;
@@ -526,6 +559,11 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         prev_c = c;
         prev_big = big;
     }
+    simlsh__free(al, tv);
+    simlsh__free(al, sub);
+    simlsh__free(al, comp);
+    tv = sub = NULL;
+    comp = NULL;
 
     if ((rc = simlsh__results_reserve(res, np, nb)) < 0)
         goto out;

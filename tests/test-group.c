@@ -48,8 +48,8 @@ static int cmp_u64(const void *x, const void *y)
 typedef struct {
     uint64_t *ids;
     size_t m;
-    double *w;      /* m x m */
-    size_t *label;  /* index of the smallest id of the component */
+    double *w;     /* m x m */
+    size_t *label; /* index of the smallest id of the component */
 } refgraph;
 
 static size_t ref_index(const refgraph *g, uint64_t id)
@@ -225,8 +225,8 @@ static void check_components(const plist *p)
                 continue;
             uint64_t a, b;
             double s;
-            if (simlsh_results_row(res, row++, &a, &b, &s) != 0 || a != g.ids[i] ||
-                b != g.ids[l] || s != -1.0)
+            if (simlsh_results_row(res, row++, &a, &b, &s) != 0 || a != g.ids[i] || b != g.ids[l] ||
+                s != -1.0)
                 ok = 0;
         }
     }
@@ -276,8 +276,8 @@ static void check_star(const plist *p, const uint64_t *order, size_t norder, int
     simlsh_results *res;
     CHECK_OK(simlsh_results_new(&res, NULL));
     size_t ng = 0;
-    CHECK_OK(simlsh_group_star(res, &ng, p->a, p->b, with_scores ? p->s : NULL, p->n, order,
-                               norder));
+    CHECK_OK(
+        simlsh_group_star(res, &ng, p->a, p->b, with_scores ? p->s : NULL, p->n, order, norder));
     CHECK(simlsh_results_count(res) == m);
     /* Expected rows: groups by centre priority, members by priority. */
     size_t row = 0, groups = 0;
@@ -294,8 +294,8 @@ static void check_star(const plist *p, const uint64_t *order, size_t norder, int
                 continue;
             uint64_t a, b;
             double s, want = v == c ? 1.0 : g.w[v * m + c];
-            if (simlsh_results_row(res, row++, &a, &b, &s) != 0 || a != g.ids[v] ||
-                b != g.ids[c] || s != want)
+            if (simlsh_results_row(res, row++, &a, &b, &s) != 0 || a != g.ids[v] || b != g.ids[c] ||
+                s != want)
                 ok = 0;
             /* The guarantee itself: an edge to the centre. */
             if (v != c && !has_edge(&g, v, c))
@@ -387,8 +387,8 @@ static void check_batches(const plist *p, size_t max_docs, int with_scores)
     simlsh_results *res;
     CHECK_OK(simlsh_results_new(&res, NULL));
     size_t got_nb = 0;
-    CHECK_OK(simlsh_group_batches(res, &got_nb, p->a, p->b, with_scores ? p->s : NULL, p->n,
-                                  max_docs));
+    CHECK_OK(
+        simlsh_group_batches(res, &got_nb, p->a, p->b, with_scores ? p->s : NULL, p->n, max_docs));
     CHECK(got_nb == nb);
     CHECK(simlsh_results_count(res) == np);
     int ok = got_nb == nb && simlsh_results_count(res) == np;
@@ -425,8 +425,8 @@ static void check_batches(const plist *p, size_t max_docs, int with_scores)
             ok = 0;
         if (max_docs != 0 && u > max_docs)
             ok = 0;
-        if (u > 0 && (simlsh_group_batch_ids(ids, u - 1, &cnt, res, q) != SIMLSH_EBUFSIZE ||
-                      cnt != u))
+        if (u > 0 &&
+            (simlsh_group_batch_ids(ids, u - 1, &cnt, res, q) != SIMLSH_EBUFSIZE || cnt != u))
             ok = 0;
     }
     CHECK(ok);
@@ -481,8 +481,8 @@ static void test_random(void)
     struct {
         size_t m;
         double p;
-    } shapes[] = {{2, 1.0}, {5, 0.5}, {30, 0.05}, {60, 0.03}, {80, 0.2}, {150, 0.01},
-                  {200, 0.004}, {120, 0.5}};
+    } shapes[] = {{2, 1.0},  {5, 0.5},    {30, 0.05},   {60, 0.03},
+                  {80, 0.2}, {150, 0.01}, {200, 0.004}, {120, 0.5}};
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         for (int rep = 0; rep < 3; rep++) {
             plist p = {0};
@@ -496,7 +496,7 @@ static void test_random(void)
             uint64_t *order = malloc((norder + 1) * sizeof *order);
             for (size_t i = 0; i < norder; i++)
                 order[i] = tu_below(&r, 5) == 0 ? random_id(&r)
-                                               : (tu_below(&r, 2) ? p.a : p.b)[tu_below(&r, p.n)];
+                                                : (tu_below(&r, 2) ? p.a : p.b)[tu_below(&r, p.n)];
             check_star(&p, order, norder, 1);
             free(order);
             size_t budgets[] = {0, 2, 3, 4, 7, 16, 1000};
@@ -515,7 +515,9 @@ static void test_chain(void)
     /* 0 - 1 - 2 - ... - (L-1) under scrambled ids, in random order: one
      * component; with the chain's order as priority, the centres are the
      * even positions and each takes the next one. */
-    enum { L = 20001 };
+    enum {
+        L = 20001
+    };
     tu_rng r = {7};
     uint64_t *id = malloc(L * sizeof *id);
     uint64_t minid = UINT64_MAX;
@@ -655,6 +657,75 @@ static void test_star_and_clique(void)
     simlsh_results_free(res);
 }
 
+/* ---- agreement with the index's own clustering ---------------------------------------- */
+
+/* Without verification simlsh_index_cluster() gives the components of
+ * "shares a bucket", which are the components of simlsh_index_pairs():
+ * the two must agree on every id that has a pair, and the others must be
+ * alone in their clusters. Documents are windows over a few feature
+ * streams, so that chains and clusters of every size occur. */
+static void test_index_agreement(void)
+{
+    enum {
+        DOCS = 600,
+        WIDTH = 60
+    };
+    simlsh_params *params;
+    simlsh_index *index;
+    simlsh_signature *sig;
+    simlsh_results *pairs, *clusters, *groups;
+    tu_rng r = {4242};
+    CHECK_OK(simlsh_params_new(&params, NULL));
+    CHECK_OK(simlsh_params_set_int(params, SIMLSH_PARAM_BANDS, 32));
+    CHECK_OK(simlsh_params_set_int(params, SIMLSH_PARAM_ROWS, 4));
+    CHECK_OK(simlsh_index_new(&index, params));
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    for (uint64_t i = 0; i < DOCS; i++) {
+        uint64_t f[WIDTH], stream = tu_below(&r, 40), start = tu_below(&r, 400);
+        for (size_t k = 0; k < WIDTH; k++)
+            f[k] = stream << 32 | (start + k);
+        CHECK_OK(simlsh_signature_clear(sig));
+        CHECK_OK(simlsh_signature_add_features(sig, f, WIDTH));
+        CHECK_OK(simlsh_index_insert(index, i * 7919 + 3, sig));
+    }
+    CHECK_OK(simlsh_results_new(&pairs, NULL));
+    CHECK_OK(simlsh_results_new(&clusters, NULL));
+    CHECK_OK(simlsh_results_new(&groups, NULL));
+    CHECK_OK(simlsh_index_pairs(pairs, index, 0, 0));
+    CHECK_OK(simlsh_index_cluster(clusters, index, 0));
+    size_t ng = 0, np = simlsh_results_count(pairs);
+    CHECK(np > DOCS);
+    CHECK_OK(
+        simlsh_group_components(groups, &ng, simlsh_results_a(pairs), simlsh_results_b(pairs), np));
+    CHECK(ng > 1);
+    /* Cluster rows are sorted by id; look each one up among the groups. */
+    const uint64_t *ga = simlsh_results_a(groups), *gb = simlsh_results_b(groups);
+    size_t gn = simlsh_results_count(groups), in_pairs = 0;
+    int ok = 1;
+    for (size_t i = 0; i < simlsh_results_count(clusters); i++) {
+        uint64_t id, label;
+        simlsh_results_row(clusters, i, &id, &label, NULL);
+        size_t k = 0;
+        while (k < gn && ga[k] != id)
+            k++;
+        if (k < gn) {
+            in_pairs++;
+            if (gb[k] != label)
+                ok = 0;
+        } else if (label != id) {
+            ok = 0;
+        }
+    }
+    CHECK(ok);
+    CHECK(in_pairs == gn);
+    simlsh_results_free(pairs);
+    simlsh_results_free(clusters);
+    simlsh_results_free(groups);
+    simlsh_signature_free(sig);
+    simlsh_index_free(index);
+    simlsh_params_free(params);
+}
+
 /* ---- errors, empty input, failing allocations ---------------------------------------- */
 
 static void fill_known(simlsh_results *res)
@@ -668,9 +739,9 @@ static int is_known(const simlsh_results *res)
 {
     const uint64_t *a = simlsh_results_a(res), *b = simlsh_results_b(res);
     size_t off0 = 0, off1 = 0;
-    return simlsh_results_count(res) == 3 && a[0] == 1 && a[1] == 2 && a[2] == 3 &&
-           b[0] == 1 && b[1] == 1 && b[2] == 1 && simlsh_results_offset(&off0, res, 0) == 0 &&
-           off0 == 0 && simlsh_results_offset(&off1, res, 1) == 0 && off1 == 3;
+    return simlsh_results_count(res) == 3 && a[0] == 1 && a[1] == 2 && a[2] == 3 && b[0] == 1 &&
+           b[1] == 1 && b[2] == 1 && simlsh_results_offset(&off0, res, 0) == 0 && off0 == 0 &&
+           simlsh_results_offset(&off1, res, 1) == 0 && off1 == 3;
 }
 
 static void test_errors(void)
@@ -745,6 +816,10 @@ static int fill_batches(simlsh_results *res, size_t *ng, const plist *p)
 {
     return simlsh_group_batches(res, ng, p->a, p->b, p->s, p->n, 6);
 }
+static int fill_batches_whole(simlsh_results *res, size_t *ng, const plist *p)
+{
+    return simlsh_group_batches(res, ng, p->a, p->b, p->s, p->n, 0);
+}
 
 /* Fail each allocation in turn: the call reports SIMLSH_ENOMEM and leaves
  * the results as they were, until it succeeds; nothing leaks. */
@@ -753,8 +828,8 @@ static void test_oom(void)
     tu_rng r = {99};
     plist p = {0};
     gen_random(&p, &r, 40, 0.1);
-    fill_fn fills[] = {fill_components, fill_star, fill_batches};
-    for (size_t f = 0; f < 3; f++) {
+    fill_fn fills[] = {fill_components, fill_star, fill_batches, fill_batches_whole};
+    for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
         tu_alloc_state st = {0};
         simlsh_allocator al = tu_allocator(&st);
         simlsh_results *res, *want;
@@ -802,6 +877,7 @@ int main(void)
     test_random();
     test_chain();
     test_star_and_clique();
+    test_index_agreement();
     test_errors();
     test_oom();
     return tu_finish("group");

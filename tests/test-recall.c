@@ -77,8 +77,8 @@ static void check_exhaustive(uint32_t num_perm, double t, double recall, double 
     if (second - best > 1e-7L) {
         CHECK(b == bb && r == br);
         if (b != bb || r != br)
-            fprintf(stderr, "  num_perm %u t %g R %g w %g: got %ux%u, reference %ux%u\n",
-                    num_perm, t, recall, width, b, r, bb, br);
+            fprintf(stderr, "  num_perm %u t %g R %g w %g: got %ux%u, reference %ux%u\n", num_perm,
+                    t, recall, width, b, r, bb, br);
     }
 }
 
@@ -107,8 +107,8 @@ static void test_literals(void)
     for (size_t i = 0; i < sizeof lit / sizeof lit[0]; i++) {
         uint32_t b = 0, r = 0;
         double ach = -1.0, fp = -1.0;
-        CHECK_OK(simlsh_lsh_optimal_params_recall(&b, &r, &ach, lit[i].n, lit[i].t,
-                                                  lit[i].recall, lit[i].width));
+        CHECK_OK(simlsh_lsh_optimal_params_recall(&b, &r, &ach, lit[i].n, lit[i].t, lit[i].recall,
+                                                  lit[i].width));
         CHECK(b == lit[i].b && r == lit[i].r);
         if (b != lit[i].b || r != lit[i].r)
             fprintf(stderr, "  case %zu: got %ux%u\n", i, b, r);
@@ -173,13 +173,10 @@ static void test_errors(void)
 {
     uint32_t b = 77, r = 78;
     double ach = 79.0;
-    CHECK_RC(simlsh_lsh_optimal_params_recall(NULL, &r, &ach, 128, 0.8, 0.99, 0.0),
-             SIMLSH_EINVAL);
-    CHECK_RC(simlsh_lsh_optimal_params_recall(&b, NULL, &ach, 128, 0.8, 0.99, 0.0),
-             SIMLSH_EINVAL);
+    CHECK_RC(simlsh_lsh_optimal_params_recall(NULL, &r, &ach, 128, 0.8, 0.99, 0.0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_lsh_optimal_params_recall(&b, NULL, &ach, 128, 0.8, 0.99, 0.0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_lsh_optimal_params_recall(&b, &r, &ach, 0, 0.8, 0.99, 0.0), SIMLSH_EINVAL);
-    CHECK_RC(simlsh_lsh_optimal_params_recall(&b, &r, &ach, 1025, 0.8, 0.99, 0.0),
-             SIMLSH_EINVAL);
+    CHECK_RC(simlsh_lsh_optimal_params_recall(&b, &r, &ach, 1025, 0.8, 0.99, 0.0), SIMLSH_EINVAL);
     double bad_t[] = {0.0, -0.1, 1.0000001, NAN, INFINITY};
     for (size_t i = 0; i < sizeof bad_t / sizeof bad_t[0]; i++)
         CHECK_RC(simlsh_lsh_optimal_params_recall(&b, &r, &ach, 128, bad_t[i], 0.99, 0.0),
