@@ -102,7 +102,8 @@ struct simlsh_index {
 
 /* table.c */
 void simlsh__ix_compute_fps(const struct simlsh_index *ix, const uint32_t *values, uint32_t *fps);
-int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exact);
+int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exact,
+                      uint32_t nthreads);
 /* insert.c */
 int simlsh__ix_add(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
                    const uint32_t *values, uint32_t *plan);
