@@ -26,7 +26,8 @@
  * Files: this header (layout, inline probing helpers, candidates),
  * table.c (capacities, growth, band keys), insert.c (insertion, removal),
  * index.c (lifetime, public mutation and accessors), query.c (single and
- * batch queries), enumerate.c (pairs, clustering), persist.c (save, load).
+ * batch queries), enumerate.c (pairs, clustering), persist.c (save, load),
+ * batch.c (batch insertion, a band per unit of work on ../pool.h's threads).
  */
 #ifndef SIMLSH_INDEX_INDEX_H
 #define SIMLSH_INDEX_INDEX_H
