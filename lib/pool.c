@@ -147,11 +147,11 @@ static void *locked_alloc(void *user, size_t size)
 {
     simlsh__lockal *la = user;
 #if SIMLSH_THREADS
-    pthread_mutex_lock(&la->mu);
+    pthread_mutex_lock(la->mu);
 #endif
     void *p = la->inner->alloc(la->inner->user, size);
 #if SIMLSH_THREADS
-    pthread_mutex_unlock(&la->mu);
+    pthread_mutex_unlock(la->mu);
 #endif
     return p;
 }
@@ -160,11 +160,11 @@ static void locked_free(void *user, void *ptr)
 {
     simlsh__lockal *la = user;
 #if SIMLSH_THREADS
-    pthread_mutex_lock(&la->mu);
+    pthread_mutex_lock(la->mu);
 #endif
     la->inner->free(la->inner->user, ptr);
 #if SIMLSH_THREADS
-    pthread_mutex_unlock(&la->mu);
+    pthread_mutex_unlock(la->mu);
 #endif
 }
 
@@ -175,14 +175,26 @@ void simlsh__lockal_init(simlsh__lockal *la, const simlsh_allocator *inner)
     la->al.free = locked_free;
     la->al.user = la;
 #if SIMLSH_THREADS
-    pthread_mutex_init(&la->mu, NULL);
+    pthread_mutex_init(&la->own, NULL);
+    la->mu = &la->own;
+#endif
+}
+
+void simlsh__lockal_share(simlsh__lockal *la, const simlsh_allocator *inner,
+                          simlsh__lockal *with)
+{
+    simlsh__lockal_init(la, inner);
+#if SIMLSH_THREADS
+    la->mu = with->mu;
+#else
+    (void)with;
 #endif
 }
 
 void simlsh__lockal_done(simlsh__lockal *la)
 {
 #if SIMLSH_THREADS
-    pthread_mutex_destroy(&la->mu);
+    pthread_mutex_destroy(&la->own);
 #else
     (void)la;
 #endif

@@ -51,16 +51,22 @@ int simlsh__par_failed(const simlsh__par *par);
 
 /* An allocator for workers: its hooks call those of `inner` one at a time,
  * so a call never makes the caller's hooks run concurrently with each
- * other. Initialise with simlsh__lockal_init, release with _done. */
-typedef struct {
+ * other. Initialise with simlsh__lockal_init, release with _done. A call
+ * that allocates through two hook sets (an index's and a results') makes
+ * the second with _share, so that both take the same lock: the caller may
+ * have given both objects the same hooks. */
+typedef struct simlsh__lockal {
     simlsh_allocator al; /* what workers pass to simlsh__malloc */
     const simlsh_allocator *inner;
 #if SIMLSH_THREADS
-    pthread_mutex_t mu;
+    pthread_mutex_t own;
+    pthread_mutex_t *mu;
 #endif
 } simlsh__lockal;
 
 void simlsh__lockal_init(simlsh__lockal *la, const simlsh_allocator *inner);
+void simlsh__lockal_share(simlsh__lockal *la, const simlsh_allocator *inner,
+                          simlsh__lockal *with);
 void simlsh__lockal_done(simlsh__lockal *la);
 
 #endif

@@ -461,7 +461,13 @@ static int insert_rows(struct simlsh_index *ix, const uint64_t *ids, const uint3
         simlsh__free(al, popped);
         return SIMLSH_ENOMEM;
     }
-    int rc = simlsh__ix_ensure(ix, ix->count + n, ix->nslots + (n - npop), 0);
+    size_t work = n * ((size_t)ix->bands + 1) / WORK_PER_THREAD;
+    uint32_t want = nthreads == 0 ? simlsh__par_workers(0, SIZE_MAX) : nthreads;
+    if (work < want)
+        want = work > 0 ? (uint32_t)work : 1;
+    /* Growth copies on the batch's threads too: it is the serial part
+     * that remains when tables grow during a build. */
+    int rc = simlsh__ix_ensure(ix, ix->count + n, ix->nslots + (n - npop), 0, want);
     if (rc < 0)
         goto out;
     uint32_t head = ix->free_head;
@@ -477,10 +483,6 @@ static int insert_rows(struct simlsh_index *ix, const uint64_t *ids, const uint3
     simlsh__lockal_init(&bt.la, al);
 
     size_t chunks = (n + ROWS_CHUNK - 1) / ROWS_CHUNK;
-    size_t work = n * ((size_t)ix->bands + 1) / WORK_PER_THREAD;
-    uint32_t want = nthreads == 0 ? simlsh__par_workers(0, SIZE_MAX) : nthreads;
-    if (work < want)
-        want = work > 0 ? (uint32_t)work : 1;
     size_t units = (size_t)ix->bands + 1;
     uint32_t workers = simlsh__par_workers(want, units);
     rc = simlsh__par_run(simlsh__par_workers(want, chunks), chunks, check_unit, &bt, NULL);

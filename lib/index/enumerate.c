@@ -146,7 +146,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
     units = (n + chunk - 1) / chunk;
     simlsh__lockal la, lres;
     simlsh__lockal_init(&la, al);
-    simlsh__lockal_init(&lres, &res->alloc);
+    simlsh__lockal_share(&lres, &res->alloc, &la);
     pairs_job j = {index, NULL, NULL, thr, max_pairs, chunk, NULL, NULL};
     cand *docs = NULL, *tmp = NULL;
     uint32_t *fps = NULL;

@@ -138,7 +138,7 @@ int simlsh_index_reserve(simlsh_index *index, size_t n)
         return 0;
     /* n ids need at most max(nslots, n) slots: free slots are reused first. */
     size_t slots = n > index->nslots ? n : index->nslots;
-    return simlsh__ix_ensure(index, n, slots, 1);
+    return simlsh__ix_ensure(index, n, slots, 1, 1);
 }
 
 int simlsh_index_clear(simlsh_index *index)

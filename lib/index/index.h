@@ -26,7 +26,8 @@
  * Files: this header (layout, inline probing helpers, candidates),
  * table.c (capacities, growth, band keys), insert.c (insertion, removal),
  * index.c (lifetime, public mutation and accessors), query.c (single and
- * batch queries), enumerate.c (pairs, clustering), persist.c (save, load).
+ * batch queries), enumerate.c (pairs, clustering), persist.c (save, load),
+ * batch.c (batch insertion, a band per unit of work on ../pool.h's threads).
  */
 #ifndef SIMLSH_INDEX_INDEX_H
 #define SIMLSH_INDEX_INDEX_H
@@ -104,7 +105,8 @@ struct simlsh_index {
 
 /* table.c */
 void simlsh__ix_compute_fps(const struct simlsh_index *ix, const uint32_t *values, uint32_t *fps);
-int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exact);
+int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exact,
+                      uint32_t nthreads);
 /* insert.c */
 int simlsh__ix_add(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
                    const uint32_t *values, uint32_t *plan);

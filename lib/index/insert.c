@@ -314,7 +314,7 @@ int simlsh__ix_add(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
     if (rc < 0)
         return rc;
     size_t slots = ix->free_head != NO_SLOT ? ix->nslots : ix->nslots + 1;
-    rc = simlsh__ix_ensure(ix, ix->count + 1, slots, 0);
+    rc = simlsh__ix_ensure(ix, ix->count + 1, slots, 0, 1);
     if (rc < 0) {
         prep_free(ix, &pr);
         return rc;

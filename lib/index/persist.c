@@ -163,7 +163,7 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
     rc = simlsh__ix_create(&ix, &p, bands, rows);
     if (rc < 0)
         return rc;
-    rc = simlsh__ix_ensure(ix, (size_t)count, (size_t)count, 1);
+    rc = simlsh__ix_ensure(ix, (size_t)count, (size_t)count, 1, 1);
     uint32_t *vals = NULL;
     if (rc == 0 && store) {
         vals = simlsh__malloc(&ix->params.alloc, ix->num_perm * sizeof *vals);

@@ -2,6 +2,7 @@
  * together (index.h describes the layout). */
 #include "index.h"
 #include "os.h"
+#include "pool.h"
 
 static size_t cap_for(size_t n)
 {
@@ -44,11 +45,64 @@ static size_t grow_cap(size_t cap, size_t want, int exact, size_t max)
     return c > max ? max : c;
 }
 
+/* The filling of grown blocks, in units that touch disjoint memory: one
+ * band table each (rehashed into its part of the new block), the id map,
+ * and ranges of slots (ids and signatures copied). Fresh memory is first
+ * touched here, so with threads its page faults are taken in parallel. */
+#define COPY_CHUNK ((size_t)1 << 16)
+
+typedef struct {
+    const struct simlsh_index *ix;
+    band_entry *nt;
+    size_t ntcap;
+    id_entry *nid;
+    size_t nidcap;
+    uint64_t *nids;
+    uint32_t *nsigs;
+} grow_job;
+
+static int grow_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    const grow_job *j = ctx;
+    const struct simlsh_index *ix = j->ix;
+    if (unit < ix->bands) {
+        if (j->nt == NULL)
+            return 0;
+        uint32_t b = (uint32_t)unit;
+        const band_entry *old = band_tab(ix, b);
+        band_entry *t = j->nt + (size_t)b * j->ntcap;
+        memset(t, 0xff, j->ntcap * sizeof *t);
+        for (size_t p = 0; p < ix->tcap; p++)
+            if (old[p].slot != NO_SLOT)
+                tab_put(t, j->ntcap, old[p].fp, old[p].slot);
+    } else if (unit == ix->bands) {
+        if (j->nid == NULL)
+            return 0;
+        memset(j->nid, 0xff, j->nidcap * sizeof *j->nid);
+        for (size_t p = 0; p < ix->idcap; p++)
+            if (ix->idmap[p].slot != NO_SLOT)
+                idmap_put(j->nid, j->nidcap, ix->idmap[p].id, ix->idmap[p].slot);
+    } else {
+        size_t lo = (unit - ix->bands - 1) * COPY_CHUNK;
+        size_t n = ix->nslots - lo < COPY_CHUNK ? ix->nslots - lo : COPY_CHUNK;
+        memcpy(j->nids + lo, ix->ids + lo, n * sizeof *j->nids);
+        /* No huge-page hint for signatures: they are read once per
+         * candidate, not once per band, and zeroing fresh huge pages made
+         * first inserts up to twice as slow on a virtual machine. */
+        if (ix->store)
+            memcpy(j->nsigs + lo * ix->num_perm, ix->sigs + lo * ix->num_perm,
+                   n * ix->num_perm * sizeof *j->nsigs);
+    }
+    return 0;
+}
+
 /* Make room for `docs` documents in `slots` slots. Every new block is
  * allocated before any is used, so on ENOMEM the index is exactly as it
  * was (same memory included). `exact` (reserve) sizes to the request;
- * otherwise capacities grow by 1.5x for amortised O(1) inserts. */
-int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exact)
+ * otherwise capacities grow by 1.5x for amortised O(1) inserts. The
+ * copying runs on up to nthreads threads. */
+int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int exact,
+                      uint32_t nthreads)
 {
     if (docs > MAX_DOCS || slots > MAX_DOCS)
         return SIMLSH_ENOMEM;
@@ -85,41 +139,31 @@ int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int ex
             goto fail;
     }
 
-    if (nt != NULL) {
+    if (nt != NULL)
         advise_huge(nt, ntcap * ix->bands * sizeof *nt);
-        memset(nt, 0xff, ntcap * ix->bands * sizeof *nt);
-        for (uint32_t b = 0; b < ix->bands; b++) {
-            const band_entry *old = band_tab(ix, b);
-            band_entry *t = nt + (size_t)b * ntcap;
-            for (size_t p = 0; p < ix->tcap; p++)
-                if (old[p].slot != NO_SLOT)
-                    tab_put(t, ntcap, old[p].fp, old[p].slot);
-        }
+    if (nid != NULL)
+        advise_huge(nid, nidcap * sizeof *nid);
+    grow_job j = {ix, nt, ntcap, nid, nidcap, nids, nsigs};
+    size_t copies = nids != NULL ? (ix->nslots + COPY_CHUNK - 1) / COPY_CHUNK : 0;
+    size_t units = (size_t)ix->bands + 1 + copies;
+    /* One thread for small tables: starting one costs more than it saves. */
+    if (ntcap * ix->bands < ((size_t)1 << 20))
+        nthreads = 1;
+    simlsh__par_run(simlsh__par_workers(nthreads, units), units, grow_unit, &j, NULL);
+    if (nt != NULL) {
         simlsh__free(al, ix->tab);
         ix->tab = nt;
         ix->tcap = ntcap;
     }
     if (nid != NULL) {
-        advise_huge(nid, nidcap * sizeof *nid);
-        memset(nid, 0xff, nidcap * sizeof *nid);
-        for (size_t p = 0; p < ix->idcap; p++)
-            if (ix->idmap[p].slot != NO_SLOT)
-                idmap_put(nid, nidcap, ix->idmap[p].id, ix->idmap[p].slot);
         simlsh__free(al, ix->idmap);
         ix->idmap = nid;
         ix->idcap = nidcap;
     }
     if (nids != NULL) {
-        if (ix->nslots > 0)
-            memcpy(nids, ix->ids, ix->nslots * sizeof *nids);
         simlsh__free(al, ix->ids);
         ix->ids = nids;
         if (ix->store) {
-            /* No huge-page hint here: signatures are read once per
-             * candidate, not once per band, and zeroing fresh huge pages
-             * made first inserts up to twice as slow on a virtual machine. */
-            if (ix->nslots > 0)
-                memcpy(nsigs, ix->sigs, ix->nslots * ix->num_perm * sizeof *nsigs);
             simlsh__free(al, ix->sigs);
             ix->sigs = nsigs;
         }
