@@ -18,7 +18,7 @@ typedef struct {
 } ref_cfg;
 
 /* Decode with U+FFFD per maximal invalid subpart (Unicode 15, 3.9). */
-static size_t ref_decode(const uint8_t *s, size_t n, uint32_t *out)
+static inline size_t ref_decode(const uint8_t *s, size_t n, uint32_t *out)
 {
     size_t m = 0, i = 0;
     while (i < n) {
@@ -48,7 +48,7 @@ static size_t ref_decode(const uint8_t *s, size_t n, uint32_t *out)
     return m;
 }
 
-static size_t ref_utf8(uint32_t cp, uint8_t *o)
+static inline size_t ref_utf8(uint32_t cp, uint8_t *o)
 {
     if (cp < 0x80) { o[0] = (uint8_t)cp; return 1; }
     if (cp < 0x800) { o[0] = (uint8_t)(0xc0 | (cp >> 6)); o[1] = (uint8_t)(0x80 | (cp & 0x3f)); return 2; }
@@ -60,8 +60,8 @@ static size_t ref_utf8(uint32_t cp, uint8_t *o)
     o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); o[3] = (uint8_t)(0x80 | (cp & 0x3f)); return 4;
 }
 
-static int ref_space(uint32_t c) { return c == ' ' || (c >= 9 && c <= 13); }
-static int ref_punct(uint32_t c)
+static inline int ref_space(uint32_t c) { return c == ' ' || (c >= 9 && c <= 13); }
+static inline int ref_punct(uint32_t c)
 {
     return (c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) ||
            (c >= 0x7b && c <= 0x7e);
@@ -69,7 +69,7 @@ static int ref_punct(uint32_t c)
 
 /* Units as byte strings; then shingles; hashes via simlsh_hash_bytes.
  * Returns the number of hashes written to out (caller sorts/uniques). */
-static size_t ref_shingles(const simlsh_params *p, ref_cfg c, const uint8_t *text, size_t n,
+static inline size_t ref_shingles(const simlsh_params *p, ref_cfg c, const uint8_t *text, size_t n,
                            uint64_t *out)
 {
     uint32_t *cps = malloc((n + 1) * sizeof *cps);
@@ -122,13 +122,13 @@ static size_t ref_shingles(const simlsh_params *p, ref_cfg c, const uint8_t *tex
     return nh;
 }
 
-static int ref_cmp_u64(const void *a, const void *b)
+static inline int ref_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
-static size_t ref_sort_unique(uint64_t *a, size_t n)
+static inline size_t ref_sort_unique(uint64_t *a, size_t n)
 {
     qsort(a, n, sizeof *a, ref_cmp_u64);
     size_t m = 0;

@@ -24,10 +24,10 @@ static const struct code codes[] = {
 
 /* Released in 0.1.0. Never change a line here; only append new releases. */
 static const struct code frozen[] = {
-    {"EINVAL", -1, NULL},      {"ENOMEM", -2, NULL},   {"EMISMATCH", -3, NULL},
-    {"ECORRUPT", -4, NULL},    {"EUNSUPPORTED", -5, NULL}, {"ENOTFOUND", -6, NULL},
-    {"EEXIST", -7, NULL},      {"EEMPTY", -8, NULL},   {"EUTF8", -9, NULL},
-    {"EBUFSIZE", -10, NULL},   {"ESTATE", -11, NULL},  {"EIO", -12, NULL},
+    {"EINVAL", -1, NULL},    {"ENOMEM", -2, NULL},       {"EMISMATCH", -3, NULL},
+    {"ECORRUPT", -4, NULL},  {"EUNSUPPORTED", -5, NULL}, {"ENOTFOUND", -6, NULL},
+    {"EEXIST", -7, NULL},    {"EEMPTY", -8, NULL},       {"EUTF8", -9, NULL},
+    {"EBUFSIZE", -10, NULL}, {"ESTATE", -11, NULL},      {"EIO", -12, NULL},
 };
 
 static int is_code(int v)
@@ -38,7 +38,8 @@ static int is_code(int v)
     return v == SIMLSH_OK;
 }
 
-int main(void)
+/* The released codes keep their numbers and names. */
+static void test_frozen_codes(void)
 {
     /* The enum constants themselves carry the frozen numbers. */
     CHECK(SIMLSH_OK == 0);
@@ -72,7 +73,11 @@ int main(void)
             fprintf(stderr, "released code %s appears %d times\n", frozen[f].name, found);
         CHECK(found == 1);
     }
+}
 
+/* Every code has its own static name and message. */
+static void test_names_and_messages(void)
+{
     for (size_t i = 0; i < NCODES; i++) {
         const struct code *c = &codes[i];
         CHECK(c->value < 0);
@@ -101,14 +106,19 @@ int main(void)
         CHECK(strcmp(msg, "unknown error") != 0);
         CHECK(strcmp(name, "UNKNOWN") != 0);
     }
+}
 
+/* Success and values that are not codes. */
+static void test_success_and_unknown(void)
+{
     /* Success. */
     CHECK(simlsh_strerror(SIMLSH_OK) != NULL && strcmp(simlsh_strerror(SIMLSH_OK), "success") == 0);
     CHECK(simlsh_error_name(SIMLSH_OK) != NULL && strcmp(simlsh_error_name(SIMLSH_OK), "OK") == 0);
 
     /* Anything that is not a code, including the enum's sentinel. */
-    const int unknown[] = {1, 2, 12, 100, -13, -100, -9999, SIMLSH__ERRNO_DUMMY, -10001,
-                           INT_MAX, INT_MIN, INT_MIN + 1};
+    const int unknown[] = {1,      2,       12,      100,
+                           -13,    -100,    -9999,   SIMLSH__ERRNO_DUMMY,
+                           -10001, INT_MAX, INT_MIN, INT_MIN + 1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         int v = unknown[i];
         if (is_code(v))
@@ -121,6 +131,12 @@ int main(void)
     CHECK(strcmp(simlsh_error_name(SIMLSH__ERRNO_DUMMY), "UNKNOWN") == 0);
     CHECK(strcmp(simlsh_error_name(1), "UNKNOWN") == 0);
     CHECK(strcmp(simlsh_strerror(INT_MIN), "unknown error") == 0);
+}
 
+int main(void)
+{
+    test_frozen_codes();
+    test_names_and_messages();
+    test_success_and_unknown();
     return tu_finish("errors");
 }

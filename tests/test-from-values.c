@@ -209,7 +209,9 @@ static void test_index_signature(void)
     simlsh_params *p = mk(NULL, SIMLSH_SCHEME_OPH, 128, 1);
     simlsh_index *ix;
     CHECK_OK(simlsh_index_new(&ix, p));
-    enum { N = 40 };
+    enum {
+        N = 40
+    };
     simlsh_signature *sigs[N];
     char doc[4096];
     for (int i = 0; i < N; i++) {

@@ -9,9 +9,22 @@
 #include "refshingle.h"
 #include "testutil.h"
 
-static const char *words[] = {"the", "Quick", "brown", "FOX", "jumps", "over", "lazy", "dog",
-                              "caf\xc3\xa9", "na\xc3\xafve", "\xe6\x97\xa5\xe6\x9c\xac",
-                              "\xf0\x9f\x98\x80", "a", "I", "x1", "tab\tsep"};
+static const char *words[] = {"the",
+                              "Quick",
+                              "brown",
+                              "FOX",
+                              "jumps",
+                              "over",
+                              "lazy",
+                              "dog",
+                              "caf\xc3\xa9",
+                              "na\xc3\xafve",
+                              "\xe6\x97\xa5\xe6\x9c\xac",
+                              "\xf0\x9f\x98\x80",
+                              "a",
+                              "I",
+                              "x1",
+                              "tab\tsep"};
 static const char *seps[] = {" ", "  ", "\n", ", ", ". ", "!\n\n", "\t", " - ", "(", ") "};
 
 /* Random text with words, separators, and now and then invalid bytes. */
@@ -24,7 +37,7 @@ static size_t gen_text(tu_rng *r, uint8_t *buf, size_t max, int allow_invalid)
         memcpy(buf + n, w, strlen(w));
         n += strlen(w);
         if (allow_invalid && tu_below(r, 10) == 0) {
-            static const uint8_t bad[][3] = {{0xff, 0, 0}, {0xc3, 0, 0}, {0xe6, 0x97, 0},
+            static const uint8_t bad[][3] = {{0xff, 0, 0},       {0xc3, 0, 0},    {0xe6, 0x97, 0},
                                              {0xed, 0xa0, 0x80}, {0xf4, 0x90, 0}, {0x80, 0, 0}};
             int which = (int)tu_below(r, 6);
             for (int i = 0; i < 3 && bad[which][i]; i++)
@@ -100,14 +113,18 @@ static int same_values(const simlsh_signature *a, const simlsh_signature *b)
     return na == nb && memcmp(va, vb, na * sizeof *va) == 0;
 }
 
-int main(void)
+enum {
+    MAXT = 3000
+};
+
+/* Shingle sets equal the reference shingler's, and chunking changes nothing. */
+static void test_reference_and_chunking(void)
 {
     tu_rng r = {20261122};
-    enum { MAXT = 3000 };
     uint8_t *text = malloc(MAXT);
     uint64_t *ref = malloc(4 * MAXT * sizeof *ref);
     const int ks[] = {1, 2, 3, 5, 9};
-    int mismatches = 0, chunk_mismatch = 0, sig_mismatch = 0, cases = 0;
+    int mismatches = 0, chunk_mismatch = 0, cases = 0;
 
     for (int unit = 0; unit <= 2; unit++)
         for (int norm = 0; norm < 8; norm++)
@@ -128,8 +145,10 @@ int main(void)
                         size_t ng = set_hashes(a, &got);
                         if (ng != nr || memcmp(got, ref, ng * sizeof *got) != 0) {
                             if (mismatches++ < 5)
-                                fprintf(stderr, "reference mismatch unit=%d norm=%d k=%d bits=%d n=%zu: %zu vs %zu\n",
-                                        unit, norm, k, bits, n, ng, nr);
+                                fprintf(
+                                    stderr,
+                                    "reference mismatch unit=%d norm=%d k=%d bits=%d n=%zu: %zu vs %zu\n",
+                                    unit, norm, k, bits, n, ng, nr);
                         }
                         /* chunked, including 1-byte and empty chunks */
                         CHECK_OK(simlsh_shingleset_clear(b));
@@ -150,8 +169,16 @@ int main(void)
     CHECK(chunk_mismatch == 0);
     printf("shingle sets: %d cases, %d reference mismatches, %d chunking mismatches\n", cases,
            mismatches, chunk_mismatch);
+    free(text);
+    free(ref);
+}
 
-    /* Signatures: streamed text == set route, for both schemes and chunkings. */
+/* Signatures: streamed text == set route, for both schemes and chunkings. */
+static void test_signature_routes(void)
+{
+    tu_rng r = {20261123};
+    uint8_t *text = malloc(MAXT);
+    int sig_mismatch = 0;
     for (int scheme = 0; scheme <= 1; scheme++)
         for (int unit = 0; unit <= 2; unit++)
             for (int bits = 32; bits <= 64; bits += 32) {
@@ -183,6 +210,63 @@ int main(void)
             }
     CHECK(sig_mismatch == 0);
     free(text);
-    free(ref);
+}
+
+/*
+ * Every ASCII byte, and some others, through the case, space and
+ * punctuation classes: each byte sits between letters, doubled and at the
+ * end, for every unit, every ASCII normalisation flag set and several k.
+ * The random texts above use a few letters and marks only.
+ */
+static void test_every_byte(void)
+{
+    static const char *const high[] = {"\x80",     "\xff",         "\xc3\xa9",
+                                       "\xc3\x89", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    enum {
+        NHIGH = sizeof high / sizeof high[0]
+    };
+    uint8_t text[64];
+    uint64_t want[64], got[64];
+    int mismatches = 0, cases = 0;
+    for (int unit = 0; unit <= 2; unit++)
+        for (int norm = 0; norm < 8; norm++)
+            for (int k = 1; k <= 3; k++) {
+                simlsh_params *p = mkparams(unit, k, norm, 64, 0, 64);
+                simlsh_shingleset *s;
+                CHECK_OK(simlsh_shingleset_new(&s, p));
+                for (int c = 0; c < 128 + NHIGH; c++) {
+                    const char *ch = c < 128 ? (const char[]){(char)c, 0} : high[c - 128];
+                    size_t cl = c < 128 ? 1 : strlen(ch), n = 0;
+                    /* "Ab<c>cD<c><c>e<c>" */
+                    const char *parts[] = {"Ab", ch, "cD", ch, ch, "e", ch};
+                    const size_t lens[] = {2, cl, 2, cl, cl, 1, cl};
+                    for (int q = 0; q < 7; q++) {
+                        memcpy(text + n, parts[q], lens[q]);
+                        n += lens[q];
+                    }
+                    ref_cfg cfg = {unit, k, norm};
+                    size_t nw = ref_sort_unique(want, ref_shingles(p, cfg, text, n, want)), ng;
+                    CHECK_OK(simlsh_shingleset_clear(s));
+                    CHECK_OK(simlsh_shingleset_add_text(s, text, n));
+                    CHECK_OK(simlsh_shingleset_hashes(got, 64, &ng, s));
+                    if (ng != nw || memcmp(got, want, ng * sizeof *got) != 0) {
+                        if (mismatches++ < 10)
+                            fprintf(stderr, "byte %#x: unit %d norm %d k %d: %zu vs %zu shingles\n",
+                                    (unsigned)(uint8_t)ch[0], unit, norm, k, ng, nw);
+                    }
+                    cases++;
+                }
+                simlsh_shingleset_free(s);
+                simlsh_params_free(p);
+            }
+    printf("every byte: %d cases, %d reference mismatches\n", cases, mismatches);
+    CHECK(mismatches == 0);
+}
+
+int main(void)
+{
+    test_reference_and_chunking();
+    test_signature_routes();
+    test_every_byte();
     return tu_finish("shingle-stream");
 }

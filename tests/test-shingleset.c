@@ -19,7 +19,7 @@ static size_t count(const simlsh_shingleset *s)
 }
 
 /* Sets with known overlap: A = [0, a), B = [a - c, a - c + b). */
-static void jaccard_exact(void)
+static void test_jaccard_exact(void)
 {
     simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 5);
     tu_rng r = {5};
@@ -53,18 +53,33 @@ static void jaccard_exact(void)
     simlsh_params_free(p);
 }
 
-int main(void)
+/* A set of "abcabc" and "xyz" with char 3-shingles: abc, bca, cab, xyz. */
+static simlsh_shingleset *four_shingles(const simlsh_params *p)
 {
-    jaccard_exact();
+    simlsh_shingleset *s;
+    CHECK_OK(simlsh_shingleset_new(&s, p));
+    CHECK_OK(simlsh_shingleset_add_text(s, "abcabc", 6));
+    CHECK_OK(simlsh_shingleset_add_text(s, "xyz", 3));
+    return s;
+}
+
+static void test_new(void)
+{
     simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
-    simlsh_shingleset *s, *t, *c;
+    simlsh_shingleset *s;
     CHECK_RC(simlsh_shingleset_new(NULL, p), SIMLSH_EINVAL);
     CHECK_RC(simlsh_shingleset_new(&s, NULL), SIMLSH_EINVAL);
     CHECK(s == NULL);
-    CHECK_OK(simlsh_shingleset_new(&s, p));
-    CHECK_OK(simlsh_shingleset_new(&t, p));
+    simlsh_shingleset_free(NULL);
+    simlsh_params_free(p);
+}
 
-    /* edge rules: empty doc -> empty set; shorter than k -> one shingle */
+/* Empty document -> empty set; shorter than k -> one shingle. */
+static void test_edge_rules(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *s;
+    CHECK_OK(simlsh_shingleset_new(&s, p));
     CHECK_OK(simlsh_shingleset_add_text(s, "", 0));
     CHECK(count(s) == 0);
     CHECK_OK(simlsh_shingleset_add_text(s, NULL, 0));
@@ -82,15 +97,23 @@ int main(void)
     CHECK_OK(simlsh_shingleset_hashes(h, 8, &n, s));
     CHECK_OK(simlsh_hash_bytes(&want, p, "abc", 3));
     CHECK(n == 1 && h[0] == want);
-    /* "abcab": abc, bca, cab */
+    /* "abcabc": abc, bca, cab */
     CHECK_OK(simlsh_shingleset_clear(s));
     CHECK_OK(simlsh_shingleset_add_text(s, "abcabc", 6));
     CHECK(count(s) == 3);
     /* several documents: union; shingles never span documents */
     CHECK_OK(simlsh_shingleset_add_text(s, "xyz", 3));
     CHECK(count(s) == 4);
+    simlsh_shingleset_free(s);
+    simlsh_params_free(p);
+}
 
-    /* hashes: size query and small buffer */
+static void test_hashes_buffer(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *s = four_shingles(p);
+    uint64_t h[8];
+    size_t n;
     CHECK_OK(simlsh_shingleset_hashes(NULL, 0, &n, s));
     CHECK(n == 4);
     CHECK_RC(simlsh_shingleset_hashes(h, 3, &n, s), SIMLSH_EBUFSIZE);
@@ -98,14 +121,24 @@ int main(void)
     CHECK_OK(simlsh_shingleset_hashes(h, 8, &n, s));
     CHECK(h[0] < h[1] && h[1] < h[2] && h[2] < h[3]);
     CHECK_RC(simlsh_shingleset_hashes(h, 8, NULL, s), SIMLSH_EINVAL);
+    simlsh_shingleset_free(s);
+    simlsh_params_free(p);
+}
 
-    /* mid-document: results are an error; abort restores */
+/* Mid-document, results are an error; abort restores the set. */
+static void test_streaming_state(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *s = four_shingles(p), *t, *c;
+    CHECK_OK(simlsh_shingleset_new(&t, p));
+    uint64_t h[8];
+    size_t n;
+    double j;
     CHECK_OK(simlsh_shingleset_begin(s));
     CHECK_RC(simlsh_shingleset_begin(s), SIMLSH_ESTATE);
     CHECK_OK(simlsh_shingleset_feed(s, "hello world", 11));
     CHECK_RC(simlsh_shingleset_count(&n, s), SIMLSH_ESTATE);
     CHECK_RC(simlsh_shingleset_hashes(h, 8, &n, s), SIMLSH_ESTATE);
-    double j;
     CHECK_RC(simlsh_shingleset_jaccard(&j, s, t), SIMLSH_ESTATE);
     CHECK_RC(simlsh_shingleset_containment(&j, t, s), SIMLSH_ESTATE);
     CHECK_RC(simlsh_shingleset_copy(&c, s), SIMLSH_ESTATE);
@@ -117,13 +150,24 @@ int main(void)
     CHECK_RC(simlsh_shingleset_feed(s, "x", 1), SIMLSH_ESTATE);
     CHECK_RC(simlsh_shingleset_end(s), SIMLSH_ESTATE);
     CHECK_RC(simlsh_shingleset_feed(NULL, "x", 1), SIMLSH_EINVAL);
-
     /* clear keeps memory and empties; the set is reusable */
     CHECK_OK(simlsh_shingleset_clear(s));
     CHECK(count(s) == 0);
     CHECK_RC(simlsh_shingleset_clear(NULL), SIMLSH_EINVAL);
+    CHECK_OK(simlsh_shingleset_add_text(s, "abc", 3));
+    CHECK(count(s) == 1);
+    simlsh_shingleset_free(s);
+    simlsh_shingleset_free(t);
+    simlsh_params_free(p);
+}
 
-    /* empty-set rules */
+static void test_empty_rules(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *s, *t;
+    double j;
+    CHECK_OK(simlsh_shingleset_new(&s, p));
+    CHECK_OK(simlsh_shingleset_new(&t, p));
     CHECK_OK(simlsh_shingleset_jaccard(&j, s, t));
     CHECK(j == 1.0);
     CHECK_OK(simlsh_shingleset_add_text(t, "hello", 5));
@@ -133,16 +177,33 @@ int main(void)
     CHECK(j == 1.0);
     CHECK_OK(simlsh_shingleset_containment(&j, t, s));
     CHECK(j == 0.0);
+    simlsh_shingleset_free(s);
+    simlsh_shingleset_free(t);
+    simlsh_params_free(p);
+}
 
-    /* copy is independent */
+static void test_copy(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *t, *c;
+    CHECK_OK(simlsh_shingleset_new(&t, p));
+    CHECK_OK(simlsh_shingleset_add_text(t, "hello", 5));
     CHECK_OK(simlsh_shingleset_copy(&c, t));
     CHECK_OK(simlsh_shingleset_add_text(t, "more text", 9));
     CHECK(count(c) == 3 && count(t) > 3);
     CHECK_RC(simlsh_shingleset_copy(NULL, t), SIMLSH_EINVAL);
+    simlsh_shingleset_free(c);
+    simlsh_shingleset_free(t);
+    simlsh_params_free(p);
+}
 
-    /* contract mismatch */
-    simlsh_params *q = mk(SIMLSH_UNIT_CHAR, 4);
-    simlsh_shingleset *o;
+static void test_contract_mismatch(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3), *q = mk(SIMLSH_UNIT_CHAR, 4);
+    simlsh_shingleset *t, *o;
+    double j;
+    CHECK_OK(simlsh_shingleset_new(&t, p));
+    CHECK_OK(simlsh_shingleset_add_text(t, "hello", 5));
     CHECK_OK(simlsh_shingleset_new(&o, q));
     CHECK_RC(simlsh_shingleset_jaccard(&j, t, o), SIMLSH_EMISMATCH);
     CHECK_RC(simlsh_shingleset_containment(&j, t, o), SIMLSH_EMISMATCH);
@@ -153,15 +214,24 @@ int main(void)
     CHECK(f1 != f2 && f1 == f3);
     CHECK_RC(simlsh_shingleset_fingerprint(NULL, t), SIMLSH_EINVAL);
     simlsh_shingleset_free(o);
+    simlsh_shingleset_free(t);
     simlsh_params_free(q);
+    simlsh_params_free(p);
+}
 
-    /* persistence round trip + validation */
+/* Round trip, truncations, bit flips (caught by the checksum). */
+static void test_persistence(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *t, *l;
+    double j;
+    CHECK_OK(simlsh_shingleset_new(&t, p));
+    CHECK_OK(simlsh_shingleset_add_text(t, "hello more text", 15));
     size_t sz;
     CHECK_OK(simlsh_shingleset_save(NULL, 0, &sz, t));
     uint8_t *buf = malloc(sz);
     CHECK_RC(simlsh_shingleset_save(buf, sz - 1, &sz, t), SIMLSH_EBUFSIZE);
     CHECK_OK(simlsh_shingleset_save(buf, sz, &sz, t));
-    simlsh_shingleset *l;
     CHECK_OK(simlsh_shingleset_load(&l, buf, sz, NULL));
     CHECK_OK(simlsh_shingleset_jaccard(&j, t, l));
     CHECK(j == 1.0 && count(l) == count(t));
@@ -179,7 +249,7 @@ int main(void)
         CHECK_OK(simlsh_shingleset_new(&m2, lp));
         CHECK_OK(simlsh_shingleset_add_text(m2, "hello", 5));
         CHECK_OK(simlsh_shingleset_jaccard(&j, l, m2));
-        CHECK(j > 0.0);
+        CHECK(j == 3.0 / (double)count(t)); /* "hello" is inside the saved text */
         simlsh_shingleset_free(m2);
         simlsh_params_free(lp);
     }
@@ -195,64 +265,144 @@ int main(void)
         CHECK(rc == SIMLSH_ECORRUPT || rc == SIMLSH_EUNSUPPORTED);
         buf[i] ^= 0x10;
     }
-    /* a hostile count with a valid checksum is still refused before allocating */
-    {
-        uint8_t *bad = malloc(sz);
-        memcpy(bad, buf, sz);
-        bad[48 + 7] = 0x7f; /* count's top byte: claims ~2^62 hashes */
-        CHECK_RC(simlsh_shingleset_load(&l, bad, sz, NULL), SIMLSH_ECORRUPT);
-        free(bad);
-    }
     CHECK_RC(simlsh_shingleset_load(NULL, buf, sz, NULL), SIMLSH_EINVAL);
     CHECK_RC(simlsh_shingleset_load(&l, NULL, sz, NULL), SIMLSH_EINVAL);
     free(buf);
+    simlsh_shingleset_free(t);
+    simlsh_params_free(p);
+}
 
-    /* invalid UTF-8: replaced by default, rejected on request */
-    CHECK_OK(simlsh_shingleset_clear(s));
+/* Hostile payloads with a valid checksum: each edit is resealed, so only the
+ * loader's semantic validation (docs/format.md section 4) can refuse it. */
+static void test_hostile_payloads(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *t, *l;
+    CHECK_OK(simlsh_shingleset_new(&t, p));
+    CHECK_OK(simlsh_shingleset_add_text(t, "hostile payloads", 16));
+    size_t sz, n = count(t);
+    CHECK_OK(simlsh_shingleset_save(NULL, 0, &sz, t));
+    uint8_t *good = malloc(sz), *bad = malloc(sz);
+    CHECK_OK(simlsh_shingleset_save(good, sz, &sz, t));
+    CHECK(n >= 3 && sz == 56 + 8 + 8 * n);
+
+    /* the control: resealing an untouched copy keeps it loadable */
+    memcpy(bad, good, sz);
+    tu_reseal(bad, sz);
+    CHECK(memcmp(bad, good, sz) == 0);
+
+    enum {
+        SWAP_FIRST,
+        SWAP_LAST,
+        DUPLICATE,
+        COUNT_SMALL,
+        COUNT_HUGE,
+        NCASES
+    };
+    for (int c = 0; c < NCASES; c++) {
+        memcpy(bad, good, sz);
+        uint8_t *h = bad + 56, tmp[8];
+        switch (c) {
+        case SWAP_FIRST: /* not increasing at the start */
+            memcpy(tmp, h, 8);
+            memcpy(h, h + 8, 8);
+            memcpy(h + 8, tmp, 8);
+            break;
+        case SWAP_LAST: /* not increasing at the end */
+            memcpy(tmp, h + 8 * (n - 2), 8);
+            memcpy(h + 8 * (n - 2), h + 8 * (n - 1), 8);
+            memcpy(h + 8 * (n - 1), tmp, 8);
+            break;
+        case DUPLICATE: /* sorted but not unique */
+            memcpy(h + 8 * (n / 2), h + 8 * (n / 2 - 1), 8);
+            break;
+        case COUNT_SMALL: /* count disagrees with L */
+            tu_put64(bad + 48, n - 1);
+            break;
+        case COUNT_HUGE: /* ~2^62 hashes: refused before allocating */
+            bad[48 + 7] = 0x7f;
+            break;
+        }
+        tu_reseal(bad, sz);
+        l = (simlsh_shingleset *)(uintptr_t)1;
+        int rc = simlsh_shingleset_load(&l, bad, sz, NULL);
+        if (rc != SIMLSH_ECORRUPT)
+            fprintf(stderr, "hostile shingle set case %d: load returned %d\n", c, rc);
+        CHECK(rc == SIMLSH_ECORRUPT);
+        CHECK(l == NULL);
+    }
+    free(good);
+    free(bad);
+    simlsh_shingleset_free(t);
+    simlsh_params_free(p);
+}
+
+/* Invalid UTF-8: replaced by default, rejected on request. */
+static void test_utf8_policy(void)
+{
+    simlsh_params *p = mk(SIMLSH_UNIT_CHAR, 3);
+    simlsh_shingleset *s, *rj;
+    uint64_t h[8], want;
+    size_t n;
+    CHECK_OK(simlsh_shingleset_new(&s, p));
     CHECK_OK(simlsh_shingleset_add_text(s, "a\xff", 2));
     CHECK_OK(simlsh_shingleset_hashes(h, 8, &n, s));
     CHECK_OK(simlsh_hash_bytes(&want, p, "a\xef\xbf\xbd", 4));
     CHECK(n == 1 && h[0] == want);
     CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_UTF8_POLICY, SIMLSH_UTF8_REJECT));
-    simlsh_shingleset *rj;
     CHECK_OK(simlsh_shingleset_new(&rj, p));
     CHECK_RC(simlsh_shingleset_add_text(rj, "a\xff", 2), SIMLSH_EUTF8);
     CHECK(count(rj) == 0);
     CHECK_OK(simlsh_shingleset_add_text(rj, "caf\xc3\xa9", 5));
     CHECK(count(rj) == 2);
     simlsh_shingleset_free(rj);
+    simlsh_shingleset_free(s);
+    simlsh_params_free(p);
+}
 
-    /* Unicode normalisation: supported with utf8proc, refused without */
+/* Unicode normalisation: supported with utf8proc, refused without. */
+static void test_unicode_normalisation(void)
+{
     simlsh_params *u = mk(SIMLSH_UNIT_WORD, 1);
-    int rc = simlsh_params_set_int(u, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_NFKC | SIMLSH_NORM_CASEFOLD);
-    if (simlsh_has_unicode()) {
-        CHECK_OK(rc);
-        simlsh_shingleset *x, *y;
-        CHECK_OK(simlsh_shingleset_new(&x, u));
-        CHECK_OK(simlsh_shingleset_new(&y, u));
-        /* U+FB01 LATIN SMALL LIGATURE FI -> "fi"; STRASSE with sharp s; e + combining acute */
-        const char *a = "\xef\xac\x81le STRA\xc3\x9f" "E cafe\xcc\x81";
-        const char *b = "file strasse caf\xc3\xa9";
-        CHECK_OK(simlsh_shingleset_begin(x));
-        for (const char *q2 = a; *q2; q2++)
-            CHECK_OK(simlsh_shingleset_feed(x, q2, 1)); /* byte by byte */
-        CHECK_OK(simlsh_shingleset_end(x));
-        CHECK_OK(simlsh_shingleset_add_text(y, b, strlen(b)));
-        CHECK_OK(simlsh_shingleset_jaccard(&j, x, y));
-        CHECK(j == 1.0 && count(x) == 3);
-        simlsh_shingleset_free(x);
-        simlsh_shingleset_free(y);
-        /* the byte unit cannot take Unicode normalisation */
-        CHECK_OK(simlsh_params_set_int(u, SIMLSH_PARAM_UNIT, SIMLSH_UNIT_BYTE));
-        CHECK_RC(simlsh_shingleset_new(&x, u), SIMLSH_EINVAL);
-    } else {
+    double j;
+    int rc =
+        simlsh_params_set_int(u, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_NFKC | SIMLSH_NORM_CASEFOLD);
+    if (!simlsh_has_unicode()) {
         CHECK_RC(rc, SIMLSH_EUNSUPPORTED);
+        simlsh_params_free(u);
+        return;
     }
+    CHECK_OK(rc);
+    simlsh_shingleset *x, *y;
+    CHECK_OK(simlsh_shingleset_new(&x, u));
+    CHECK_OK(simlsh_shingleset_new(&y, u));
+    /* U+FB01 LATIN SMALL LIGATURE FI -> "fi"; STRASSE with sharp s; e + combining acute */
+    const char *a = "\xef\xac\x81le STRA\xc3\x9f"
+                    "E cafe\xcc\x81";
+    const char *b = "file strasse caf\xc3\xa9";
+    CHECK_OK(simlsh_shingleset_begin(x));
+    for (const char *q = a; *q; q++)
+        CHECK_OK(simlsh_shingleset_feed(x, q, 1)); /* byte by byte */
+    CHECK_OK(simlsh_shingleset_end(x));
+    CHECK_OK(simlsh_shingleset_add_text(y, b, strlen(b)));
+    CHECK_OK(simlsh_shingleset_jaccard(&j, x, y));
+    CHECK(j == 1.0 && count(x) == 3);
+    simlsh_shingleset_free(x);
+    simlsh_shingleset_free(y);
+    /* the byte unit cannot take Unicode normalisation */
+    CHECK_OK(simlsh_params_set_int(u, SIMLSH_PARAM_UNIT, SIMLSH_UNIT_BYTE));
+    CHECK_RC(simlsh_shingleset_new(&x, u), SIMLSH_EINVAL);
     simlsh_params_free(u);
+}
 
-    /* words: separators are whitespace and punctuation */
+/* Words: separators are whitespace and punctuation. */
+static void test_words(void)
+{
     simlsh_params *w = mk(SIMLSH_UNIT_WORD, 2);
     simlsh_shingleset *w1, *w2;
+    uint64_t h[8], e1, e2;
+    size_t n;
+    double j;
     CHECK_OK(simlsh_shingleset_new(&w1, w));
     CHECK_OK(simlsh_shingleset_new(&w2, w));
     CHECK_OK(simlsh_shingleset_add_text(w1, "  one, two...three\n", 19));
@@ -260,18 +410,28 @@ int main(void)
     CHECK_OK(simlsh_shingleset_jaccard(&j, w1, w2));
     CHECK(j == 1.0 && count(w1) == 2);
     CHECK_OK(simlsh_shingleset_hashes(h, 8, &n, w1));
-    uint64_t e1, e2;
     CHECK_OK(simlsh_hash_bytes(&e1, w, "one two", 7));
     CHECK_OK(simlsh_hash_bytes(&e2, w, "two three", 9));
     CHECK((h[0] == e1 && h[1] == e2) || (h[0] == e2 && h[1] == e1));
     simlsh_shingleset_free(w1);
     simlsh_shingleset_free(w2);
     simlsh_params_free(w);
+}
 
-    simlsh_shingleset_free(s);
-    simlsh_shingleset_free(t);
-    simlsh_shingleset_free(c);
-    simlsh_shingleset_free(NULL);
-    simlsh_params_free(p);
+int main(void)
+{
+    test_jaccard_exact();
+    test_new();
+    test_edge_rules();
+    test_hashes_buffer();
+    test_streaming_state();
+    test_empty_rules();
+    test_copy();
+    test_contract_mismatch();
+    test_persistence();
+    test_hostile_payloads();
+    test_utf8_policy();
+    test_unicode_normalisation();
+    test_words();
     return tu_finish("shingleset");
 }
