@@ -13,4 +13,6 @@ static inline double bench_now(void)
 
 int bench_sign(int argc, char **argv);
 int bench_index(int argc, char **argv);
+int bench_forest(int argc, char **argv);
+int bench_ensemble(int argc, char **argv);
 #endif

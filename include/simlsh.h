@@ -659,6 +659,171 @@ SIMLSH_API int simlsh_index_load(simlsh_index **out, const void *buf, size_t len
 SIMLSH_API int simlsh_index_load_file(simlsh_index **out, const char *path,
                                       const simlsh_allocator *alloc);
 
+/* ------------------------------------------------------------------------ */
+/* Top-k neighbours: LSH Forest (since 0.2)                                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An LSH Forest (Bawa, Condie and Ganesan, WWW 2005): the k indexed
+ * signatures most similar to a query, with no threshold to choose.
+ *
+ * Shape: l prefix trees of depth d. Tree t keys a signature by its values
+ * [t*d, (t+1)*d), and documents that agree with a query on a long key prefix
+ * in some tree are likely similar. The params keys BANDS and ROWS give l and
+ * d (so the fingerprint's bands and rows are the shape); both 0 (the
+ * default) gives l = min(8, num_perm) and d = num_perm / l (16 for 128
+ * permutations); one of them 0 is derived as num_perm divided by the other;
+ * l * d must not exceed num_perm. THRESHOLD and the weights are not used;
+ * signatures are always stored (STORE_SIGNATURES is ignored), since they
+ * rank the candidates.
+ *
+ * Query: starting from the longest prefix any tree shares with the query,
+ * the forest takes every document sharing a prefix of the current length in
+ * any tree, one length at a time, until a length ends with at least 4k
+ * distinct candidates or no prefix of length >= 1 is left; the candidates
+ * are ranked by estimated Jaccard against the query, ties by id. So a query
+ * returns fewer than k rows only when fewer than k documents share at least
+ * one tree's first value with it. Answers depend only on the documents
+ * present, not on the order of inserts or removals.
+ *
+ * Cost: insert O(l log n) amortised (sorted runs merged as they grow, so
+ * queries never sort); query O(l log^2 n + candidates * num_perm); remove
+ * marks the document and compacts in place once removed documents outnumber
+ * the others (no allocation, O(l log n) amortised). Memory: num_perm * 4 + 8
+ * bytes per document for the signature and id, 8 per tree, and the id map.
+ * At most 2^30 documents (more gives SIMLSH_ENOMEM).
+ *
+ * Threads: any number of concurrent const calls (queries, count, save,
+ * params); insert and remove need exclusive access.
+ */
+typedef struct simlsh_forest simlsh_forest;
+
+/**
+ * Create an empty forest for signatures of @p params.
+ * @param out    receives the forest (NULL on failure).
+ * @param params contract and shape (BANDS = trees, ROWS = depth, see above);
+ *               copied, with its allocator.
+ * @return 0, SIMLSH_EINVAL (NULL, trees * depth > num_perm, or one of them
+ *         above num_perm), SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_forest_new(simlsh_forest **out, const simlsh_params *params);
+/** Free; NULL is a no-op. */
+SIMLSH_API void simlsh_forest_free(simlsh_forest *forest);
+/** A new params object holding the forest's contract, with BANDS and ROWS
+ *  set to its trees and depth (so a loaded forest tells how to sign queries
+ *  for it); as simlsh_shingleset_params(). @return 0, SIMLSH_EINVAL,
+ *  SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_forest_params(simlsh_params **out, const simlsh_forest *forest);
+/**
+ * Insert a copy of @p sig under @p id.
+ * @return 0, SIMLSH_EINVAL (NULL), SIMLSH_EMISMATCH (other contract),
+ * SIMLSH_ESTATE (document in progress), SIMLSH_EEMPTY (empty signature),
+ * SIMLSH_EEXIST (id present), SIMLSH_ENOMEM; on error the forest is unchanged.
+ */
+SIMLSH_API int simlsh_forest_insert(simlsh_forest *forest, uint64_t id,
+                                    const simlsh_signature *sig);
+/** Remove @p id. Never allocates. @return 0, SIMLSH_EINVAL, SIMLSH_ENOTFOUND. */
+SIMLSH_API int simlsh_forest_remove(simlsh_forest *forest, uint64_t id);
+/** Number of documents. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_forest_count(size_t *out, const simlsh_forest *forest);
+/**
+ * The (at most) @p k documents most similar to @p sig: rows a = id, b = 0,
+ * score = estimated Jaccard, sorted by score (highest first), ties by id.
+ * An empty @p sig gives no rows. One query: simlsh_results_offset(1) is the
+ * row count. On error @p res is unchanged.
+ * @return 0, SIMLSH_EINVAL (NULL, k = 0), SIMLSH_EMISMATCH, SIMLSH_ESTATE,
+ * SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_forest_query_topk(simlsh_results *res, const simlsh_forest *forest,
+                                        const simlsh_signature *sig, size_t k);
+/** Serialise (docs/format-forest.md); @p buf NULL is a size query.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
+SIMLSH_API int simlsh_forest_save(void *buf, size_t cap, size_t *size,
+                                  const simlsh_forest *forest);
+/** Load from bytes, validated before anything sized by them is allocated.
+ *  A loaded forest answers every query as the saved one did, and saves to
+ *  the same bytes. @p alloc as in simlsh_params_new().
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_forest_load(simlsh_forest **out, const void *buf, size_t len,
+                                  const simlsh_allocator *alloc);
+
+/* ------------------------------------------------------------------------ */
+/* Containment search: LSH Ensemble (since 0.2)                             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An LSH Ensemble (Zhu, Nargesian, Pu and Miller, VLDB 2016): which indexed
+ * sets X contain at least a fraction t of a query set Q, i.e.
+ * |Q ∩ X| / |Q| >= t, with t chosen per query.
+ *
+ * Sets are partitioned by their exact size, given at insert: partition
+ * boundaries are the sizes whose two leading bits change, [2^e, 3 * 2^(e-1))
+ * and [3 * 2^(e-1), 2^(e+1)), so within a partition the largest size is at
+ * most 1.5 times the smallest. Partitions are made as sizes arrive; there is
+ * no build step. Each partition is a forest of l prefix trees of depth d (as
+ * simlsh_forest, same BANDS / ROWS rule, but both 0 gives d = min(2,
+ * num_perm) and l = num_perm / d: containment needs many short bands), which
+ * can be queried as b <= l bands of r <= d rows. For a query of size q and a
+ * partition whose largest size is u, containment c corresponds to Jaccard
+ * c q / (q + u - c q) (the smallest Jaccard any set of the partition can have
+ * at that containment); (b, r) minimise FP_WEIGHT * (mean false-positive
+ * rate over c in [0, t]) + FN_WEIGHT * (mean false-negative rate over c in
+ * [t, min(1, u/q)]) of the S-curve in that Jaccard (means rather than the
+ * paper's areas, so a t near 1 still weighs misses). Partitions whose sizes
+ * are all below t q are skipped: such a set cannot contain t q elements.
+ *
+ * Memory and cost as simlsh_forest, per partition. At most 2^30 sets.
+ *
+ * Threads: any number of concurrent const calls (queries, count, save,
+ * params); insert and remove need exclusive access.
+ */
+typedef struct simlsh_ensemble simlsh_ensemble;
+
+/** Create an empty ensemble; as simlsh_forest_new() (BANDS = trees, ROWS =
+ *  depth; FP_WEIGHT and FN_WEIGHT weigh the per-query banding choice).
+ *  @return 0, SIMLSH_EINVAL (also both weights 0), SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_ensemble_new(simlsh_ensemble **out, const simlsh_params *params);
+/** Free; NULL is a no-op. */
+SIMLSH_API void simlsh_ensemble_free(simlsh_ensemble *ensemble);
+/** The ensemble's contract with BANDS and ROWS set to its trees and depth;
+ *  as simlsh_forest_params(). @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_ensemble_params(simlsh_params **out, const simlsh_ensemble *ensemble);
+/**
+ * Insert a copy of @p sig under @p id, for a set of exactly @p size distinct
+ * elements (simlsh_shingleset_count() of the set it was made from).
+ * @return 0, SIMLSH_EINVAL (NULL, size 0), SIMLSH_EMISMATCH, SIMLSH_ESTATE,
+ * SIMLSH_EEMPTY (empty signature), SIMLSH_EEXIST (id present),
+ * SIMLSH_ENOMEM; on error the ensemble is unchanged.
+ */
+SIMLSH_API int simlsh_ensemble_insert(simlsh_ensemble *ensemble, uint64_t id,
+                                      const simlsh_signature *sig, uint64_t size);
+/** Remove @p id. Never allocates. @return 0, SIMLSH_EINVAL, SIMLSH_ENOTFOUND. */
+SIMLSH_API int simlsh_ensemble_remove(simlsh_ensemble *ensemble, uint64_t id);
+/** Number of sets. @return 0 or SIMLSH_EINVAL. */
+SIMLSH_API int simlsh_ensemble_count(size_t *out, const simlsh_ensemble *ensemble);
+/**
+ * Sets likely to contain at least a fraction @p t of the query set, whose
+ * signature is @p sig and size @p query_size: rows a = id, b = 0, score =
+ * estimated containment (from the estimated Jaccard J and the two sizes,
+ * J (q + x) / (q (1 + J)), capped at 1), sorted by id. Without flags these
+ * are all candidates of the banding; with SIMLSH_QUERY_VERIFY only those
+ * whose estimated containment is >= @p t. An empty @p sig gives no rows.
+ * On error @p res is unchanged.
+ * @return 0, SIMLSH_EINVAL (NULL, query_size 0, t outside (0, 1], unknown
+ * flags), SIMLSH_EMISMATCH, SIMLSH_ESTATE, SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
+                                     const simlsh_signature *sig, uint64_t query_size, double t,
+                                     int flags);
+/** Serialise (docs/format-forest.md); @p buf NULL is a size query.
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
+SIMLSH_API int simlsh_ensemble_save(void *buf, size_t cap, size_t *size,
+                                    const simlsh_ensemble *ensemble);
+/** Load from bytes; as simlsh_forest_load().
+ *  @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
+SIMLSH_API int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
+                                    const simlsh_allocator *alloc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,7 +27,7 @@ def venv():
     shutil.rmtree(env_dir, ignore_errors=True)
     os.makedirs(root, exist_ok=True)
     try:
-        import venv  # noqa: F401 (only whether it exists)
+        import venv  # noqa: F401  (only whether it exists)
     except ImportError:
         pytest.skip("the venv module is missing (Debian: python3-venv)")
     for mod in ("mesonpy", "numpy"):

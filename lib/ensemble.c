@@ -1,0 +1,371 @@
+/*
+ * LSH Ensemble (Zhu, Nargesian, Pu, Miller, VLDB 2016): containment search
+ * over sets partitioned by size, on the prefix-tree engine of forest.c.
+ *
+ * Why prefix trees: the banding that suits a partition depends on the
+ * query (its size and threshold), so it is chosen per query. l trees of
+ * depth d answer any banding of b <= l bands of r <= d rows: a band is a
+ * tree's first r values, and its bucket is the range of the sorted tree
+ * sharing the query's r-prefix. One structure per partition serves every
+ * (b, r), where the paper's implementation keeps one index per r.
+ *
+ * Partitions: by the two leading bits of the exact size (a new partition
+ * when a size class first appears), so the upper bound of a class is at
+ * most 1.5 times its lower bound: the conservative Jaccard threshold,
+ * computed at the upper bound, is never far below the one the smallest
+ * set of the class would need. Equi-depth partitions (the paper's optimum
+ * for power-law sizes) would need a build step and rebuilds as the sizes
+ * drift; size classes need neither, and their boundaries are fixed, so
+ * answers never depend on the order of inserts.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "forest.h"
+
+/* 64 size exponents, two classes each. */
+#define NPART 128
+/* Default depth: measured on planted containment (docs/tuning.md), depth 2
+ * (64 trees for 128 permutations) finds sets up to 20 times the query's
+ * size as well as depth 1 does, while still allowing selective bandings
+ * for partitions of sizes close to the query's. */
+#define ENSEMBLE_DEPTH 2
+/* Integration points per area when choosing (b, r); the midpoint rule's
+ * error is far below the differences between neighbouring choices. */
+#define NPT 16
+
+struct simlsh_ensemble {
+    struct simlsh_params params; /* bands = trees, rows = depth, store = 1 */
+    uint64_t sig_fp;
+    uint32_t l, depth;
+    simlsh__pf_store store; /* aux = set size */
+    simlsh__pf_trees *part[NPART];
+};
+
+static unsigned part_of(uint64_t size)
+{
+    unsigned e = 63;
+    while (!(size >> e))
+        e--;
+    unsigned h = e > 0 ? (unsigned)((size >> (e - 1)) & 1) : 0;
+    return 2 * e + h;
+}
+
+/* Largest size of partition p. */
+static uint64_t part_upper(unsigned p)
+{
+    unsigned e = p / 2;
+    if (e == 0)
+        return 1;
+    if (p % 2 == 0)
+        return ((uint64_t)1 << e) + ((uint64_t)1 << (e - 1)) - 1;
+    return e == 63 ? UINT64_MAX : ((uint64_t)1 << (e + 1)) - 1;
+}
+
+static int ens_create(simlsh_ensemble **out, const struct simlsh_params *p, uint32_t l,
+                      uint32_t depth)
+{
+    struct simlsh_ensemble *e = simlsh__calloc(&p->alloc, 1, sizeof *e);
+    if (e == NULL)
+        return SIMLSH_ENOMEM;
+    e->params = *p;
+    e->params.bands = (int32_t)l;
+    e->params.rows = (int32_t)depth;
+    e->params.store_signatures = 1;
+    e->l = l;
+    e->depth = depth;
+    e->sig_fp = simlsh__fingerprint(&e->params, SIMLSH_SCOPE_SIGNATURE);
+    simlsh__pf_store_init(&e->store, &e->params.alloc, (uint32_t)p->num_perm, 1);
+    *out = e;
+    return 0;
+}
+
+int simlsh_ensemble_new(simlsh_ensemble **out, const simlsh_params *params)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (params == NULL || (params->fp_weight == 0 && params->fn_weight == 0))
+        return SIMLSH_EINVAL;
+    uint32_t l, depth;
+    int rc = simlsh__pf_shape(params, 0, ENSEMBLE_DEPTH, &l, &depth);
+    if (rc < 0)
+        return rc;
+    return ens_create(out, params, l, depth);
+}
+
+void simlsh_ensemble_free(simlsh_ensemble *ensemble)
+{
+    if (ensemble == NULL)
+        return;
+    simlsh_allocator a = ensemble->params.alloc;
+    for (unsigned p = 0; p < NPART; p++) {
+        if (ensemble->part[p] != NULL) {
+            simlsh__pf_trees_free(ensemble->part[p], &a);
+            simlsh__free(&a, ensemble->part[p]);
+        }
+    }
+    simlsh__pf_store_free(&ensemble->store);
+    simlsh__free(&a, ensemble);
+}
+
+int simlsh_ensemble_params(simlsh_params **out, const simlsh_ensemble *ensemble)
+{
+    return simlsh__params_export(out, ensemble ? &ensemble->params : NULL);
+}
+
+/* Room for one more set of partition p (made if missing); on failure
+ * everything is as it was, a partition made here included. */
+static int ens_reserve(struct simlsh_ensemble *e, unsigned p, size_t docs)
+{
+    const simlsh_allocator *al = &e->params.alloc;
+    int made = 0;
+    if (e->part[p] == NULL) {
+        e->part[p] = simlsh__malloc(al, sizeof *e->part[p]);
+        if (e->part[p] == NULL)
+            return SIMLSH_ENOMEM;
+        simlsh__pf_trees_init(e->part[p], e->l, e->depth);
+        made = 1;
+    }
+    int rc = simlsh__pf_store_reserve(&e->store, docs);
+    if (rc == 0)
+        rc = simlsh__pf_trees_reserve(e->part[p], al, e->part[p]->n + 1);
+    if (rc < 0 && made) {
+        simlsh__pf_trees_free(e->part[p], al);
+        simlsh__free(al, e->part[p]);
+        e->part[p] = NULL;
+    }
+    return rc;
+}
+
+static void ens_put(struct simlsh_ensemble *e, uint64_t id, const uint32_t *vals, uint64_t size)
+{
+    uint32_t slot = simlsh__pf_store_put(&e->store, id, vals, size);
+    simlsh__pf_trees_add(e->part[part_of(size)], &e->store, slot);
+}
+
+int simlsh_ensemble_insert(simlsh_ensemble *ensemble, uint64_t id, const simlsh_signature *sig,
+                           uint64_t size)
+{
+    if (ensemble == NULL || size == 0)
+        return SIMLSH_EINVAL;
+    int rc = simlsh__pf_check_sig(sig, ensemble->sig_fp);
+    if (rc < 0)
+        return rc;
+    if (sig->empty)
+        return SIMLSH_EEMPTY;
+    if (simlsh__pf_store_find(&ensemble->store, id) != SIMLSH__PF_NO_SLOT)
+        return SIMLSH_EEXIST;
+    rc = ens_reserve(ensemble, part_of(size), ensemble->store.count + 1);
+    if (rc < 0)
+        return rc;
+    ens_put(ensemble, id, sig->values, size);
+    return 0;
+}
+
+int simlsh_ensemble_remove(simlsh_ensemble *ensemble, uint64_t id)
+{
+    if (ensemble == NULL)
+        return SIMLSH_EINVAL;
+    simlsh__pf_store *s = &ensemble->store;
+    uint32_t slot = simlsh__pf_store_find(s, id);
+    if (slot == SIMLSH__PF_NO_SLOT)
+        return SIMLSH_ENOTFOUND;
+    unsigned p = part_of(s->aux[slot]);
+    simlsh__pf_store_kill(s, slot);
+    simlsh__pf_trees_dead(ensemble->part[p], s);
+    return 0;
+}
+
+int simlsh_ensemble_count(size_t *out, const simlsh_ensemble *ensemble)
+{
+    if (out == NULL || ensemble == NULL)
+        return SIMLSH_EINVAL;
+    *out = ensemble->store.count;
+    return 0;
+}
+
+/*
+ * The banding (b <= l bands of r <= d rows) minimising the weighted mean
+ * false-positive and false-negative rates over containment, for query size
+ * q, the partition's largest size u and threshold t. Containment c maps to
+ * Jaccard c q / (q + u - c q); P(J) = 1 - (1 - J^r)^b is accumulated for
+ * all (b, r) at once by running products, so no pow() per choice.
+ */
+static void choose_banding(uint32_t *bo, uint32_t *ro, uint32_t l, uint32_t depth, double q,
+                           double u, double t, double wfp, double wfn)
+{
+    double cost[SIMLSH__MAX_PERM];
+    for (size_t i = 0; i < (size_t)l * depth; i++)
+        cost[i] = 0;
+    double cmax = u / q < 1 ? u / q : 1;
+    for (int region = 0; region < 2; region++) {
+        double lo = region == 0 ? 0 : t, hi = region == 0 ? t : cmax;
+        /* Mean rates, not the paper's areas: areas weigh a range by its
+         * width, and the false-negative range [t, cmax] shrinks to nothing
+         * as t nears cmax, which would leave only false positives to
+         * minimise, i.e. a banding that finds nothing. */
+        double w = (region == 0 ? wfp : wfn) / NPT;
+        for (int i = 0; i < NPT; i++) {
+            double c = lo + (hi - lo) * (i + 0.5) / NPT;
+            double j = c * q / (q + u - c * q);
+            double jr = 1;
+            for (uint32_t r = 0; r < depth; r++) {
+                jr *= j;
+                double miss = 1; /* (1 - J^r)^b */
+                for (uint32_t b = 0; b < l; b++) {
+                    miss *= 1 - jr;
+                    cost[(size_t)b * depth + r] += region == 0 ? w * (1 - miss) : w * miss;
+                }
+            }
+        }
+    }
+    /* Ties go to fewer bands, then fewer rows: fewer probes. */
+    size_t best = 0;
+    for (size_t i = 1; i < (size_t)l * depth; i++)
+        if (cost[i] < cost[best])
+            best = i;
+    *bo = (uint32_t)(best / depth) + 1;
+    *ro = (uint32_t)(best % depth) + 1;
+}
+
+static int row_id_cmp(const void *x, const void *y)
+{
+    const simlsh__pf_row *a = x, *b = y;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
+                          const simlsh_signature *sig, uint64_t query_size, double t, int flags)
+{
+    if (res == NULL || ensemble == NULL || query_size == 0 || !(t > 0 && t <= 1) ||
+        (flags & ~SIMLSH_QUERY_VERIFY) != 0)
+        return SIMLSH_EINVAL;
+    int rc = simlsh__pf_check_sig(sig, ensemble->sig_fp);
+    if (rc < 0)
+        return rc;
+    if (sig->empty)
+        return simlsh__pf_fill(res, NULL, 0);
+    const simlsh__pf_store *s = &ensemble->store;
+    const struct simlsh_params *p = &ensemble->params;
+    double q = (double)query_size;
+    simlsh__pf_set c;
+    simlsh__pf_set_init(&c, &p->alloc);
+    for (unsigned k = 0; k < NPART && rc == 0; k++) {
+        const simlsh__pf_trees *tr = ensemble->part[k];
+        if (tr == NULL || tr->n == tr->ndead)
+            continue;
+        double u = (double)part_upper(k);
+        if (u < t * q)
+            continue; /* no set there has t q elements */
+        uint32_t b, r;
+        choose_banding(&b, &r, ensemble->l, ensemble->depth, q, u, t, p->fp_weight,
+                       p->fn_weight);
+        rc = simlsh__pf_band(tr, s, sig->values, b, r, &c);
+    }
+    simlsh__pf_row *rows = NULL;
+    if (rc == 0 && c.n > 0) {
+        rows = simlsh__malloc(&p->alloc, c.n * sizeof *rows);
+        if (rows == NULL)
+            rc = SIMLSH_ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; rc == 0 && i < c.n; i++) {
+        uint32_t slot = c.v[i];
+        double j = (double)simlsh__pf_count_equal(simlsh__pf_vals(s, slot), sig->values,
+                                                  s->num_perm) /
+                   (double)s->num_perm;
+        /* |Q ∩ X| = J (|Q| + |X|) / (1 + J). */
+        double x = (double)s->aux[slot];
+        double est = j * (q + x) / (q * (1 + j));
+        if (est > 1)
+            est = 1;
+        if ((flags & SIMLSH_QUERY_VERIFY) && est < t)
+            continue;
+        rows[n].id = s->ids[slot];
+        rows[n].score = est;
+        n++;
+    }
+    if (rc == 0) {
+        if (n > 1)
+            qsort(rows, n, sizeof *rows, row_id_cmp);
+        rc = simlsh__pf_fill(res, rows, n);
+    }
+    simlsh__free(&p->alloc, rows);
+    simlsh__pf_set_free(&c);
+    return rc;
+}
+
+/* ---- persistence (docs/format-forest.md) ------------------------------------------ */
+
+int simlsh_ensemble_save(void *buf, size_t cap, size_t *size, const simlsh_ensemble *ensemble)
+{
+    if (size == NULL || ensemble == NULL)
+        return SIMLSH_EINVAL;
+    const simlsh__pf_store *s = &ensemble->store;
+    size_t rec = 16 + 4 * (size_t)s->num_perm, total;
+    int rc = simlsh__pf_saved_size(&total, s->count, rec);
+    if (rc < 0)
+        return rc;
+    *size = total;
+    if (buf == NULL)
+        return 0;
+    if (cap < total)
+        return SIMLSH_EBUFSIZE;
+    uint8_t *r = simlsh__pf_save_head(buf, SIMLSH__MAGIC_ENSEMBLE, total, &ensemble->params,
+                                      (uint32_t)rec, s->count);
+    for (size_t slot = 0; slot < s->nslots; slot++) {
+        if (s->state[slot] != SIMLSH__PF_LIVE)
+            continue;
+        simlsh__wr64(r, s->ids[slot]);
+        simlsh__wr64(r + 8, s->aux[slot]);
+        const uint32_t *v = simlsh__pf_vals(s, (uint32_t)slot);
+        for (uint32_t i = 0; i < s->num_perm; i++)
+            simlsh__wr32(r + 16 + 4 * (size_t)i, v[i]);
+        r += rec;
+    }
+    simlsh__frame_write_tail(buf, total);
+    return 0;
+}
+
+int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
+                         const simlsh_allocator *alloc)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (buf == NULL || !simlsh__alloc_valid(alloc))
+        return SIMLSH_EINVAL;
+    struct simlsh_params p;
+    const uint8_t *r;
+    uint64_t n;
+    int rc = simlsh__pf_load_head(&p, &r, &n, buf, len, SIMLSH__MAGIC_ENSEMBLE, 16, alloc);
+    if (rc < 0)
+        return rc;
+    if (p.fp_weight == 0 && p.fn_weight == 0)
+        return SIMLSH_ECORRUPT;
+    struct simlsh_ensemble *e;
+    rc = ens_create(&e, &p, (uint32_t)p.bands, (uint32_t)p.rows);
+    if (rc < 0)
+        return rc;
+    uint32_t vals[SIMLSH__MAX_PERM];
+    size_t rec = 16 + 4 * (size_t)e->store.num_perm;
+    rc = simlsh__pf_store_reserve(&e->store, (size_t)n);
+    /* Rebuilt by inserting in file order (see simlsh_forest_load()). */
+    for (uint64_t d = 0; rc == 0 && d < n; d++, r += rec) {
+        uint64_t id = simlsh__rd64(r), size = simlsh__rd64(r + 8);
+        rc = simlsh__pf_read_values(vals, r + 16, e->store.num_perm);
+        if (rc == 0 && (size == 0 || simlsh__pf_store_find(&e->store, id) != SIMLSH__PF_NO_SLOT))
+            rc = SIMLSH_ECORRUPT;
+        if (rc == 0)
+            rc = ens_reserve(e, part_of(size), (size_t)n);
+        if (rc == 0)
+            ens_put(e, id, vals, size);
+    }
+    if (rc < 0) {
+        simlsh_ensemble_free(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
