@@ -16,6 +16,15 @@ from . import _lib
 from ._lib import AlreadyExists, InvalidArgument, NotFound, check, lib
 
 Text = Union[str, bytes, bytearray, memoryview]
+
+# Batch calls of a later library (lib/batch.c); None when the loaded one lacks
+# them, and the package then loops over the one-document calls.
+_P, _SZ, _U32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32
+_sign_batch_c = _lib.optional("simlsh_sign_batch", ctypes.c_int,
+                              [_P, _P, _P, _P, _P, _SZ, _U32])
+_band_keys_batch_c = _lib.optional("simlsh_band_keys_batch", ctypes.c_int, [_P, _P, _P, _SZ])
+_insert_values_c = _lib.optional("simlsh_index_insert_values", ctypes.c_int,
+                                 [_P, _P, _P, _SZ, _U32])
 Key = Union[str, int]
 
 # ---- constants (include/simlsh.h; the ABI freezes them) -------------------------
@@ -327,8 +336,8 @@ class ShingleSet(_Handle):
     _free = lib.simlsh_shingleset_free
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
-        h = _out()
-        check(lib.simlsh_shingleset_new(ctypes.byref(h), _params_arg(params)._h), "ShingleSet")
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_shingleset_new(ctypes.byref(h), params._h), "ShingleSet")
         self._h = h
         if text is not None:
             self.update(text)
@@ -433,8 +442,8 @@ class Signature(_Handle):
     _free = lib.simlsh_signature_free
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
-        h = _out()
-        check(lib.simlsh_signature_new(ctypes.byref(h), _params_arg(params)._h), "Signature")
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
         self._h = h
         if text is not None:
             self.update(text)
@@ -454,8 +463,8 @@ class Signature(_Handle):
         v = _u32(values, "from_values")
         if v.ndim != 1:
             raise InvalidArgument("from_values: values must be one-dimensional")
-        h = _out()
-        check(lib.simlsh_signature_from_values(ctypes.byref(h), _params_arg(params)._h,
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
                                                v.ctypes.data, v.size), "from_values")
         return cls._wrap(h)
 
@@ -601,24 +610,45 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
     out = np.empty((n, P_), dtype=np.uint32)
     if n == 0:
         return out
-    nt = min(_threads(threads), max(1, n // 64))
+    nt = _threads(threads)
+    bufs = [as_bytes(t) for t in texts]
+    if _sign_batch_c is not None:
+        ptrs = (ctypes.c_void_p * n)()
+        lens = (ctypes.c_size_t * n)()
+        keep = []
+        for i, (b, m) in enumerate(bufs):
+            if isinstance(b, bytes):
+                ptrs[i] = ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p).value
+            else:
+                ptrs[i] = ctypes.addressof(b)
+            lens[i] = m
+            keep.append(b)
+        rc = _sign_batch_c(out.ctypes.data, None, params._h, ptrs, lens, n, nt)
+        if rc == 0:
+            return out
+        if not (rc == _lib.InvalidUTF8.code and invalid == "empty"):
+            check(rc, "sign_batch")
+        # some document is invalid: find which, one by one, below
+    nt = min(nt, max(1, n // 64))
     base = out.ctypes.data
     row_bytes = P_ * 4
+    utf8 = _lib.InvalidUTF8.code
 
     def work(lo: int, hi: int) -> None:
         sig = Signature(params)
         h = sig._h
         cnt = ctypes.c_size_t()
+        pcnt = ctypes.byref(cnt)
         add, values, clear = (lib.simlsh_signature_add_text, lib.simlsh_signature_values,
                               lib.simlsh_signature_clear)
         for i in range(lo, hi):
-            buf, m = as_bytes(texts[i])
+            buf, m = bufs[i]
             clear(h)
             rc = add(h, buf, m)
-            if rc == _lib.InvalidUTF8.code and invalid == "empty":
-                rc = 0
-            check(rc, "sign_batch: document %d" % i)
-            check(values(base + i * row_bytes, P_, ctypes.byref(cnt), h), "sign_batch")
+            if rc:
+                if not (rc == utf8 and invalid == "empty"):
+                    check(rc, "sign_batch: document %d" % i)
+            values(base + i * row_bytes, P_, pcnt, h)
 
     if nt == 1:
         work(0, n)
@@ -652,6 +682,16 @@ def band_keys(values: Any, params: Optional[Params] = None, bands: Optional[int]
         bands = b if bands is None else bands
         rows = r if rows is None else rows
     out = np.empty((len(v), bands), dtype=np.uint64)
+    if len(v) and empty_rows(v).any():
+        raise _lib.EmptyInput("band_keys: row %d is an empty signature"
+                              % int(np.nonzero(empty_rows(v))[0][0]))
+    if v.shape[1] != params.get("num_perm"):
+        raise InvalidArgument("band_keys: rows of %d values for num_perm %d"
+                              % (v.shape[1], params.get("num_perm")))
+    if _band_keys_batch_c is not None and (bands, rows) == params.bands_rows():
+        check(_band_keys_batch_c(out.ctypes.data, params._h, v.ctypes.data, len(v)),
+              "band_keys")
+        return out
     sig = _out()
     fv, bk, free = (lib.simlsh_signature_from_values, lib.simlsh_signature_band_keys,
                     lib.simlsh_signature_free)
@@ -726,8 +766,8 @@ class Index(_Handle):
     _free = lib.simlsh_index_free
 
     def __init__(self, params: Optional[Params] = None) -> None:
-        h = _out()
-        check(lib.simlsh_index_new(ctypes.byref(h), _params_arg(params)._h), "Index")
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_index_new(ctypes.byref(h), params._h), "Index")
         self._h = h
         self._init_keys()
 
@@ -848,51 +888,96 @@ class Index(_Handle):
             self._next += 1
         self._str = is_str
 
-    def insert_batch(self, keys: Sequence[Key], values: Any) -> None:
+    def insert_batch(self, keys: Sequence[Key], values: Any, threads: int = 1) -> None:
         """Insert row i of an (n, num_perm) values matrix (as sign_batch
         gives) under keys[i]. All or nothing: a duplicate or present key, or
-        an empty row, raises before anything is inserted."""
+        an empty row, raises and leaves the index as it was. ``threads``
+        (0: one per CPU) are used by libraries that insert in parallel."""
         v = _u32(values, "insert_batch")
-        keys = list(keys)
-        if v.ndim != 2 or len(v) != len(keys):
+        if not isinstance(keys, np.ndarray):
+            keys = list(keys)
+        n = len(keys)
+        if v.ndim != 2 or len(v) != n or (n and v.shape[1] != self._num_perm()):
             raise InvalidArgument("insert_batch: values must be (len(keys), num_perm)")
-        if not keys:
+        if n == 0:
             return
-        kinds = {self._kind(k) for k in keys}
-        if len(kinds) > 1:
-            raise TypeError("insert_batch: keys must be all str or all int")
-        is_str = kinds.pop()
-        if len(set(keys)) != len(keys):
-            raise AlreadyExists("insert_batch: a key occurs twice")
+        is_str = self._kind(keys[0])
         if is_str:
+            if not all(isinstance(k, str) for k in keys):
+                raise TypeError("insert_batch: keys must be all str or all int")
+            if len(set(keys)) != n:
+                raise AlreadyExists("insert_batch: a key occurs twice")
             for k in keys:
                 if k in self._id_of:
                     raise AlreadyExists("insert_batch %r: already exists" % (k,))
-            ids = list(range(self._next, self._next + len(keys)))
+            ids = np.arange(self._next, self._next + n, dtype=np.uint64)
         else:
-            ids = [self._lookup(k) for k in keys]
-            for k, i in zip(keys, ids):
-                if lib.simlsh_index_contains(self._h, i) == 1:
-                    raise AlreadyExists("insert_batch %r: already exists" % (k,))
-        bad = np.nonzero(empty_rows(v))[0]
-        if len(bad):
-            raise _lib.EmptyInput("insert_batch: row %d is an empty signature" % bad[0])
-        sigs = [Signature.from_values(self.params, row) for row in v]
-        done = 0
-        try:
-            for i, s in zip(ids, sigs):
-                check(lib.simlsh_index_insert(self._h, i, s._h), "insert_batch")
-                done += 1
-        except BaseException:
-            for i in ids[:done]:
-                lib.simlsh_index_remove(self._h, i)
-            raise
+            if isinstance(keys, np.ndarray):
+                if keys.dtype.kind not in "iu":
+                    raise TypeError("insert_batch: keys must be all str or all int")
+                if keys.dtype.kind == "i" and n and keys.min() < 0:
+                    raise InvalidArgument("int keys must be in 0 .. 2^64-1")
+            elif not all(isinstance(k, int) and not isinstance(k, bool) or
+                         hasattr(k, "__index__") and not isinstance(k, (str, bool, float))
+                         for k in keys):
+                raise TypeError("insert_batch: keys must be all str or all int")
+            try:
+                ids = np.array(keys, dtype=np.uint64)
+            except OverflowError:
+                raise InvalidArgument("int keys must be in 0 .. 2^64-1") from None
+        ids = np.ascontiguousarray(ids)
+        empty = empty_rows(v)
+        if empty.any():
+            raise _lib.EmptyInput("insert_batch: row %d is an empty signature"
+                                  % int(np.nonzero(empty)[0][0]))
+        if _insert_values_c is not None:
+            check(_insert_values_c(self._h, ids.ctypes.data, v.ctypes.data, n,
+                                   _threads(threads)), "insert_batch")
+        else:
+            self._insert_rows(ids, v)
         if is_str:
-            for k, i in zip(keys, ids):
+            for k, i in zip(keys, ids.tolist()):
                 self._id_of[k] = i  # type: ignore[index]
                 self._key_of[i] = k  # type: ignore[assignment]
-            self._next += len(keys)
+            self._next += n
         self._str = is_str
+
+    def _num_perm(self) -> int:
+        return self.params.get("num_perm")  # type: ignore[return-value]
+
+    def _insert_rows(self, ids: np.ndarray, v: np.ndarray) -> None:
+        """One insert per row, undone on error (the library's batch insert
+        is all or nothing by itself)."""
+        id_list = ids.tolist()
+        if len(set(id_list)) != len(id_list):
+            raise AlreadyExists("insert_batch: a key occurs twice")
+        params = self.params  # kept alive while its handle is used
+        h, ph = self._h, params._h
+        if not params.get("store_signatures"):
+            # nothing could be removed again: check every id first
+            for i in id_list:
+                if lib.simlsh_index_contains(h, i) == 1:
+                    raise AlreadyExists("insert_batch %r: already exists" % (i,))
+        sig = _out()
+        psig = ctypes.byref(sig)
+        fv, ins, free = (lib.simlsh_signature_from_values, lib.simlsh_index_insert,
+                         lib.simlsh_signature_free)
+        P_ = v.shape[1]
+        base, stride = v.ctypes.data, P_ * 4
+        rc, done = 0, 0
+        for j, i in enumerate(id_list):
+            rc = fv(psig, ph, base + j * stride, P_)
+            if rc:
+                break
+            rc = ins(h, i, sig)
+            free(sig)
+            if rc:
+                break
+            done += 1
+        if rc:
+            for i in id_list[:done]:
+                lib.simlsh_index_remove(h, i)
+            check(rc, "insert_batch: row %d" % done)
 
     def remove(self, key: Key) -> None:
         """Remove ``key``; NotFound when absent (needs stored signatures)."""
@@ -1098,8 +1183,8 @@ def has_unicode() -> bool:
 def hash_bytes(data: Text, params: Optional[Params] = None) -> int:
     """Hash bytes as the shingler hashes a shingle (simlsh_hash_bytes)."""
     buf, n = as_bytes(data)
-    out = ctypes.c_uint64()
-    check(lib.simlsh_hash_bytes(ctypes.byref(out), _params_arg(params)._h, buf, n), "hash_bytes")
+    out, params = ctypes.c_uint64(), _params_arg(params)
+    check(lib.simlsh_hash_bytes(ctypes.byref(out), params._h, buf, n), "hash_bytes")
     return out.value
 
 

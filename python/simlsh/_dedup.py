@@ -7,8 +7,8 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from ._core import (NORM_COLLAPSE_SPACE, NORM_LOWER_ASCII, Index, Params, ShingleSet, Text,
-                    _Results, _threads, empty_rows, sign_batch)
+from ._core import (NORM_COLLAPSE_SPACE, NORM_LOWER_ASCII, QUERY_VERIFY, Index, Params,
+                    ShingleSet, Text, _Results, _threads, empty_rows, sign_batch)
 from ._lib import InvalidArgument, check, lib
 
 VERIFY_MODES = ("estimate", "exact", "none")
@@ -104,54 +104,76 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
         if len(keys) != len(texts):
             raise InvalidArgument("dedup: %d keys for %d texts" % (len(keys), len(texts)))
     p = dedup_params(threshold, **params)
-    values = sign_batch(texts, p, threads=_threads(threads), invalid="empty")
+    nt = _threads(threads)
+    values = sign_batch(texts, p, threads=nt, invalid="empty")
     live = np.nonzero(~empty_rows(values))[0] if len(texts) else np.empty(0, np.int64)
     # Ids 0, 1, ... over the documents kept, in input order, as the tool
     # numbers them: clustering depends on the order of ids.
-    ix = Index(p)
-    if len(live):
-        ix.insert_batch(range(len(live)), values[live])
-    truncated = False
     n = len(live)
+    ix = Index(p)
+    if n:
+        ix.insert_batch(np.arange(n, dtype=np.uint64), values[live], threads=nt)
+    truncated = False
     if verify == "exact":
-        pairs = _lib_pairs(ix, max_pairs)
-        truncated = pairs[3]
-        sets = [ShingleSet(p, texts[i]) for i in live.tolist()]
-        label = list(range(n))
+        a, b, _, truncated = _lib_pairs(ix, max_pairs)
+        sets = {}
+        parent = list(range(n))
 
         def find(x: int) -> int:
-            while label[x] != x:
-                label[x] = label[label[x]]
-                x = label[x]
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
             return x
 
+        def shingles(i: int) -> ShingleSet:
+            s = sets.get(i)
+            if s is None:
+                s = sets[i] = ShingleSet(p, texts[int(live[i])])
+            return s
+
         thr = p.threshold
-        for a, b in zip(pairs[0].tolist(), pairs[1].tolist()):
-            if sets[a].jaccard(sets[b]) < thr:
+        for x, y in zip(a.tolist(), b.tolist()):
+            if shingles(x).jaccard(shingles(y)) < thr:
                 continue
-            x, y = find(a), find(b)
-            if x < y:
-                label[y] = x
-            elif y < x:
-                label[x] = y
-        labels = [find(i) for i in range(n)]
+            rx, ry = find(x), find(y)
+            if rx < ry:
+                parent[ry] = rx
+            elif ry < rx:
+                parent[rx] = ry
+        labels = np.array([find(i) for i in range(n)], dtype=np.int64)
     else:
-        labels = list(range(n))
-        for grp in ix.cluster(verify=verify == "estimate"):
-            for member in grp:
-                labels[member] = grp[0]
+        res = _Results()
+        check(lib.simlsh_index_cluster(res._h, ix._h, QUERY_VERIFY if verify == "estimate"
+                                       else 0), "cluster")
+        a, b, _ = res.columns()
+        labels = np.arange(n, dtype=np.int64)
+        labels[a.astype(np.int64)] = b.astype(np.int64)
     if truncated:
         warnings.warn("dedup: stopped at %d candidate pairs (max_pairs); results are "
                       "incomplete" % max_pairs, RuntimeWarning, stacklevel=2)
-    name = (lambda i: keys[i]) if keys is not None else (lambda i: i)
-    pos = live.tolist()
-    members: dict = {}
-    for i, lab in enumerate(labels):
-        members.setdefault(lab, []).append(i)
-    groups = [[name(pos[i]) for i in m] for lab, m in sorted(members.items()) if len(m) > 1]
-    keep = [name(pos[i]) for i in range(n) if labels[i] == i]
-    live_set = set(pos)
-    skipped = [name(i) for i in range(len(texts)) if i not in live_set]
+    # positions (or keys) of groups, keep and skipped
+    names = live if keys is None else None
+    ids = np.arange(n)
+    keep_ids = ids[labels == ids]
+    order = np.argsort(labels, kind="stable")  # by label, then id
+    sorted_labels = labels[order]
+    cuts = np.nonzero(np.diff(sorted_labels))[0] + 1
+    starts = np.concatenate(([0], cuts)) if n else np.empty(0, np.int64)
+    ends = np.concatenate((cuts, [n])) if n else np.empty(0, np.int64)
+    multi = np.nonzero(ends - starts > 1)[0]
+
+    def name_list(idx: np.ndarray) -> List[Any]:
+        pos = live[idx]
+        if names is not None:
+            return pos.tolist()
+        return [keys[i] for i in pos.tolist()]  # type: ignore[index]
+
+    groups = [name_list(order[starts[g]:ends[g]]) for g in multi.tolist()]
+    keep = name_list(keep_ids)
+    skipped_mask = np.ones(len(texts), dtype=bool)
+    skipped_mask[live] = False
+    skipped_pos = np.nonzero(skipped_mask)[0].tolist()
+    skipped = skipped_pos if keys is None else [keys[i] for i in skipped_pos]
     return DedupResult(groups, keep, skipped, truncated)
 
 

@@ -193,3 +193,15 @@ def test_equality_and_repr():
     assert "num_perm=128" in repr(s) and "empty" in repr(simlsh.Signature(p))
     with pytest.raises(TypeError):
         hash(s)
+
+
+def test_default_params_everywhere():
+    # objects made without params use the library's defaults (and the
+    # temporary params stay alive while the library reads them)
+    p = simlsh.Params()
+    assert simlsh.Signature(None, A) == simlsh.Signature(p, A)
+    assert simlsh.ShingleSet(None, A).jaccard(simlsh.ShingleSet(p, A)) == 1.0
+    assert simlsh.Signature.from_values(None, simlsh.Signature(p, A).values) == \
+        simlsh.Signature(p, A)
+    assert simlsh.Index().params.bands_rows() == p.bands_rows()
+    assert simlsh.hash_bytes(b"abc") == simlsh.hash_bytes(b"abc", p)

@@ -1,6 +1,7 @@
 """The package installs offline into a clean virtual environment, as the
 README says (pip install --no-build-isolation), and works from there."""
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -26,9 +27,7 @@ def venv():
     env_dir = os.path.join(root, "venv")
     shutil.rmtree(env_dir, ignore_errors=True)
     os.makedirs(root, exist_ok=True)
-    try:
-        import venv  # noqa: F401  (only whether it exists)
-    except ImportError:
+    if importlib.util.find_spec("venv") is None:
         pytest.skip("the venv module is missing (Debian: python3-venv)")
     for mod in ("mesonpy", "numpy"):
         try:
