@@ -7,7 +7,8 @@
           -j T --output keep, each timed whole (reading the file included;
           the tool's time includes starting the process).
 
-Each figure is the best of --repeat runs (the machine may be busy), and
+Each figure is the best of --repeat runs, C and Python interleaved (the
+machine may be busy), and
 overhead_pct is (python time / C time - 1) * 100. Prints one JSON object.
 
 Usage: bench_python.py --dedup SIMLSH_DEDUP --sign-lines SIGN_LINES
@@ -50,13 +51,15 @@ def corpus(n, doc_bytes, seed=7):
     return docs
 
 
-def best(fn, repeat):
-    times = []
+def best_pair(c_fn, py_fn, repeat):
+    """Best times of two runs, interleaved so that both see the same load."""
+    c_times, py_times = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        for fn, times in ((c_fn, c_times), (py_fn, py_times)):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return min(c_times), min(py_times)
 
 
 def read_lines(path):
@@ -75,7 +78,7 @@ def main():
     ap.add_argument("--docs", type=int, default=100000)
     ap.add_argument("--doc-bytes", type=int, default=300)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tmpdir", default=None)
     args = ap.parse_args()
 
@@ -87,13 +90,16 @@ def main():
         with open(path, "wb") as f:
             f.write(b"\n".join(docs) + b"\n")
 
+        params = simlsh.dedup_params()
         c_runs = []
-        for _ in range(args.repeat):
+
+        def c_sign():
             r = subprocess.run([args.sign_lines, path], stdout=subprocess.PIPE, check=True)
             c_runs.append(json.loads(r.stdout)["seconds"])
-        c = min(c_runs)
-        params = simlsh.dedup_params()
-        py = best(lambda: simlsh.sign_batch(docs, params, threads=1), args.repeat)
+
+        _, py = best_pair(c_sign, lambda: simlsh.sign_batch(docs, params, threads=1),
+                          args.repeat)
+        c = min(c_runs)  # the signing loop's own time, without start and reading
         out["results"].append({
             "what": "sign", "threads": 1, "c_docs_per_s": round(len(docs) / c),
             "python_docs_per_s": round(len(docs) / py),
@@ -102,14 +108,13 @@ def main():
         for t in [int(x) for x in args.threads.split(",")]:
             cmd = [args.dedup, "--quiet", "--lines", path, "-j", str(t), "--output", "keep",
                    "-o", os.devnull]
-            c = best(lambda: subprocess.run(cmd, check=True), args.repeat)
             keep_c = subprocess.run(cmd[:-2], stdout=subprocess.PIPE, check=True).stdout
             result = []
 
             def run_py():
                 result[:] = [simlsh.dedup(read_lines(path), threads=t)]
 
-            py = best(run_py, args.repeat)
+            c, py = best_pair(lambda: subprocess.run(cmd, check=True), run_py, args.repeat)
             # the same answer, or the comparison means nothing
             keep_py = b"".join(b"%d\n" % (i + 1) for i in result[0].keep)
             assert keep_py == keep_c, "simlsh.dedup and simlsh-dedup disagree"
