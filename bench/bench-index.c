@@ -6,10 +6,20 @@
  * built through the public API from random features: a base document has
  * 200 features; a near copy shares 190 of them (Jaccard 190/210 = 0.905).
  * Only the index calls are timed; building signatures is not.
+ *
+ * --threads T inserts with simlsh_index_insert_values() in batches of
+ * BATCH_DOCS rows on T threads instead of one simlsh_index_insert() per
+ * document. The insert figures then also give the calling thread's CPU
+ * time (it is worker 0 of every batch) and the other threads' total, so
+ * the busiest thread's share of the CPU time is known with 2 threads even
+ * on a loaded machine. Page faults (minor) of each insert pass and the
+ * peak RSS are reported; --build-only 1 stops after inserting (for the
+ * 10M-document memory check).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 #include "simlsh.h"
@@ -19,6 +29,7 @@
 #define CHUNK 4096
 #define MAX_QUERIES 20000
 #define BATCH 1024
+#define BATCH_DOCS 65536
 
 /* CPU time of the process: on a shared machine, wall time also counts
  * other programs' time slices; both are reported. */
@@ -27,6 +38,20 @@ static double cpu_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double thread_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static long minflt_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
 }
 
 static uint64_t mix(uint64_t x)
@@ -55,14 +80,15 @@ static int fill_sig(simlsh_signature *sig, uint64_t seed, const uint32_t *src, s
 static int usage(void)
 {
     fprintf(stderr, "usage: simlsh-bench index [--docs N] [--bands B] [--rows R] "
-                    "[--dup-rate F] [--seed N] [--num-perm P] [--store 0|1]\n");
+                    "[--dup-rate F] [--seed N] [--num-perm P] [--store 0|1] [--threads T] "
+                    "[--build-only 0|1]\n");
     return 2;
 }
 
 int bench_index(int argc, char **argv)
 {
     size_t docs = 1000000;
-    long bands = 16, rows = 8, num_perm = 128, store = 1;
+    long bands = 16, rows = 8, num_perm = 128, store = 1, threads = 0, build_only = 0;
     double dup_rate = 0.1;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i += 2) {
@@ -83,10 +109,15 @@ int bench_index(int argc, char **argv)
             num_perm = strtol(v, NULL, 10);
         else if (strcmp(a, "--store") == 0)
             store = strtol(v, NULL, 10);
+        else if (strcmp(a, "--threads") == 0)
+            threads = strtol(v, NULL, 10);
+        else if (strcmp(a, "--build-only") == 0)
+            build_only = strtol(v, NULL, 10);
         else
             return usage();
     }
-    if (docs < 2 || docs > 100000000 || !(dup_rate >= 0 && dup_rate < 1))
+    if (docs < 2 || docs > 100000000 || !(dup_rate >= 0 && dup_rate < 1) || threads < 0 ||
+        threads > 256)
         return usage();
 
     simlsh_params *p = NULL;
@@ -135,23 +166,88 @@ int bench_index(int argc, char **argv)
      * (page faults, which dominate on some virtual machines); the second,
      * after clear() (which keeps the memory), is the steady-state cost. */
     double insert_s = 0, insert_warm_s = 0, insert_cpu_s = 0, insert_warm_cpu_s = 0;
+    double main_cpu[2] = {0, 0};
+    long faults[2] = {0, 0};
+    uint64_t *bids = NULL;
+    uint32_t *bvals = NULL;
+    if (threads > 0) {
+        bids = malloc(BATCH_DOCS * sizeof *bids);
+        bvals = malloc((size_t)BATCH_DOCS * (size_t)num_perm * sizeof *bvals);
+        if (bids == NULL || bvals == NULL)
+            return 1;
+    }
     for (int pass = 0; pass < 2; pass++) {
         double *acc = pass == 0 ? &insert_s : &insert_warm_s;
         double *cacc = pass == 0 ? &insert_cpu_s : &insert_warm_cpu_s;
         if (pass == 1 && simlsh_index_clear(ix) != 0)
             return 1;
-        for (size_t first = 0; first < docs; first += CHUNK) {
-            size_t n = docs - first < CHUNK ? docs - first : CHUNK;
-            for (size_t k = 0; k < n; k++)
-                fill_sig(chunk[k], seed, src, first + k);
+        size_t step = threads > 0 ? BATCH_DOCS : CHUNK;
+        for (size_t first = 0; first < docs; first += step) {
+            size_t n = docs - first < step ? docs - first : step;
+            if (threads > 0) {
+                for (size_t k = 0; k < n; k++) {
+                    size_t cnt;
+                    fill_sig(chunk[0], seed, src, first + k);
+                    simlsh_signature_values(bvals + k * (size_t)num_perm, (size_t)num_perm, &cnt,
+                                            chunk[0]);
+                    bids[k] = first + k;
+                }
+            } else {
+                for (size_t k = 0; k < n; k++)
+                    fill_sig(chunk[k], seed, src, first + k);
+            }
+            long fa = minflt_now();
             t0 = bench_now();
-            double c0 = cpu_now();
-            for (size_t k = 0; k < n; k++)
-                if (simlsh_index_insert(ix, first + k, chunk[k]) != 0)
+            double c0 = cpu_now(), m0 = thread_cpu_now();
+            if (threads > 0) {
+                if (simlsh_index_insert_values(ix, bids, bvals, n, (uint32_t)threads) != 0)
                     return 1;
+            } else {
+                for (size_t k = 0; k < n; k++)
+                    if (simlsh_index_insert(ix, first + k, chunk[k]) != 0)
+                        return 1;
+            }
             *acc += bench_now() - t0;
             *cacc += cpu_now() - c0;
+            main_cpu[pass] += thread_cpu_now() - m0;
+            faults[pass] += minflt_now() - fa; /* the insert's own faults */
         }
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double peak_rss_mb = (double)ru.ru_maxrss / 1024.0;
+    free(bids);
+    free(bvals);
+    size_t total = 0, tabs = 0;
+    simlsh_index_memory(&total, &tabs, ix);
+    /* With 2 threads the other thread's CPU time is the process's minus the
+     * caller's; the busiest share bounds the speed-up on 2 real cores. */
+    double other[2] = {insert_cpu_s - main_cpu[0], insert_warm_cpu_s - main_cpu[1]};
+    double busiest[2];
+    for (int k = 0; k < 2; k++) {
+        double c = k == 0 ? insert_cpu_s : insert_warm_cpu_s;
+        double m = main_cpu[k] > other[k] ? main_cpu[k] : other[k];
+        busiest[k] = c > 0 ? m / c : 0;
+    }
+    printf("{\"bench\": \"index-build\", \"docs\": %zu, \"bands\": %ld, \"rows\": %ld, "
+           "\"num_perm\": %ld, \"store_signatures\": %ld, \"threads\": %ld, "
+           "\"insert_s\": %.4f, \"insert_warm_s\": %.4f, \"insert_cpu_s\": %.4f, "
+           "\"insert_warm_cpu_s\": %.4f, \"insert_main_thread_cpu_s\": %.4f, "
+           "\"insert_warm_main_thread_cpu_s\": %.4f, \"insert_busiest_share\": %.3f, "
+           "\"insert_warm_busiest_share\": %.3f, \"insert_minflt\": %ld, "
+           "\"insert_warm_minflt\": %ld, \"peak_rss_mb\": %.1f, \"memory_total_bytes\": %zu}\n",
+           docs, bands, rows, num_perm, store, threads, insert_s, insert_warm_s, insert_cpu_s,
+           insert_warm_cpu_s, main_cpu[0], main_cpu[1], threads > 0 ? busiest[0] : 1.0,
+           threads > 0 ? busiest[1] : 1.0, faults[0], faults[1], peak_rss_mb, total);
+    fflush(stdout);
+    if (build_only) {
+        for (size_t k = 0; k < CHUNK; k++)
+            simlsh_signature_free(chunk[k]);
+        free(src);
+        simlsh_results_free(res);
+        simlsh_index_free(ix);
+        simlsh_params_free(p);
+        return 0;
     }
 
     /* Queries: signatures of random indexed documents. */
@@ -212,9 +308,6 @@ int bench_index(int argc, char **argv)
             found++;
         clusters += label[i] == i;
     }
-    size_t total = 0, tabs = 0;
-    simlsh_index_memory(&total, &tabs, ix);
-
     printf("{\"bench\": \"index\", \"docs\": %zu, \"bands\": %ld, \"rows\": %ld, "
            "\"num_perm\": %ld, \"store_signatures\": %ld, \"dup_rate\": %g, \"seed\": %llu, "
            "\"insert_s\": %.4f, \"insert_warm_s\": %.4f, \"reserve_s\": %.4f, "

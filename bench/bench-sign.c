@@ -3,10 +3,16 @@
  * (char 5-shingles by default) on one core, and the ratio to a naive
  * per-permutation loop (num_perm MurmurHash3 passes over every shingle)
  * measured in the same run on a subset of the same documents.
+ *
+ * --threads T also signs the corpus with simlsh_sign_batch() on T threads
+ * (one call, one n x num_perm matrix) and reports its speed, its CPU time
+ * and the calling thread's, and whether its rows equal the per-document
+ * loop's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "simlsh.h"
@@ -65,6 +71,13 @@ static int parse_isa(const char *s)
     return -1;
 }
 
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static const char *isa_name(int isa)
 {
     return isa == SIMLSH_ISA_AVX512 ? "avx512" : isa == SIMLSH_ISA_AVX2 ? "avx2" : "scalar";
@@ -73,14 +86,15 @@ static const char *isa_name(int isa)
 int bench_sign(int argc, char **argv)
 {
     int scheme = SIMLSH_SCHEME_OPH, isa = SIMLSH_ISA_AUTO, num_perm = 128, k = 5, norm = 0;
-    size_t doc_bytes = 2048, docs = 20000, naive_docs = 0;
+    size_t doc_bytes = 2048, docs = 20000, naive_docs = 0, threads = 0;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || v == NULL) {
             fprintf(stderr, "usage: simlsh-bench sign [--scheme oph|classic] [--num-perm N] "
                             "[--isa auto|scalar|avx2|avx512] [--doc-bytes N] [--docs N] "
-                            "[--seed N] [-k N] [--normalize FLAGS] [--naive-docs N]\n");
+                            "[--seed N] [-k N] [--normalize FLAGS] [--naive-docs N] "
+                            "[--threads T]\n");
             return strcmp(a, "--help") == 0 ? 0 : 2;
         }
         i++;
@@ -94,12 +108,13 @@ int bench_sign(int argc, char **argv)
         else if (strcmp(a, "-k") == 0) k = atoi(v);
         else if (strcmp(a, "--normalize") == 0) norm = atoi(v);
         else if (strcmp(a, "--naive-docs") == 0) naive_docs = (size_t)atol(v);
+        else if (strcmp(a, "--threads") == 0) threads = (size_t)atol(v);
         else {
             fprintf(stderr, "unknown option %s\n", a);
             return 2;
         }
     }
-    if (isa < 0 || doc_bytes == 0 || docs == 0) {
+    if (isa < 0 || doc_bytes == 0 || docs == 0 || threads > 256) {
         fprintf(stderr, "bad option value\n");
         return 2;
     }
@@ -134,6 +149,32 @@ int bench_sign(int argc, char **argv)
     }
     double secs = bench_now() - t0;
 
+    double batch_secs = 0, batch_cpu = 0, batch_main_cpu = 0;
+    int batch_same = 1;
+    if (threads > 0) {
+        const void **texts = malloc(docs * sizeof *texts);
+        size_t *lens = malloc(docs * sizeof *lens);
+        uint32_t *rows = malloc(docs * (size_t)num_perm * sizeof *rows);
+        for (size_t d = 0; d < docs; d++) {
+            texts[d] = corpus + d * doc_bytes;
+            lens[d] = doc_bytes;
+        }
+        double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), m0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        t0 = bench_now();
+        if (simlsh_sign_batch(rows, NULL, p, texts, lens, docs, (uint32_t)threads) != 0)
+            return 1;
+        batch_secs = bench_now() - t0;
+        batch_cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        batch_main_cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - m0;
+        uint32_t cs = 0;
+        for (size_t d = 0; d < docs; d++)
+            cs ^= rows[d * (size_t)num_perm + d % (size_t)num_perm];
+        batch_same = cs == checksum;
+        free(texts);
+        free(lens);
+        free(rows);
+    }
+
     /* Naive: num_perm independent MurmurHash3 seeds over every k-byte shingle. */
     if (naive_docs == 0)
         naive_docs = docs < 200 ? docs : 200;
@@ -156,11 +197,15 @@ int bench_sign(int argc, char **argv)
     printf("{\"bench\": \"sign\", \"scheme\": \"%s\", \"isa\": \"%s\", \"num_perm\": %d, \"k\": %d, \"normalize\": %d, "
            "\"docs\": %zu, \"doc_bytes\": %zu, \"bytes\": %.0f, \"seconds\": %.4f, "
            "\"mb_per_s\": %.1f, \"docs_per_s\": %.0f, \"naive_docs\": %zu, "
-           "\"naive_mb_per_s\": %.2f, \"speedup_vs_naive\": %.1f, \"checksum\": %u}\n",
+           "\"naive_mb_per_s\": %.2f, \"speedup_vs_naive\": %.1f, \"checksum\": %u, "
+           "\"threads\": %zu, \"batch_seconds\": %.4f, \"batch_mb_per_s\": %.1f, "
+           "\"batch_cpu_s\": %.4f, \"batch_main_thread_cpu_s\": %.4f, \"batch_identical\": %s}\n",
            scheme == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph",
            isa_name(simlsh__isa_resolve(isa)), num_perm, k, norm, docs, doc_bytes, bytes, secs,
            bytes / secs / 1e6, (double)docs / secs, naive_docs, 1e-6 / naive_per_byte,
-           naive_per_byte / ours_per_byte, checksum);
+           naive_per_byte / ours_per_byte, checksum, threads, batch_secs,
+           batch_secs > 0 ? bytes / batch_secs / 1e6 : 0.0, batch_cpu, batch_main_cpu,
+           batch_same ? "true" : "false");
     free(corpus);
     simlsh_signature_free(sig);
     simlsh_params_free(p);

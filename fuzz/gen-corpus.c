@@ -2,7 +2,8 @@
  * API under a spread of contracts, so the loaders' fuzzers start from inputs
  * that pass every check and mutate from there.
  *
- *   gen-corpus DIR          write DIR/{set,signature,index,index-mode,shingler}/
+ *   gen-corpus DIR          write DIR/{set,signature,index,index-mode,index-userdata,
+ *                           shingler}/
  *   gen-corpus --check DIR  exit 1 unless DIR holds exactly those files
  *
  * The output depends only on this file and the format (fixed texts, seeds
@@ -289,6 +290,66 @@ static void indexes(void)
                0, 1);
 }
 
+/* ---- indexes with user data (one-file saves) ------------------------------ */
+
+/* As index_file, with user data attached: written to index-userdata/ for
+ * fuzz-index-userdata-sealed and to index/ and index-mode/ for the index
+ * loaders' targets, so every one of them starts past the section. */
+static void index_ud_file(const char *name, simlsh_params *p, int bands, int rows, int store,
+                          size_t ndocs, const void *ud, size_t udlen)
+{
+    OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, bands));
+    OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, rows));
+    OK(simlsh_params_set_int(p, SIMLSH_PARAM_STORE_SIGNATURES, store));
+    simlsh_index *ix;
+    OK(simlsh_index_new(&ix, p));
+    for (size_t i = 0; i < ndocs; i++) {
+        simlsh_signature *s;
+        OK(simlsh_signature_new(&s, p));
+        const char *t = texts[i % NTEXTS];
+        OK(simlsh_signature_add_text(s, t, strlen(t)));
+        OK(simlsh_index_insert(ix, 5 + 3 * (uint64_t)i, s));
+        simlsh_signature_free(s);
+    }
+    OK(simlsh_index_set_userdata(ix, ud, udlen));
+    size_t n;
+    OK(simlsh_index_save(NULL, 0, &n, ix));
+    unsigned char *buf = malloc(n);
+    if (buf == NULL)
+        DIE("out of memory");
+    OK(simlsh_index_save(buf, n, &n, ix));
+    simlsh_index *back;
+    OK(simlsh_index_load(&back, buf, n, NULL));
+    char full[128];
+    snprintf(full, sizeof full, "userdata-%s", name);
+    emit("index-userdata", name, "", 0, buf, n);
+    emit("index", full, "", 0, buf, n);
+    emit("index-mode", full, "\1", 1, buf, n);
+    simlsh_index_free(back);
+    simlsh_index_free(ix);
+    simlsh_params_free(p);
+    free(buf);
+}
+
+static void userdata_indexes(void)
+{
+    /* the tool's shape: NUL-terminated names of the ids in order */
+    static const char names[] = "notes-01.txt\0notes-02.txt\0dir/\xc3\xa9t\xc3\xa9.txt\0"
+                                "bad\xff\nname\0";
+    static const unsigned char bin[] = {0, 1, 2, 0xff, 0xfe, 0, 0x80, 'S', 'L', 'I', 'X'};
+    index_ud_file("names-bare", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 8, 4, 0, 4,
+                  names, sizeof names);
+    index_ud_file("names-stored", params(SIMLSH_UNIT_WORD, 2, 1, 0, 9, 32, 1, 16), 4, 4, 1, 3,
+                  names, sizeof names);
+    index_ud_file("binary-bare-b1r1", params(SIMLSH_UNIT_BYTE, 3, 0, 0, 2, 32, 0, 4), 1, 1, 0,
+                  2, bin, sizeof bin);
+    index_ud_file("one-byte-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 2, 3, 1, 0,
+                  "x", 1);
+    /* no user data: mutations that set flag bit 1 must find the section */
+    index_ud_file("none-bare", params(SIMLSH_UNIT_CHAR, 4, 0, 0, 1, 64, 0, 16), 4, 2, 0, 3,
+                  NULL, 0);
+}
+
 /* ---- shingler inputs ----------------------------------------------------- */
 
 static void shingler(void)
@@ -324,6 +385,7 @@ int main(int argc, char **argv)
     sets();
     signatures();
     indexes();
+    userdata_indexes();
     shingler();
     if (check_mode)
         check_no_extra();

@@ -645,17 +645,19 @@ SIMLSH_API int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index
  * dissimilar members. @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
  */
 SIMLSH_API int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags);
-/** Serialise (docs/format.md); @p buf NULL is a size query.
+/** Serialise (docs/format.md), with the user data if any
+ *  (simlsh_index_set_userdata()); @p buf NULL is a size query.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EBUFSIZE. */
 SIMLSH_API int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *index);
-/** Save to a file (written to a temporary name, then renamed).
+/** Save to a file: simlsh_index_save_file_v2() with no errno and flags 0.
  *  @return 0, SIMLSH_EINVAL, SIMLSH_EIO, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_index_save_file(const simlsh_index *index, const char *path);
 /** Load from bytes. @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT,
  *  SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
                                  const simlsh_allocator *alloc);
-/** Load from a file. @return as simlsh_index_load(), or SIMLSH_EIO. */
+/** Load from a file: simlsh_index_load_file_v2() with no errno and flags 0.
+ *  @return as simlsh_index_load(), or SIMLSH_EIO. */
 SIMLSH_API int simlsh_index_load_file(simlsh_index **out, const char *path,
                                       const simlsh_allocator *alloc);
 
@@ -823,6 +825,312 @@ SIMLSH_API int simlsh_ensemble_save(void *buf, size_t cap, size_t *size,
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ECORRUPT, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
                                     const simlsh_allocator *alloc);
+
+/* ------------------------------------------------------------------------ */
+/* Banding that targets recall (since 0.2)                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Choose (b, r) with b*r <= @p num_perm for exactly verified candidates:
+ * minimise the false-positive area (integral of P(s) over [0, t], see
+ * simlsh_lsh_false_positive_area()) subject to a recall floor R = @p recall:
+ *  - @p width 0: P(t) >= R. P rises with s, so every pair of similarity
+ *    s >= t then becomes a candidate with probability at least R.
+ *  - @p width w > 0: the mean of P(s) over [t, min(1, t + w)] is >= R, a
+ *    weaker floor (P(t) itself may be lower) for pairs spread just above t.
+ * Exhaustive over (b, r); ties within 1e-12 of area go to fewer unused
+ * rows, then fewer bands. When no banding meets the floor (e.g. num_perm 4,
+ * t 0.5, R 0.99) the one with the largest constrained quantity is chosen
+ * (that is b = num_perm, r = 1) and @p *achieved < @p recall tells so.
+ * The other figures of the choice come from simlsh_lsh_probability(),
+ * simlsh_lsh_false_positive_area() and simlsh_lsh_false_negative_area().
+ * @param bands, rows receive the choice.
+ * @param achieved   receives the constrained quantity of the choice (P(t),
+ *                   or the mean over the window); may be NULL.
+ * @param num_perm   1..1024.
+ * @param t          the threshold, in (0, 1].
+ * @param recall     R, in (0, 1).
+ * @param width      0 or the window above t, in [0, 1].
+ * @return 0 or SIMLSH_EINVAL (NULL bands or rows, or a value out of range);
+ * on error nothing is written.
+ * Threads: safe.
+ */
+SIMLSH_API int simlsh_lsh_optimal_params_recall(uint32_t *bands, uint32_t *rows,
+                                                double *achieved, uint32_t num_perm,
+                                                double t, double recall, double width);
+
+/* ------------------------------------------------------------------------ */
+/* Grouping pairs (0.2)                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Pure functions over a list of n pairs (a[i], b[i]) of caller ids, for
+ * example the rows of simlsh_index_pairs() or pairs the caller verified
+ * itself. The outputs depend only on the set of pairs (and on the priority
+ * order for stars), never on the order or repetition of the input, so every
+ * front end that calls them gives the same answer.
+ *  - A pair may appear several times, in either orientation; a repeated
+ *    pair counts once, with the largest of its scores.
+ *  - A self-pair (a[i] == b[i]) or a NaN score gives SIMLSH_EINVAL.
+ *  - n = 0 is valid (a and b may then be NULL) and gives no rows.
+ *  - Only ids that occur in a pair get rows.
+ *  - A group call fills @p res with one "query" per group: rows of group g
+ *    are [simlsh_results_offset(g), simlsh_results_offset(g + 1)), and
+ *    @p *ngroups (may be NULL) receives the number of groups.
+ * Errors: SIMLSH_EINVAL (NULL res, NULL a or b with n > 0, bad pair or
+ * score), SIMLSH_ENOMEM (also for an n too large to index, checked before
+ * the arrays are read, and for more than 2^32 - 2 distinct ids). On error
+ * @p res is unchanged. Scratch memory comes from @p res's allocator.
+ * Threads: safe for distinct results objects (the inputs are only read).
+ */
+
+/**
+ * Connected components of the pairs (union-find). Rows (id, label, -1),
+ * label = the smallest id of the component; components in ascending label
+ * order, ids ascending within each. simlsh_index_cluster() uses the same
+ * labels (it sorts all rows by id and lists unpaired ids too).
+ * @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t *a,
+                                       const uint64_t *b, size_t n);
+
+/**
+ * Star groups that are safe to delete from. The pairs are verified edges
+ * (similarity >= threshold). Documents are visited by priority: first the
+ * ids of @p order (@p norder of them; the first occurrence of an id counts,
+ * ids in no pair are ignored), then every other id by ascending id. Each
+ * visited document that no group holds yet becomes a centre, and every
+ * document that shares a pair with it and is in no group yet joins its
+ * group. So every member has an edge to its centre (dropping all members
+ * and keeping the centres loses no document that is not >= threshold
+ * similar to a kept one), and a centre outranks all its members.
+ * Rows (id, centre id, score): the member's @p score for its edge to the
+ * centre (-1 when @p score is NULL), 1.0 for the centre itself. Groups in
+ * the order of their centres' priority, members by priority within a group:
+ * the centre is each group's first row. A document whose neighbours are all
+ * taken is the centre of a group of one.
+ * @param score  n scores, or NULL.
+ * @param order  priority order of ids (for example input order, or a keep
+ *               policy's order), or NULL with @p norder 0 for ascending ids.
+ * @return 0, SIMLSH_EINVAL (also @p order NULL with @p norder > 0), SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a,
+                                 const uint64_t *b, const double *score, size_t n,
+                                 const uint64_t *order, size_t norder);
+
+/**
+ * Candidate pairs in batches for exact verification in bounded memory: a
+ * caller loads the documents of one batch (simlsh_group_batch_ids()),
+ * verifies the batch's pairs and frees them before the next batch.
+ * Rows (a, b, score) with a < b, each distinct pair once (score as given, or
+ * -1 when @p score is NULL), in batches; @p *nbatches (may be NULL) receives
+ * the number of batches.
+ *  - @p max_docs 0: one batch per connected component, in ascending label
+ *    order, the same numbering as simlsh_group_components().
+ *  - @p max_docs >= 2: no batch touches more than @p max_docs documents.
+ *    Whole components are packed, in label order, while their documents fit;
+ *    a component of more than @p max_docs documents is cut, by ascending id,
+ *    into chunks of max_docs / 2 documents, and each pair goes to the block
+ *    (i, j) of the chunks of its ends (i <= j): every non-empty block is a
+ *    batch, blocks in (i, j) order. A document then appears in the batches
+ *    of its chunk only (one per other chunk it has pairs with).
+ * Within a batch, pairs are grouped by component (label order) and sorted
+ * by (a, b).
+ * @return 0, SIMLSH_EINVAL (also @p max_docs 1), SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *a,
+                                    const uint64_t *b, const double *score, size_t n,
+                                    size_t max_docs);
+
+/**
+ * The distinct ids of batch (or group) @p q of @p res, ascending, into
+ * @p ids[0 .. cap); @p *count receives their number (also when the buffer
+ * is too small); @p ids NULL is a size query. After simlsh_group_batches()
+ * with max_docs > 0, a buffer of max_docs ids always suffices.
+ * @return 0, SIMLSH_EINVAL (NULL count or res, @p q not below the number of
+ * groups), SIMLSH_EBUFSIZE, SIMLSH_ENOMEM (scratch from @p res's allocator).
+ * Threads: a const call; concurrent calls on one results object are safe.
+ */
+SIMLSH_API int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count,
+                                      const simlsh_results *res, size_t q);
+/* Batches and threads (0.2)                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Calls that take @p nthreads split their work into units whose results do
+ * not depend on which thread runs them: the output (and any index they
+ * build) is identical for every thread count. @p nthreads 0 means one
+ * thread per online CPU, 1 runs in the calling thread; small inputs use
+ * fewer threads than asked. Threads are started by the call and joined
+ * before it returns. Worker threads call the allocator hooks, one call at a
+ * time. A library built without threads (meson -Dthreads=disabled) runs
+ * every call serially; simlsh_has_threads() tells.
+ */
+
+/** @return 1 if calls taking a thread count can use threads, 0 if this
+ *  build runs them serially. Threads: safe. */
+SIMLSH_API int simlsh_has_threads(void);
+
+/**
+ * Insert @p n documents: ids @p ids[i] with the densified values of row i
+ * of @p values, an @p n x num_perm matrix (row-major, as
+ * simlsh_signature_values() or simlsh_sign_batch() give). The result is the
+ * same as calling simlsh_index_insert() for i = 0, 1, ... (same slots, same
+ * saved bytes), but the band tables are filled one band per unit of work,
+ * on up to @p nthreads threads.
+ * All or nothing: rows are checked first (a row of all 0xFFFFFFFF is an
+ * empty signature: SIMLSH_EEMPTY), then ids (one already present, or twice
+ * in @p ids: SIMLSH_EEXIST); on any error, SIMLSH_ENOMEM included, the index
+ * holds exactly the documents it held (its tables may have grown).
+ * @return 0, SIMLSH_EINVAL (NULL with @p n > 0), SIMLSH_EEMPTY,
+ * SIMLSH_EEXIST, SIMLSH_ENOMEM (also beyond 2^30 documents).
+ * Threads: needs exclusive access to @p index, as simlsh_index_insert().
+ */
+SIMLSH_API int simlsh_index_insert_values(simlsh_index *index, const uint64_t *ids,
+                                          const uint32_t *values, size_t n, uint32_t nthreads);
+/**
+ * As simlsh_index_insert_values() with the values of @p n signatures.
+ * @return as simlsh_index_insert_values(), and for a signature: SIMLSH_EINVAL
+ * (NULL), SIMLSH_ESTATE (document open), SIMLSH_EMISMATCH, SIMLSH_EEMPTY.
+ * Threads: needs exclusive access to @p index; the signatures are only read.
+ */
+SIMLSH_API int simlsh_index_insert_batch(simlsh_index *index, const uint64_t *ids,
+                                         const simlsh_signature *const *sigs, size_t n,
+                                         uint32_t nthreads);
+
+/**
+ * Sign @p n texts in one call: row i of @p values (an @p n x num_perm
+ * matrix, row-major) receives the densified values of text i, exactly as
+ * simlsh_signature_add_text() on a new signature and
+ * simlsh_signature_values() would give. An empty document (no shingles) is
+ * no error: its row is all 0xFFFFFFFF (the empty mark), and @p empty[i]
+ * (@p empty may be NULL) is 1 for it, 0 for the others. Texts are
+ * @p lens[i] bytes at @p texts[i] (NULL only with length 0).
+ * Documents are signed in order by units of a few documents on up to
+ * @p nthreads threads; on error the first failing document's code is
+ * returned (for data errors such as SIMLSH_EUTF8 it does not depend on the
+ * thread count) and the matrix content is unspecified.
+ * @return 0, SIMLSH_EINVAL (NULL arguments, a NULL text with a length, bad
+ * params), SIMLSH_EUNSUPPORTED, SIMLSH_EUTF8 (SIMLSH_UTF8_REJECT), SIMLSH_ENOMEM.
+ * Threads: @p params is only read; any number of calls may run at once.
+ */
+SIMLSH_API int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *params,
+                                 const void *const *texts, const size_t *lens, size_t n,
+                                 uint32_t nthreads);
+/**
+ * Band keys of @p n signatures given as an @p n x num_perm matrix of
+ * values: row i of @p keys (an @p n x bands matrix) receives what
+ * simlsh_signature_band_keys() gives for the bands and rows that
+ * simlsh_index_new() resolves from @p params, i.e. the keys an index made
+ * with @p params buckets on. Rows of the empty mark get keys like any
+ * other (filter them with simlsh_sign_batch()'s @p empty).
+ * @return 0, SIMLSH_EINVAL (NULL, or bands and rows that do not resolve).
+ * Threads: @p params is only read; safe.
+ */
+SIMLSH_API int simlsh_band_keys_batch(uint64_t *keys, const simlsh_params *params,
+                                      const uint32_t *values, size_t n);
+
+/**
+ * simlsh_index_pairs() with a threshold for this call and threads: with
+ * SIMLSH_QUERY_VERIFY, pairs with estimate >= @p threshold are kept
+ * (@p threshold <= 0 or NaN: the params' THRESHOLD; above 1: SIMLSH_EINVAL;
+ * ignored without verify). Documents are taken in id order by ranges, each
+ * range's candidates verified by the thread that enumerates them; the rows
+ * (and the prefix kept by @p max_pairs) are those of simlsh_index_pairs(),
+ * byte for byte, for any @p nthreads.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM; on error
+ * @p res is unchanged.
+ * Threads: a const call on @p index (others may query it meanwhile); @p res
+ * has one owner.
+ */
+SIMLSH_API int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                                     size_t max_pairs, double threshold, uint32_t nthreads);
+/**
+ * simlsh_index_cluster() with a threshold for this call (the greedy split's,
+ * as for simlsh_index_pairs_v2()) and threads: each band's buckets are
+ * linked or split by one thread into one shared union-find, whose
+ * components do not depend on the order of links, so the rows are those
+ * of simlsh_index_cluster() for any @p nthreads.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM.
+ * Threads: as simlsh_index_pairs_v2().
+ */
+SIMLSH_API int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                                       double threshold, uint32_t nthreads);
+/** Flags of simlsh_index_save_file_v2() and simlsh_index_load_file_v2(). */
+enum {
+    SIMLSH_FILE_NOFOLLOW = 1 /**< refuse (SIMLSH_EINVAL) a path whose last
+                                  component is a symlink instead of following it */
+};
+
+/**
+ * Save to a file atomically. The bytes go to a temporary file in the
+ * directory of the file replaced (anonymous, with O_TMPFILE, where the
+ * kernel and file system have it), which is synced, renamed over the
+ * target, and the directory is synced. A symlink at @p path is followed
+ * (relative targets from the link's directory), so the file it names is
+ * replaced and the link stays; with SIMLSH_FILE_NOFOLLOW it is refused. A
+ * replaced file keeps its permission bits (not its owner, nor other hard
+ * links to it, which keep the old bytes); a new file gets 0666 less the
+ * umask. Only a regular file or nothing is ever replaced.
+ *
+ * A failed or killed save leaves the old file byte-identical; a temporary
+ * file is left only by a kill between two system calls (link and rename),
+ * or anywhere during the write where O_TMPFILE is missing, and is named
+ * ".NAME.simlsh-tmp.PID.HEX": the next save to the same path removes those
+ * of dead processes. Saves to one path that run at the same time (threads
+ * or processes) each write their own temporary file: the file is then
+ * complete from one of them, the one that renamed last (last writer wins).
+ *
+ * @param sys_errno may be NULL; receives the errno of the failing system
+ *   call when the result is SIMLSH_EIO (ENOSPC, EACCES, EROFS, EDQUOT, ...:
+ *   strerror() gives the message), 0 otherwise.
+ * @param flags 0 or SIMLSH_FILE_NOFOLLOW.
+ * @return 0; SIMLSH_EINVAL (NULL or empty path, unknown flags, a path with
+ *   no file name such as "dir/", or one naming a directory, device, FIFO or
+ *   socket, or a symlink with SIMLSH_FILE_NOFOLLOW); SIMLSH_ENOMEM;
+ *   SIMLSH_EIO. When only the final directory sync fails (SIMLSH_EIO), the
+ *   complete new file is already in place but may not survive a power loss.
+ *
+ * Threads: a const call on the index (concurrent with queries and saves).
+ */
+SIMLSH_API int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *index,
+                                         const char *path, int flags);
+/**
+ * Load from a file, reading only a regular file and at most the size it
+ * had when opened (so a file that grows cannot exhaust memory). The file
+ * is opened non-blocking and checked with fstat() before any read: a FIFO,
+ * device, socket or directory is refused at once, never read or waited on.
+ * To load from a stream, read it into memory and call simlsh_index_load().
+ *
+ * @param sys_errno may be NULL; the errno of the failing system call when
+ *   the result is SIMLSH_EIO (ENOENT, EACCES, ...), 0 otherwise.
+ * @param flags 0 or SIMLSH_FILE_NOFOLLOW.
+ * @return as simlsh_index_load(); SIMLSH_EINVAL also for unknown flags and
+ *   a path that is not a regular file (or a symlink with
+ *   SIMLSH_FILE_NOFOLLOW); SIMLSH_EIO.
+ */
+SIMLSH_API int simlsh_index_load_file_v2(simlsh_index **out, int *sys_errno, const char *path,
+                                         int flags, const simlsh_allocator *alloc);
+/**
+ * Attach caller bytes to the index (copied; @p len 0 removes them, and then
+ * @p data may be NULL). They are saved inside the checksummed file by every
+ * save call and given back by every load (docs/format-index.md), so data
+ * that belongs to the ids (names, keys, a caller's contract) is replaced
+ * together with the index by one atomic save and can never drift from it.
+ * The library never reads them; simlsh_index_clear() keeps them.
+ * @return 0, SIMLSH_EINVAL (index NULL, data NULL with len > 0),
+ *   SIMLSH_ENOMEM (then the previous bytes stay).
+ * Threads: needs exclusive access, as insert.
+ */
+SIMLSH_API int simlsh_index_set_userdata(simlsh_index *index, const void *data, size_t len);
+/**
+ * The bytes attached by simlsh_index_set_userdata() or loaded with the
+ * index: *data (NULL when there are none) stays owned by the index and
+ * valid until the next simlsh_index_set_userdata() or simlsh_index_free().
+ * @return 0 or SIMLSH_EINVAL.
+ * Threads: a const call.
+ */
+SIMLSH_API int simlsh_index_userdata(const void **data, size_t *len, const simlsh_index *index);
 
 #ifdef __cplusplus
 }

@@ -191,3 +191,82 @@ uint64_t simlsh__band_key(const uint32_t *values, uint32_t rows, uint32_t band, 
 {
     return simlsh__band_key_inline(values, rows, band, seed);
 }
+
+/* ---- banding that targets recall ---------------------------------------- */
+
+/* The constrained quantity: P(t) itself, or the mean of P over [t, hi]. */
+static double recall_of(double b, double r, double t, double hi)
+{
+    if (!(hi > t))
+        return hit_prob(b, r, t);
+    integrand in = {hit_prob, b, r};
+    return integrate(&in, t, hi, AREA_TOL, 0) / (hi - t);
+}
+
+int simlsh_lsh_optimal_params_recall(uint32_t *bands, uint32_t *rows, double *achieved,
+                                     uint32_t num_perm, double t, double recall, double width)
+{
+    if (bands == NULL || rows == NULL || num_perm == 0 || num_perm > SIMLSH__MAX_PERM)
+        return SIMLSH_EINVAL;
+    if (!(t > 0.0 && t <= 1.0) || !(recall > 0.0 && recall < 1.0) ||
+        !(width >= 0.0 && width <= 1.0))
+        return SIMLSH_EINVAL;
+    double hi = t + width < 1.0 ? t + width : 1.0;
+
+    /* For a fixed r, P(s) rises with b at every s > 0, so both the
+     * constrained quantity and the false-positive area rise with b: the
+     * smallest b that meets the target is the only candidate of its r
+     * (larger ones are ties at best when the areas are within TIE_EPS,
+     * which the loop still visits). */
+    double best = HUGE_VAL;
+    uint32_t best_b = 0, best_r = 0, best_unused = 0;
+    /* When no banding meets the target: the one that comes closest. */
+    double top = -1.0;
+    uint32_t top_b = 0, top_r = 0;
+    for (uint32_t r = 1; r <= num_perm; r++) {
+        uint32_t bmax = num_perm / r;
+        /* Binary search for the smallest feasible b (monotone in b). */
+        uint32_t lo = 1, up = bmax + 1;
+        while (lo < up) {
+            uint32_t mid = lo + (up - lo) / 2;
+            if (recall_of(mid, r, t, hi) >= recall)
+                up = mid;
+            else
+                lo = mid + 1;
+        }
+        if (lo > bmax) {
+            double q = recall_of(bmax, r, t, hi);
+            if (q > top) {
+                top = q;
+                top_b = bmax;
+                top_r = r;
+            }
+            continue;
+        }
+        for (uint32_t b = lo; b <= bmax; b++) {
+            double obj = fp_area(b, r, t);
+            if (obj > best + TIE_EPS)
+                break;
+            uint32_t un = num_perm - b * r;
+            /* Ties as in simlsh_lsh_optimal_params(). */
+            int better = best_b == 0 || obj < best - TIE_EPS ||
+                         un < best_unused || (un == best_unused && b < best_b);
+            if (better) {
+                if (obj < best || best_b == 0)
+                    best = obj;
+                best_b = b;
+                best_r = r;
+                best_unused = un;
+            }
+        }
+    }
+    if (best_b == 0) {
+        best_b = top_b;
+        best_r = top_r;
+    }
+    *bands = best_b;
+    *rows = best_r;
+    if (achieved != NULL)
+        *achieved = recall_of(best_b, best_r, t, hi);
+    return 0;
+}

@@ -1,5 +1,6 @@
 /* Whole-index passes: all pairs and clustering. */
 #include "index.h"
+#include "pool.h"
 
 /* ---- sorting ------------------------------------------------------------------- */
 
@@ -74,89 +75,225 @@ static void gather_fps(const struct simlsh_index *ix, uint32_t *fps)
     }
 }
 
-int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags,
-                       size_t max_pairs)
+/* Pairs are enumerated by ranges of documents in id order, each with its
+ * larger-id candidates in id order, into a builder per range; the ranges'
+ * rows concatenated in range order are the sequential output, whatever
+ * thread ran which range. */
+#define PAIRS_CHUNK 2048
+
+typedef struct {
+    hitbuf hits;
+    candbuf cb;
+} pair_scratch;
+
+typedef struct {
+    const struct simlsh_index *ix;
+    const cand *docs;
+    const uint32_t *fps; /* gathered, without stored signatures; else NULL */
+    double thr;
+    size_t max_pairs, chunk;
+    simlsh__builder *out; /* one per range */
+    pair_scratch *scratch; /* one per worker */
+} pairs_job;
+
+static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    pairs_job *j = ctx;
+    const struct simlsh_index *ix = j->ix;
+    pair_scratch *sc = &j->scratch[worker];
+    simlsh__builder *bd = &j->out[unit];
+    size_t lo = unit * j->chunk, hi = lo + j->chunk < ix->count ? lo + j->chunk : ix->count;
+    /* A range stops one row past the limit: enough to tell truncation. */
+    size_t cap = j->max_pairs != 0 ? j->max_pairs + 1 : SIZE_MAX;
+    for (size_t i = lo; i < hi && bd->n < cap; i++) {
+        uint32_t f[SIMLSH__MAX_PERM];
+        const uint32_t *vals = NULL, *fp = f;
+        if (ix->store) {
+            vals = sig_of(ix, j->docs[i].slot);
+            simlsh__ix_compute_fps(ix, vals, f);
+        } else {
+            fp = j->fps + (size_t)j->docs[i].slot * ix->bands;
+        }
+        int rc = query_buckets(ix, fp, vals, j->thr, &sc->hits, &sc->cb);
+        if (rc == 0)
+            rc = simlsh__builder_reserve(bd, sc->cb.n);
+        if (rc < 0)
+            return rc;
+        for (size_t k = 0; k < sc->cb.n && bd->n < cap; k++)
+            if (sc->cb.v[k].id > j->docs[i].id)
+                simlsh__builder_put(bd, j->docs[i].id, sc->cb.v[k].id, cand_score(ix, &sc->cb.v[k]));
+    }
+    return 0;
+}
+
+int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                          size_t max_pairs, double threshold, uint32_t nthreads)
 {
     if (res == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
+    double thr;
+    if (rc == 0)
+        rc = call_threshold(index, flags, threshold, &thr);
     if (rc < 0)
         return rc;
     const simlsh_allocator *al = &index->params.alloc;
+    size_t n = index->count;
+    size_t units = (n + PAIRS_CHUNK - 1) / PAIRS_CHUNK;
+    uint32_t workers = simlsh__par_workers(nthreads, units);
+    /* One thread: one range, whose builder becomes the results as is. */
+    size_t chunk = workers == 1 ? (n > 0 ? n : 1) : PAIRS_CHUNK;
+    units = (n + chunk - 1) / chunk;
+    simlsh__lockal la, lres;
+    simlsh__lockal_init(&la, al);
+    simlsh__lockal_init(&lres, &res->alloc);
+    pairs_job j = {index, NULL, NULL, thr, max_pairs, chunk, NULL, NULL};
     cand *docs = NULL, *tmp = NULL;
     uint32_t *fps = NULL;
-    simlsh__builder bd;
-    simlsh__builder_init(&bd, res);
-    hitbuf hits;
-    candbuf cb;
-    simlsh__lvec_init(&hits, al);
-    simlsh__lvec_init(&cb, al);
-    int truncated = 0;
     size_t fbytes;
-    if ((docs = simlsh__calloc(al, index->count, sizeof *docs)) == NULL ||
-        (tmp = simlsh__calloc(al, index->count, sizeof *tmp)) == NULL ||
-        !simlsh__mul_ok(index->nslots, (size_t)index->bands * sizeof *fps, &fbytes) ||
-        (fps = simlsh__malloc(al, fbytes)) == NULL) {
+    if ((docs = simlsh__calloc(al, n, sizeof *docs)) == NULL ||
+        (tmp = simlsh__calloc(al, n, sizeof *tmp)) == NULL ||
+        (j.out = simlsh__calloc(al, units > 0 ? units : 1, sizeof *j.out)) == NULL ||
+        (j.scratch = simlsh__calloc(al, workers, sizeof *j.scratch)) == NULL ||
+        (!index->store &&
+         (!simlsh__mul_ok(index->nslots, (size_t)index->bands * sizeof *fps, &fbytes) ||
+          (fps = simlsh__malloc(al, fbytes)) == NULL))) {
         rc = SIMLSH_ENOMEM;
         goto out;
+    }
+    for (size_t u = 0; u < units; u++) {
+        memset(&j.out[u], 0, sizeof j.out[u]);
+        j.out[u].alloc = &lres.al;
+    }
+    for (uint32_t w = 0; w < workers; w++) {
+        simlsh__lvec_init(&j.scratch[w].hits, &la.al);
+        simlsh__lvec_init(&j.scratch[w].cb, &la.al);
     }
     live_sorted(index, docs, tmp);
     simlsh__free(al, tmp);
     tmp = NULL;
-    gather_fps(index, fps);
+    if (fps != NULL)
+        gather_fps(index, fps);
+    j.docs = docs;
+    j.fps = fps;
+    rc = simlsh__par_run(workers, units, pairs_unit, &j, NULL);
+    if (rc < 0)
+        goto out;
 
-    /* Documents in id order, each with its larger-id candidates in id
-     * order: the pairs come out sorted by (a, b), so a limit keeps the
-     * same prefix whatever the table layout (a loaded index agrees). */
-    for (size_t i = 0; i < index->count && !truncated; i++) {
-        const uint32_t *vals = index->store ? sig_of(index, docs[i].slot) : NULL;
-        rc = query_buckets(index, fps + (size_t)docs[i].slot * index->bands, vals,
-                           flags & SIMLSH_QUERY_VERIFY, &hits, &cb);
-        if (rc < 0)
-            goto out;
-        rc = simlsh__builder_reserve(&bd, cb.n);
-        if (rc < 0)
-            goto out;
-        for (size_t j = 0; j < cb.n; j++) {
-            if (cb.v[j].id <= docs[i].id)
-                continue;
-            if (max_pairs != 0 && bd.n == max_pairs) {
-                truncated = 1;
-                break;
-            }
-            simlsh__builder_put(&bd, docs[i].id, cb.v[j].id, cand_score(index, &cb.v[j]));
-        }
+    size_t total = 0;
+    for (size_t u = 0; u < units; u++)
+        total += j.out[u].n;
+    int truncated = max_pairs != 0 && total > max_pairs;
+    size_t keep = truncated ? max_pairs : total;
+    simlsh__builder *first = units > 0 ? &j.out[0] : NULL;
+    simlsh__builder empty;
+    if (first == NULL) {
+        memset(&empty, 0, sizeof empty);
+        empty.alloc = &lres.al;
+        first = &empty;
     }
-    simlsh__builder_commit(&bd, res, truncated);
+    if (keep > first->n && (rc = simlsh__builder_grow(first, keep)) < 0)
+        goto out;
+    for (size_t u = 1; u < units && first->n < keep; u++) {
+        size_t m = j.out[u].n < keep - first->n ? j.out[u].n : keep - first->n;
+        memcpy(first->a + first->n, j.out[u].a, m * sizeof *first->a);
+        memcpy(first->b + first->n, j.out[u].b, m * sizeof *first->b);
+        memcpy(first->score + first->n, j.out[u].score, m * sizeof *first->score);
+        first->n += m;
+    }
+    if (first->n > keep)
+        first->n = keep;
+    /* The columns came from the results' own hooks, through the lock. */
+    first->alloc = &res->alloc;
+    simlsh__builder_commit(first, res, truncated);
+    simlsh__builder_free(first);
 out:
-    simlsh__lvec_free(&hits);
-    simlsh__lvec_free(&cb);
+    for (size_t u = 0; j.out != NULL && u < units; u++) {
+        j.out[u].alloc = &res->alloc;
+        simlsh__builder_free(&j.out[u]);
+    }
+    for (uint32_t w = 0; j.scratch != NULL && w < workers; w++) {
+        simlsh__lvec_free(&j.scratch[w].hits);
+        simlsh__lvec_free(&j.scratch[w].cb);
+    }
+    simlsh__free(al, j.out);
+    simlsh__free(al, j.scratch);
     simlsh__free(al, docs);
     simlsh__free(al, tmp);
     simlsh__free(al, fps);
-    simlsh__builder_free(&bd);
+    simlsh__lockal_done(&la);
+    simlsh__lockal_done(&lres);
     return rc;
+}
+
+int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags,
+                       size_t max_pairs)
+{
+    return simlsh_index_pairs_v2(res, index, flags, max_pairs, 0.0, 1);
 }
 
 /* ---- clustering --------------------------------------------------------------------- */
 
-static inline uint32_t uf_find(uint32_t *parent, uint32_t x)
+/* Union-find over slots, shared by the threads of one call. Roots are
+ * linked larger under smaller by compare-and-swap, so parent[x] <= x and
+ * no cycle can form; a lost race retries from the new roots. Path halving
+ * stores an ancestor with a plain (relaxed) store: a concurrent halving
+ * of the same node stores another ancestor, and either is correct. The
+ * components, hence the output, do not depend on the order of unions. */
+#if SIMLSH_THREADS
+typedef _Atomic uint32_t uf_node;
+static inline uint32_t uf_get(uf_node *p, uint32_t x)
 {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]]; /* path halving */
-        x = parent[x];
+    return atomic_load_explicit(&p[x], memory_order_relaxed);
+}
+static inline void uf_set(uf_node *p, uint32_t x, uint32_t v)
+{
+    atomic_store_explicit(&p[x], v, memory_order_relaxed);
+}
+static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
+{
+    return atomic_compare_exchange_strong_explicit(&p[root], &root, to, memory_order_relaxed,
+                                                   memory_order_relaxed);
+}
+#else
+typedef uint32_t uf_node;
+static inline uint32_t uf_get(uf_node *p, uint32_t x) { return p[x]; }
+static inline void uf_set(uf_node *p, uint32_t x, uint32_t v) { p[x] = v; }
+static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
+{
+    p[root] = to;
+    return 1;
+}
+#endif
+
+static inline uint32_t uf_find(uf_node *parent, uint32_t x)
+{
+    for (;;) {
+        uint32_t p = uf_get(parent, x);
+        if (p == x)
+            return x;
+        uint32_t g = uf_get(parent, p);
+        if (g != p)
+            uf_set(parent, x, g); /* path halving */
+        x = g;
     }
-    return x;
 }
 
-static inline void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
+static inline void uf_union(uf_node *parent, uint32_t a, uint32_t b)
 {
-    a = uf_find(parent, a);
-    b = uf_find(parent, b);
-    if (a < b)
-        parent[b] = a;
-    else if (b < a)
-        parent[a] = b;
+    for (;;) {
+        a = uf_find(parent, a);
+        b = uf_find(parent, b);
+        if (a == b)
+            return;
+        if (a < b) {
+            uint32_t t = a;
+            a = b;
+            b = t;
+        }
+        if (uf_link(parent, a, b))
+            return;
+    }
 }
 
 /* Same bucket: equal fingerprint and, with stored signatures, equal rows. */
@@ -199,15 +336,14 @@ static size_t first_member(const struct simlsh_index *ix, uint32_t band, const b
 }
 
 /* The greedy leader split of one bucket's members. */
-static int greedy_split(const struct simlsh_index *ix, uint32_t *parent, candbuf *members,
-                        candbuf *leaders)
+static int greedy_split(const struct simlsh_index *ix, uf_node *parent, double thr,
+                        candbuf *members, candbuf *leaders)
 {
     if (members->n < 2)
         return 0;
     /* Members in id order, so the split does not depend on the layout. */
     sort_small(members->v, members->n);
     leaders->n = 0;
-    double thr = ix->params.threshold;
     for (size_t i = 0; i < members->n; i++) {
         const uint32_t *mv = sig_of(ix, members->v[i].slot);
         size_t j = 0;
@@ -228,7 +364,8 @@ static int greedy_split(const struct simlsh_index *ix, uint32_t *parent, candbuf
 /* Split the bucket of the entry at head: a list, or the inline entries
  * from its first member (head) to the end of the run. */
 static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band_entry *t,
-                        size_t head, uint32_t *parent, candbuf *members, candbuf *leaders)
+                        size_t head, uf_node *parent, double thr, candbuf *members,
+                        candbuf *leaders)
 {
     members->n = 0;
     if (is_ref(t[head].slot)) {
@@ -238,7 +375,7 @@ static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band
             if (rc < 0)
                 return rc;
         }
-        return greedy_split(ix, parent, members, leaders);
+        return greedy_split(ix, parent, thr, members, leaders);
     }
     size_t k = head;
     do {
@@ -249,86 +386,114 @@ static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band
         }
         k = next_pos(k, ix->tcap);
     } while (t[k].slot != NO_SLOT);
-    return greedy_split(ix, parent, members, leaders);
+    return greedy_split(ix, parent, thr, members, leaders);
 }
 
-/* Without verify: each entry links to its bucket's first member, m - 1
- * links per bucket of m, in a sequential sweep of every table. */
-static void link_buckets(const struct simlsh_index *ix, uint32_t *parent)
+/* Without verify: each entry of band b links to its bucket's first
+ * member, m - 1 links per bucket of m, in a sequential sweep of the table. */
+static void link_band(const struct simlsh_index *ix, uint32_t b, uf_node *parent)
 {
-    for (uint32_t b = 0; b < ix->bands; b++) {
-        const band_entry *t = band_tab(ix, b);
-        for (size_t p = 0; p < ix->tcap; p++) {
-            if (t[p].slot == NO_SLOT)
-                continue;
-            if (is_ref(t[p].slot)) {
-                const ovf_list *l = list_of(ix, t[p].slot);
-                for (uint32_t i = 1; i < l->n; i++)
-                    uf_union(parent, l->slots[i], l->slots[0]);
-                continue;
-            }
-            size_t q = first_member(ix, b, t, p, NULL);
-            if (q != p)
-                uf_union(parent, t[p].slot, t[q].slot);
+    const band_entry *t = band_tab(ix, b);
+    for (size_t p = 0; t != NULL && p < ix->tcap; p++) {
+        if (t[p].slot == NO_SLOT)
+            continue;
+        if (is_ref(t[p].slot)) {
+            const ovf_list *l = list_of(ix, t[p].slot);
+            for (uint32_t i = 1; i < l->n; i++)
+                uf_union(parent, l->slots[i], l->slots[0]);
+            continue;
         }
+        size_t q = first_member(ix, b, t, p, NULL);
+        if (q != p)
+            uf_union(parent, t[p].slot, t[q].slot);
     }
 }
 
-/* With verify: the greedy split of every bucket. Only buckets of two or
- * more members need one: each is handled once, when the sweep meets its
- * second member. */
-static int split_buckets(const struct simlsh_index *ix, uint32_t *parent, candbuf *members,
-                         candbuf *leaders)
+/* With verify: the greedy split of every bucket of band b. Only buckets
+ * of two or more members need one: each is handled once, when the sweep
+ * meets its second member. */
+static int split_band(const struct simlsh_index *ix, uint32_t b, uf_node *parent, double thr,
+                      candbuf *members, candbuf *leaders)
 {
-    for (uint32_t b = 0; b < ix->bands; b++) {
-        const band_entry *t = band_tab(ix, b);
-        for (size_t p = 0; p < ix->tcap; p++) {
-            int second;
-            if (t[p].slot == NO_SLOT)
+    const band_entry *t = band_tab(ix, b);
+    for (size_t p = 0; t != NULL && p < ix->tcap; p++) {
+        int second;
+        if (t[p].slot == NO_SLOT)
+            continue;
+        size_t q = p;
+        if (!is_ref(t[p].slot)) {
+            q = first_member(ix, b, t, p, &second);
+            if (q == p || !second)
                 continue;
-            size_t q = p;
-            if (!is_ref(t[p].slot)) {
-                q = first_member(ix, b, t, p, &second);
-                if (q == p || !second)
-                    continue;
-            }
-            int rc = split_bucket(ix, b, t, q, parent, members, leaders);
-            if (rc < 0)
-                return rc;
         }
+        int rc = split_bucket(ix, b, t, q, parent, thr, members, leaders);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
 
-int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags)
+typedef struct {
+    candbuf members, leaders;
+} cluster_scratch;
+
+typedef struct {
+    const struct simlsh_index *ix;
+    uf_node *parent;
+    double thr; /* > 0: verify */
+    cluster_scratch *scratch;
+} cluster_job;
+
+/* One band per unit: the bands' tables are independent, and only the
+ * union-find is shared. */
+static int cluster_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    cluster_job *j = ctx;
+    if (j->thr <= 0) {
+        link_band(j->ix, (uint32_t)unit, j->parent);
+        return 0;
+    }
+    cluster_scratch *sc = &j->scratch[worker];
+    return split_band(j->ix, (uint32_t)unit, j->parent, j->thr, &sc->members, &sc->leaders);
+}
+
+int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
+                            double threshold, uint32_t nthreads)
 {
     if (res == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
+    double thr;
+    if (rc == 0)
+        rc = call_threshold(index, flags, threshold, &thr);
     if (rc < 0)
         return rc;
     const simlsh_allocator *al = &index->params.alloc;
+    uint32_t workers = simlsh__par_workers(nthreads, index->bands);
+    if (index->count < 256) /* a thread costs more than such a pass */
+        workers = 1;
+    simlsh__lockal la;
+    simlsh__lockal_init(&la, al);
+    cluster_job j = {index, NULL, thr, NULL};
     cand *docs = NULL, *tmp = NULL;
-    uint32_t *parent = NULL, *minslot = NULL;
-    candbuf members, leaders;
-    simlsh__lvec_init(&members, al);
-    simlsh__lvec_init(&leaders, al);
+    uint32_t *minslot = NULL;
     if ((docs = simlsh__calloc(al, index->count, sizeof *docs)) == NULL ||
         (tmp = simlsh__calloc(al, index->count, sizeof *tmp)) == NULL ||
-        (parent = simlsh__calloc(al, index->nslots, sizeof *parent)) == NULL ||
-        (minslot = simlsh__calloc(al, index->nslots, sizeof *minslot)) == NULL) {
+        (j.parent = simlsh__calloc(al, index->nslots, sizeof *j.parent)) == NULL ||
+        (minslot = simlsh__calloc(al, index->nslots, sizeof *minslot)) == NULL ||
+        (j.scratch = simlsh__calloc(al, workers, sizeof *j.scratch)) == NULL) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
+    for (uint32_t w = 0; w < workers; w++) {
+        simlsh__lvec_init(&j.scratch[w].members, &la.al);
+        simlsh__lvec_init(&j.scratch[w].leaders, &la.al);
+    }
     for (size_t s = 0; s < index->nslots; s++) {
-        parent[s] = (uint32_t)s;
+        uf_set(j.parent, (uint32_t)s, (uint32_t)s);
         minslot[s] = NO_SLOT;
     }
-
-    if (!(flags & SIMLSH_QUERY_VERIFY))
-        link_buckets(index, parent);
-    else
-        rc = split_buckets(index, parent, &members, &leaders);
+    rc = simlsh__par_run(workers, index->bands, cluster_unit, &j, NULL);
     if (rc < 0)
         goto out;
 
@@ -339,7 +504,7 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
     /* Ids ascend, so the first member seen of each cluster has its
      * smallest id: that is the label. */
     for (size_t i = 0; i < index->count; i++) {
-        uint32_t r = uf_find(parent, docs[i].slot);
+        uint32_t r = uf_find(j.parent, docs[i].slot);
         if (minslot[r] == NO_SLOT)
             minslot[r] = docs[i].slot;
         res->a[i] = docs[i].id;
@@ -350,11 +515,20 @@ int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int fla
     res->nq = 0;
     res->truncated = 0;
 out:
-    simlsh__lvec_free(&members);
-    simlsh__lvec_free(&leaders);
+    for (uint32_t w = 0; j.scratch != NULL && w < workers; w++) {
+        simlsh__lvec_free(&j.scratch[w].members);
+        simlsh__lvec_free(&j.scratch[w].leaders);
+    }
+    simlsh__free(al, j.scratch);
     simlsh__free(al, docs);
     simlsh__free(al, tmp);
-    simlsh__free(al, parent);
+    simlsh__free(al, (void *)j.parent);
     simlsh__free(al, minslot);
+    simlsh__lockal_done(&la);
     return rc;
+}
+
+int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags)
+{
+    return simlsh_index_cluster_v2(res, index, flags, 0.0, 1);
 }

@@ -50,6 +50,7 @@ void simlsh_index_free(simlsh_index *index)
     simlsh__free(&a, index->idmap);
     simlsh__free(&a, index->ids);
     simlsh__free(&a, index->sigs);
+    simlsh__free(&a, index->udata);
     simlsh__free(&a, index);
 }
 
@@ -167,7 +168,7 @@ int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *
     size_t tabs = index->tcap * index->bands * sizeof(band_entry) + index->ovf_bytes +
                   index->ovf_cap * sizeof(ovf_list);
     size_t t = sizeof *index + tabs + index->idcap * sizeof(id_entry) +
-               index->slot_cap * sizeof(uint64_t);
+               index->slot_cap * sizeof(uint64_t) + index->udata_len;
     if (index->store)
         t += index->slot_cap * index->num_perm * sizeof(uint32_t);
     *total = t;

@@ -98,6 +98,8 @@ struct simlsh_index {
     ovf_list *ovf; /* overflow lists of large buckets, all bands */
     size_t novf, ovf_cap, ovf_nfree, ovf_bytes;
     uint32_t ovf_free;
+    uint8_t *udata; /* caller bytes saved with the index (persist.c), NULL: none */
+    size_t udata_len;
 };
 
 /* table.c */
@@ -353,23 +355,37 @@ typedef SIMLSH__VEC_LOCAL(hit, 64) hitbuf;
 /* query.c: the two phases of a query. */
 int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, hitbuf *hits);
 int simlsh__ix_confirm_and_score(const struct simlsh_index *ix, const hitbuf *hits,
-                                 const uint32_t *values, int verify, candbuf *out);
+                                 const uint32_t *values, double thr, candbuf *out);
 
 /* Members of every bucket of (fps, values), each id once, sorted by id,
  * into out; hits is scratch. values: the query's num_perm values, or NULL
- * (no stored signatures: fingerprints alone decide). */
+ * (no stored signatures: fingerprints alone decide). thr > 0: keep only
+ * estimates >= thr (verification); 0: keep all. */
 static inline int query_buckets(const struct simlsh_index *ix, const uint32_t *fps,
-                                const uint32_t *values, int verify, hitbuf *hits, candbuf *out)
+                                const uint32_t *values, double thr, hitbuf *hits, candbuf *out)
 {
     int rc = simlsh__ix_probe_all(ix, fps, hits);
     if (rc == 0)
-        rc = simlsh__ix_confirm_and_score(ix, hits, values, verify, out);
+        rc = simlsh__ix_confirm_and_score(ix, hits, values, thr, out);
     return rc;
 }
 
 static inline double cand_score(const struct simlsh_index *ix, const cand *c)
 {
     return ix->store ? (double)c->eq / (double)ix->num_perm : -1.0;
+}
+
+/* The verification threshold of a call: thr from the caller (<= 0 or NaN:
+ * the params' one), or 0 without SIMLSH_QUERY_VERIFY. EINVAL above 1. */
+static inline int call_threshold(const struct simlsh_index *ix, int flags, double thr,
+                                 double *out)
+{
+    if (thr > 1)
+        return SIMLSH_EINVAL;
+    if (!(thr > 0))
+        thr = ix->params.threshold;
+    *out = (flags & SIMLSH_QUERY_VERIFY) ? thr : 0.0;
+    return 0;
 }
 
 static inline int check_flags(const struct simlsh_index *ix, int flags)

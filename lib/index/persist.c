@@ -6,22 +6,32 @@
 /* ---- persistence ------------------------------------------------------------------ */
 
 /* Payload (docs/format-index.md): header, then one record per document:
- * u64 id, u32 fingerprint per band, u32 value per row of num_perm if stored. */
+ * u64 id, u32 fingerprint per band, u32 value per row of num_perm if stored;
+ * then, with FLAG_USERDATA, u64 U and the U > 0 bytes of user data. */
 #define PAYLOAD_HEAD 24
 #define FLAG_STORED 1u
+#define FLAG_USERDATA 2u
+#define USERDATA_HEAD 8
 
 static size_t record_size(const struct simlsh_index *ix)
 {
     return 8 + 4 * (size_t)ix->bands + (ix->store ? 4 * (size_t)ix->num_perm : 0);
 }
 
+/* Bytes of the user data section: none without user data, so an index
+ * without any saves exactly as in 0.1 and loads there too. */
+static size_t userdata_size(const struct simlsh_index *ix)
+{
+    return ix->udata_len > 0 ? USERDATA_HEAD + ix->udata_len : 0;
+}
+
 static int saved_size(const struct simlsh_index *ix, size_t *out)
 {
-    size_t recs;
-    if (!simlsh__mul_ok(ix->count, record_size(ix), &recs) ||
-        recs > SIZE_MAX - SIMLSH__FRAME_OVERHEAD - PAYLOAD_HEAD)
+    size_t recs, fixed = SIMLSH__FRAME_OVERHEAD + PAYLOAD_HEAD;
+    if (!simlsh__mul_ok(ix->count, record_size(ix), &recs) || recs > SIZE_MAX - fixed ||
+        ix->udata_len > SIZE_MAX - USERDATA_HEAD || userdata_size(ix) > SIZE_MAX - fixed - recs)
         return SIMLSH_EINVAL;
-    *out = SIMLSH__FRAME_OVERHEAD + PAYLOAD_HEAD + recs;
+    *out = fixed + recs + userdata_size(ix);
     return 0;
 }
 
@@ -55,7 +65,8 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
     uint8_t *pl = out + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
     simlsh__wr32(pl, index->bands);
     simlsh__wr32(pl + 4, index->rows);
-    simlsh__wr32(pl + 8, index->store ? FLAG_STORED : 0);
+    simlsh__wr32(pl + 8, (index->store ? FLAG_STORED : 0) |
+                             (index->udata_len > 0 ? FLAG_USERDATA : 0));
     simlsh__wr32(pl + 12, (uint32_t)rec);
     simlsh__wr64(pl + 16, index->count);
     uint8_t *r = pl + PAYLOAD_HEAD;
@@ -94,6 +105,11 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
             }
         }
     }
+    if (index->udata_len > 0) {
+        uint8_t *u = pl + PAYLOAD_HEAD + index->count * rec;
+        simlsh__wr64(u, index->udata_len);
+        memcpy(u + USERDATA_HEAD, index->udata, index->udata_len);
+    }
     simlsh__frame_write_tail(out, total);
     return 0;
 }
@@ -120,14 +136,28 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
     /* Everything checked against the contract and the real length before
      * anything sized by the input is allocated. */
     if (bands == 0 || rows == 0 || (uint64_t)bands * rows > (uint64_t)p.num_perm ||
-        bands != (uint32_t)p.bands || rows != (uint32_t)p.rows || (flags & ~FLAG_STORED) != 0 ||
+        bands != (uint32_t)p.bands || rows != (uint32_t)p.rows ||
+        (flags & ~(FLAG_STORED | FLAG_USERDATA)) != 0 ||
         (flags & FLAG_STORED) != (uint32_t)(p.store_signatures != 0))
         return SIMLSH_ECORRUPT;
     int store = (flags & FLAG_STORED) != 0;
     uint64_t want_rec = 8 + 4 * (uint64_t)bands + (store ? 4 * (uint64_t)p.num_perm : 0);
-    if (rec != want_rec || count > MAX_DOCS || count > (plen - PAYLOAD_HEAD) / rec ||
-        count * rec != plen - PAYLOAD_HEAD)
+    uint64_t body = plen - PAYLOAD_HEAD;
+    if (rec != want_rec || count > MAX_DOCS || count > body / rec)
         return SIMLSH_ECORRUPT;
+    /* The user data's length must account for every byte after the
+     * records, so it is never larger than the input itself; and it is
+     * never 0, so a file has one spelling and saves back to itself. */
+    uint64_t ulen = 0, rest = body - count * rec;
+    if (flags & FLAG_USERDATA) {
+        if (rest < USERDATA_HEAD)
+            return SIMLSH_ECORRUPT;
+        ulen = simlsh__rd64(pl + PAYLOAD_HEAD + count * rec);
+        if (ulen == 0 || ulen != rest - USERDATA_HEAD)
+            return SIMLSH_ECORRUPT;
+    } else if (rest != 0) {
+        return SIMLSH_ECORRUPT;
+    }
 
     struct simlsh_index *ix;
     rc = simlsh__ix_create(&ix, &p, bands, rows);
@@ -165,6 +195,9 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
         rc = simlsh__ix_add(ix, id, fps, vals, check); /* check: done, its room reused */
     }
     simlsh__free(&ix->params.alloc, vals);
+    if (rc == 0 && ulen > 0)
+        rc = simlsh_index_set_userdata(ix, pl + PAYLOAD_HEAD + count * rec + USERDATA_HEAD,
+                                       (size_t)ulen);
     if (rc < 0) {
         simlsh_index_free(ix);
         return rc;
@@ -173,11 +206,42 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
     return 0;
 }
 
+/* ---- user data ------------------------------------------------------------------- */
+
+int simlsh_index_set_userdata(simlsh_index *index, const void *data, size_t len)
+{
+    if (index == NULL || (data == NULL && len > 0))
+        return SIMLSH_EINVAL;
+    uint8_t *copy = NULL;
+    if (len > 0) {
+        copy = simlsh__malloc(&index->params.alloc, len);
+        if (copy == NULL)
+            return SIMLSH_ENOMEM;
+        memcpy(copy, data, len); /* before the free: data may be the old bytes */
+    }
+    simlsh__free(&index->params.alloc, index->udata);
+    index->udata = copy;
+    index->udata_len = len;
+    return 0;
+}
+
+int simlsh_index_userdata(const void **data, size_t *len, const simlsh_index *index)
+{
+    if (data == NULL || len == NULL || index == NULL)
+        return SIMLSH_EINVAL;
+    *data = index->udata;
+    *len = index->udata_len;
+    return 0;
+}
+
 /* ---- files ------------------------------------------------------------------------- */
 
-int simlsh_index_save_file(const simlsh_index *index, const char *path)
+int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *index, const char *path,
+                              int flags)
 {
-    if (index == NULL || path == NULL || path[0] == '\0')
+    if (sys_errno != NULL)
+        *sys_errno = 0;
+    if (index == NULL || path == NULL || path[0] == '\0' || (flags & ~SIMLSH_FILE_NOFOLLOW) != 0)
         return SIMLSH_EINVAL;
     const simlsh_allocator *al = &index->params.alloc;
     size_t size;
@@ -189,26 +253,39 @@ int simlsh_index_save_file(const simlsh_index *index, const char *path)
         return SIMLSH_ENOMEM;
     rc = simlsh_index_save(buf, size, &size, index);
     if (rc == 0)
-        rc = simlsh__file_write_atomic(path, buf, size, al);
+        rc = simlsh__file_write_atomic(path, buf, size, flags, sys_errno, al);
     simlsh__free(al, buf);
     return rc;
 }
 
-int simlsh_index_load_file(simlsh_index **out, const char *path, const simlsh_allocator *alloc)
+int simlsh_index_save_file(const simlsh_index *index, const char *path)
 {
+    return simlsh_index_save_file_v2(NULL, index, path, 0);
+}
+
+int simlsh_index_load_file_v2(simlsh_index **out, int *sys_errno, const char *path, int flags,
+                              const simlsh_allocator *alloc)
+{
+    if (sys_errno != NULL)
+        *sys_errno = 0;
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (path == NULL || !simlsh__alloc_valid(alloc))
+    if (path == NULL || !simlsh__alloc_valid(alloc) || (flags & ~SIMLSH_FILE_NOFOLLOW) != 0)
         return SIMLSH_EINVAL;
     simlsh_allocator al;
     simlsh__alloc_fill(&al, alloc);
     uint8_t *buf;
     size_t n;
-    int rc = simlsh__file_read_all(path, &al, &buf, &n);
+    int rc = simlsh__file_read_all(path, flags, sys_errno, &al, &buf, &n);
     if (rc < 0)
         return rc;
     rc = n > 0 ? simlsh_index_load(out, buf, n, alloc) : SIMLSH_ECORRUPT;
     simlsh__free(&al, buf);
     return rc;
+}
+
+int simlsh_index_load_file(simlsh_index **out, const char *path, const simlsh_allocator *alloc)
+{
+    return simlsh_index_load_file_v2(out, NULL, path, 0, alloc);
 }

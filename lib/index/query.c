@@ -94,7 +94,7 @@ int simlsh__ix_probe_all(const struct simlsh_index *ix, const uint32_t *fps, hit
  * (a 32-bit fingerprint collision is not a bucket), scored, and filtered
  * by the threshold with verify. */
 int simlsh__ix_confirm_and_score(const struct simlsh_index *ix, const hitbuf *hits,
-                                 const uint32_t *values, int verify, candbuf *out)
+                                 const uint32_t *values, double thr, candbuf *out)
 {
     size_t m = 0, n = hits->n;
     const hit *h = hits->v;
@@ -115,7 +115,7 @@ int simlsh__ix_confirm_and_score(const struct simlsh_index *ix, const hitbuf *hi
             if (!ok)
                 continue;
             c.eq = count_equal(sig_of(ix, c.slot), values, ix->num_perm);
-            if (verify && (double)c.eq / (double)ix->num_perm < ix->params.threshold)
+            if (thr > 0 && (double)c.eq / (double)ix->num_perm < thr)
                 continue;
         } else {
             i = j;
@@ -151,8 +151,8 @@ static int query_one(const struct simlsh_index *ix, const struct simlsh_signatur
     /* All b probes' lines requested before the first is read: the misses
      * overlap instead of queueing one after another. */
     compute_fps_prefetch(ix, sig->values, fps, 1);
-    return query_buckets(ix, fps, ix->store ? sig->values : NULL, flags & SIMLSH_QUERY_VERIFY, hits,
-                         cb);
+    double thr = (flags & SIMLSH_QUERY_VERIFY) ? ix->params.threshold : 0.0;
+    return query_buckets(ix, fps, ix->store ? sig->values : NULL, thr, hits, cb);
 }
 
 int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
@@ -285,7 +285,7 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     uint32_t *cur = fps, *next = fps + (size_t)BATCH_CHUNK * index->bands;
     const uint32_t *pvals = NULL;
     size_t first = 0, prev = SIZE_MAX;
-    int verify = flags & SIMLSH_QUERY_VERIFY;
+    double verify = (flags & SIMLSH_QUERY_VERIFY) ? index->params.threshold : 0.0;
     if (n > 0)
         chunk_keys(index, sigs, 0, n < BATCH_CHUNK ? n : BATCH_CHUNK, cur);
     while (first < n) {

@@ -1,0 +1,595 @@
+/* Grouping over lists of pairs (a, b): connected components, star groups
+ * that are safe to delete from, and batches of candidate pairs for exact
+ * verification in bounded memory. Every output is a function of the set of
+ * pairs (and of the priority order for stars), never of the input order,
+ * so the tool, MPI ranks and bindings that share these calls agree. */
+#include <math.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "results.h"
+
+#define NONE UINT32_MAX
+
+/* Scratch bytes per input pair at the peak (ids and their radix copy:
+ * 32; dense endpoints and lookup table: 16; sort keys, values and copies:
+ * 40), with headroom; a larger n cannot be allocated, so it fails before
+ * any read. */
+#define BYTES_PER_PAIR 128
+
+/* ---- LSD radix sort of 64-bit keys, carrying optional 64-bit values ------ */
+
+/* Stable. Digits on which every key agrees are skipped, so small or
+ * clustered keys (dense indices, zero secondary keys) cost one counting
+ * pass. tk and tv (tv only with v) are scratch of n entries. */
+static void radix_sort(uint64_t *k, uint64_t *v, uint64_t *tk, uint64_t *tv, size_t n)
+{
+    if (n < 2)
+        return;
+    size_t hist[8][256];
+    memset(hist, 0, sizeof hist);
+    for (size_t i = 0; i < n; i++)
+        for (unsigned d = 0; d < 8; d++)
+            hist[d][(k[i] >> (8 * d)) & 255]++;
+    uint64_t *sk = k, *sv = v, *dk = tk, *dv = tv;
+    for (unsigned d = 0; d < 8; d++) {
+        size_t *h = hist[d];
+        if (h[(sk[0] >> (8 * d)) & 255] == n)
+            continue;
+        size_t sum = 0;
+        for (unsigned x = 0; x < 256; x++) {
+            size_t c = h[x];
+            h[x] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t p = h[(sk[i] >> (8 * d)) & 255]++;
+            dk[p] = sk[i];
+            if (sv != NULL)
+                dv[p] = sv[i];
+        }
+        uint64_t *t = sk;
+        sk = dk;
+        dk = t;
+        t = sv;
+        sv = dv;
+        dv = t;
+    }
+    if (sk != k) {
+        memcpy(k, sk, n * sizeof *k);
+        if (v != NULL)
+            memcpy(v, sv, n * sizeof *v);
+    }
+}
+
+/* ---- input checks and the dense id map ------------------------------------ */
+
+static int check_pairs(const uint64_t *a, const uint64_t *b, const double *score, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (a == NULL || b == NULL)
+        return SIMLSH_EINVAL;
+    if (n > SIZE_MAX / BYTES_PER_PAIR)
+        return SIMLSH_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] == b[i] || (score != NULL && isnan(score[i])))
+            return SIMLSH_EINVAL;
+    return 0;
+}
+
+/* The distinct ids of the pairs, ascending, and every pair's endpoints as
+ * indices into them: dense indices keep the id order. */
+typedef struct {
+    const simlsh_allocator *al;
+    uint64_t *ids;
+    size_t m;
+    uint32_t *ea, *eb;
+    /* Lookup table: ids[start[x] .. start[x + 1]) are the ids whose
+     * (id - ids[0]) >> shift is x; 2^k >= m buckets, so evenly spread ids
+     * (random or consecutive) take one or two probes, and any other
+     * spread is no worse than a binary search over all of them. */
+    uint32_t *start;
+    unsigned shift;
+} dense_map;
+
+static void dense_free(dense_map *d)
+{
+    simlsh__free(d->al, d->ids);
+    simlsh__free(d->al, d->ea);
+    simlsh__free(d->al, d->eb);
+    simlsh__free(d->al, d->start);
+}
+
+static uint32_t dense_find(const dense_map *d, uint64_t id)
+{
+    if (d->m == 0 || id < d->ids[0] || id > d->ids[d->m - 1])
+        return NONE;
+    uint64_t x = (id - d->ids[0]) >> d->shift;
+    size_t lo = d->start[x], len = d->start[x + 1] - lo;
+    while (len > 0) {
+        size_t half = len / 2;
+        if (d->ids[lo + half] < id) {
+            lo += half + 1;
+            len -= half + 1;
+        } else {
+            len = half;
+        }
+    }
+    return lo < d->m && d->ids[lo] == id ? (uint32_t)lo : NONE;
+}
+
+static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t *a,
+                       const uint64_t *b, size_t n)
+{
+    memset(d, 0, sizeof *d);
+    d->al = al;
+    if (n == 0)
+        return 0;
+    uint64_t *tmp = simlsh__calloc(al, 2 * n, sizeof *tmp);
+    d->ids = simlsh__calloc(al, 2 * n, sizeof *d->ids);
+    if (tmp == NULL || d->ids == NULL) {
+        simlsh__free(al, tmp);
+        dense_free(d);
+        return SIMLSH_ENOMEM;
+    }
+    memcpy(d->ids, a, n * sizeof *a);
+    memcpy(d->ids + n, b, n * sizeof *b);
+    radix_sort(d->ids, NULL, tmp, NULL, 2 * n);
+    simlsh__free(al, tmp);
+    size_t m = 1;
+    for (size_t i = 1; i < 2 * n; i++)
+        if (d->ids[i] != d->ids[m - 1])
+            d->ids[m++] = d->ids[i];
+    d->m = m;
+    /* Give back the slots of repeated ids before the next allocations. */
+    uint64_t *shrunk = simlsh__realloc(al, d->ids, 2 * n * sizeof *d->ids, m * sizeof *d->ids);
+    if (shrunk == NULL) {
+        dense_free(d);
+        return SIMLSH_ENOMEM;
+    }
+    d->ids = shrunk;
+    unsigned k = 0, bits = 0;
+    while (((size_t)1 << k) < m)
+        k++;
+    for (uint64_t range = d->ids[m - 1] - d->ids[0]; range != 0; range >>= 1)
+        bits++;
+    d->shift = bits > k ? bits - k : 0;
+    size_t nb = (size_t)1 << k;
+    /* Dense indices are 32-bit, NONE excluded. */
+    if (m >= NONE || (d->start = simlsh__calloc(al, nb + 1, sizeof *d->start)) == NULL ||
+        (d->ea = simlsh__calloc(al, n, sizeof *d->ea)) == NULL ||
+        (d->eb = simlsh__calloc(al, n, sizeof *d->eb)) == NULL) {
+        dense_free(d);
+        return SIMLSH_ENOMEM;
+    }
+    size_t j = 0;
+    for (size_t x = 0; x <= nb; x++) {
+        while (j < m && (d->ids[j] - d->ids[0]) >> d->shift < x)
+            j++;
+        d->start[x] = (uint32_t)j;
+    }
+    for (size_t i = 0; i < n; i++) {
+        d->ea[i] = dense_find(d, a[i]);
+        d->eb[i] = dense_find(d, b[i]);
+    }
+    return 0;
+}
+
+/* ---- union-find and component numbers -------------------------------------- */
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]]; /* path halving */
+        x = parent[x];
+    }
+    return x;
+}
+
+/* comp[i] = number of i's component, numbered in the order of their
+ * smallest members, i.e. by label; *ncomp receives the count. Union by
+ * size keeps the trees shallow for any pair order (long chains included). */
+static int components_of(uint32_t *comp, size_t *ncomp, const dense_map *d, size_t n)
+{
+    uint32_t *parent = simlsh__calloc(d->al, d->m, sizeof *parent);
+    uint32_t *size = simlsh__calloc(d->al, d->m, sizeof *size);
+    if (parent == NULL || size == NULL) {
+        simlsh__free(d->al, parent);
+        simlsh__free(d->al, size);
+        return SIMLSH_ENOMEM;
+    }
+    for (size_t i = 0; i < d->m; i++) {
+        parent[i] = (uint32_t)i;
+        size[i] = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = uf_find(parent, d->ea[i]), y = uf_find(parent, d->eb[i]);
+        if (x == y)
+            continue;
+        if (size[x] < size[y]) {
+            uint32_t t = x;
+            x = y;
+            y = t;
+        }
+        parent[y] = x;
+        size[x] += size[y];
+    }
+    /* size[] becomes root -> component number. */
+    for (size_t i = 0; i < d->m; i++)
+        size[i] = NONE;
+    uint32_t nc = 0;
+    for (size_t i = 0; i < d->m; i++) {
+        uint32_t r = uf_find(parent, (uint32_t)i);
+        if (size[r] == NONE)
+            size[r] = nc++;
+        comp[i] = size[r];
+    }
+    *ncomp = nc;
+    simlsh__free(d->al, parent);
+    simlsh__free(d->al, size);
+    return 0;
+}
+
+/* ---- connected components ------------------------------------------------- */
+
+int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t *a,
+                            const uint64_t *b, size_t n)
+{
+    if (res == NULL)
+        return SIMLSH_EINVAL;
+    int rc = check_pairs(a, b, NULL, n);
+    if (rc < 0)
+        return rc;
+    const simlsh_allocator *al = &res->alloc;
+    dense_map d;
+    uint32_t *comp = NULL;
+    size_t *start = NULL, nc = 0;
+    if ((rc = dense_build(&d, al, a, b, n)) < 0)
+        return rc;
+    if (d.m > 0 && ((comp = simlsh__calloc(al, d.m, sizeof *comp)) == NULL ||
+                    (rc = components_of(comp, &nc, &d, n)) < 0 ||
+                    (start = simlsh__calloc(al, nc + 1, sizeof *start)) == NULL)) {
+        rc = rc < 0 ? rc : SIMLSH_ENOMEM;
+        goto out;
+    }
+    if ((rc = simlsh__results_reserve(res, d.m, nc)) < 0)
+        goto out;
+    /* Counting sort by component; ascending ids within each. */
+    for (size_t i = 0; i < d.m; i++)
+        start[comp[i] + 1]++;
+    for (size_t c = 0; c < nc; c++) {
+        start[c + 1] += start[c];
+        res->offsets[c] = start[c];
+    }
+    for (size_t i = 0; i < d.m; i++) {
+        size_t p = start[comp[i]]++;
+        res->a[p] = d.ids[i];
+        res->score[p] = -1.0;
+    }
+    /* The first row of each component holds its smallest id: the label. */
+    for (size_t c = 0; c < nc; c++) {
+        size_t end = c + 1 < nc ? res->offsets[c + 1] : d.m;
+        for (size_t p = res->offsets[c]; p < end; p++)
+            res->b[p] = res->a[res->offsets[c]];
+    }
+    res->count = d.m;
+    res->nq = nc;
+    res->truncated = 0;
+    if (ngroups != NULL)
+        *ngroups = nc;
+out:
+    dense_free(&d);
+    simlsh__free(al, comp);
+    simlsh__free(al, start);
+    return rc;
+}
+
+/* ---- star groups ---------------------------------------------------------- */
+
+int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, const uint64_t *b,
+                      const double *score, size_t n, const uint64_t *order, size_t norder)
+{
+    if (res == NULL || (order == NULL && norder > 0))
+        return SIMLSH_EINVAL;
+    int rc = check_pairs(a, b, score, n);
+    if (rc < 0)
+        return rc;
+    const simlsh_allocator *al = &res->alloc;
+    dense_map d;
+    uint32_t *visit = NULL, *adj = NULL, *centre = NULL, *group = NULL;
+    size_t *first = NULL, *start = NULL;
+    double *adjs = NULL, *mscore = NULL;
+    size_t m, ng = 0;
+    if ((rc = dense_build(&d, al, a, b, n)) < 0)
+        return rc;
+    m = d.m;
+    /* Allocated even for m = 0: the adjacency offsets have m + 1 entries. */
+    if (((visit = simlsh__calloc(al, m, sizeof *visit)) == NULL ||
+                  (centre = simlsh__calloc(al, m, sizeof *centre)) == NULL ||
+                  (group = simlsh__calloc(al, m, sizeof *group)) == NULL ||
+                  (mscore = simlsh__calloc(al, m, sizeof *mscore)) == NULL ||
+                  (first = simlsh__calloc(al, m + 1, sizeof *first)) == NULL ||
+                  (adj = simlsh__calloc(al, 2 * n, sizeof *adj)) == NULL ||
+                  (score != NULL && (adjs = simlsh__calloc(al, 2 * n, sizeof *adjs)) == NULL))) {
+        rc = SIMLSH_ENOMEM;
+        goto out;
+    }
+
+    /* Priority: the caller's order (first occurrence counts; ids without
+     * pairs are ignored), then the rest by ascending id. centre[] marks
+     * who is placed while the visiting order is built. */
+    size_t nv = 0;
+    for (size_t i = 0; i < m; i++)
+        centre[i] = NONE;
+    for (size_t k = 0; k < norder; k++) {
+        uint32_t x = dense_find(&d, order[k]);
+        if (x != NONE && centre[x] == NONE) {
+            centre[x] = 0;
+            visit[nv++] = x;
+        }
+    }
+    for (size_t i = 0; i < m; i++) {
+        if (centre[i] == NONE)
+            visit[nv++] = (uint32_t)i;
+        centre[i] = NONE;
+    }
+
+    /* Adjacency lists (both directions). */
+    for (size_t i = 0; i < n; i++) {
+        first[d.ea[i] + 1]++;
+        first[d.eb[i] + 1]++;
+    }
+    for (size_t i = 0; i < m; i++)
+        first[i + 1] += first[i];
+    for (size_t i = 0; i < n; i++) {
+        size_t pa = first[d.ea[i]]++, pb = first[d.eb[i]]++;
+        adj[pa] = d.eb[i];
+        adj[pb] = d.ea[i];
+        if (adjs != NULL)
+            adjs[pa] = adjs[pb] = score[i];
+    }
+    /* first[i] now holds the end of i's list, which is the start of i+1's. */
+    for (size_t i = m; i > 0; i--)
+        first[i] = first[i - 1];
+    first[0] = 0;
+
+    /* Each unplaced document, by priority, becomes a centre and takes every
+     * unplaced neighbour. A member's score is its best edge to the centre
+     * (duplicate pairs may carry different scores). */
+    for (size_t k = 0; k < m; k++) {
+        uint32_t c = visit[k];
+        if (centre[c] != NONE)
+            continue;
+        centre[c] = c;
+        group[c] = (uint32_t)ng;
+        mscore[c] = 1.0;
+        for (size_t e = first[c]; e < first[c + 1]; e++) {
+            uint32_t v = adj[e];
+            double s = adjs != NULL ? adjs[e] : -1.0;
+            if (centre[v] == NONE) {
+                centre[v] = c;
+                group[v] = (uint32_t)ng;
+                mscore[v] = s;
+            } else if (centre[v] == c && s > mscore[v]) {
+                mscore[v] = s;
+            }
+        }
+        ng++;
+    }
+    simlsh__free(al, adj);
+    adj = NULL;
+    simlsh__free(al, adjs);
+    adjs = NULL;
+
+    if ((start = simlsh__calloc(al, ng + 1, sizeof *start)) == NULL) {
+        rc = SIMLSH_ENOMEM;
+        goto out;
+    }
+    if ((rc = simlsh__results_reserve(res, m, ng)) < 0)
+        goto out;
+    /* Rows by group (centres' priority), then by member priority; the
+     * centre is its group's first row, as it outranks every member. */
+    for (size_t i = 0; i < m; i++)
+        start[group[i] + 1]++;
+    for (size_t g = 0; g < ng; g++) {
+        start[g + 1] += start[g];
+        res->offsets[g] = start[g];
+    }
+    for (size_t k = 0; k < m; k++) {
+        uint32_t x = visit[k];
+        size_t p = start[group[x]]++;
+        res->a[p] = d.ids[x];
+        res->b[p] = d.ids[centre[x]];
+        res->score[p] = mscore[x];
+    }
+    res->count = m;
+    res->nq = ng;
+    res->truncated = 0;
+    if (ngroups != NULL)
+        *ngroups = ng;
+out:
+    dense_free(&d);
+    simlsh__free(al, visit);
+    simlsh__free(al, adj);
+    simlsh__free(al, adjs);
+    simlsh__free(al, centre);
+    simlsh__free(al, group);
+    simlsh__free(al, mscore);
+    simlsh__free(al, first);
+    simlsh__free(al, start);
+    return rc;
+}
+
+/* ---- batches of candidate pairs ------------------------------------------- */
+
+int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *a,
+                         const uint64_t *b, const double *score, size_t n, size_t max_docs)
+{
+    if (res == NULL || max_docs == 1)
+        return SIMLSH_EINVAL;
+    int rc = check_pairs(a, b, score, n);
+    if (rc < 0)
+        return rc;
+    const simlsh_allocator *al = &res->alloc;
+    dense_map d;
+    uint32_t *comp = NULL, *rank = NULL, *csize = NULL;
+    uint64_t *key = NULL, *sub = NULL, *idx = NULL, *tk = NULL, *tv = NULL;
+    double *sc = NULL;
+    size_t *cstart = NULL, nc = 0, np = 0, nb = 0;
+    if ((rc = dense_build(&d, al, a, b, n)) < 0)
+        return rc;
+    if (n > 0 && ((comp = simlsh__calloc(al, d.m, sizeof *comp)) == NULL ||
+                  (rank = simlsh__calloc(al, d.m, sizeof *rank)) == NULL ||
+                  (key = simlsh__calloc(al, n, sizeof *key)) == NULL ||
+                  (sub = simlsh__calloc(al, n, sizeof *sub)) == NULL ||
+                  (idx = simlsh__calloc(al, n, sizeof *idx)) == NULL ||
+                  (tk = simlsh__calloc(al, n, sizeof *tk)) == NULL ||
+                  (tv = simlsh__calloc(al, n, sizeof *tv)) == NULL ||
+                  (sc = simlsh__calloc(al, n, sizeof *sc)) == NULL ||
+                  (rc = components_of(comp, &nc, &d, n)) < 0 ||
+                  (csize = simlsh__calloc(al, nc, sizeof *csize)) == NULL ||
+                  (cstart = simlsh__calloc(al, nc + 1, sizeof *cstart)) == NULL)) {
+        rc = rc < 0 ? rc : SIMLSH_ENOMEM;
+        goto out;
+    }
+
+    /* Pairs as (smaller, larger) dense indices, sorted, duplicates merged
+     * keeping the best score. */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = d.ea[i], y = d.eb[i];
+        key[i] = x < y ? x << 32 | y : y << 32 | x;
+        idx[i] = i;
+    }
+    simlsh__free(al, d.ea);
+    simlsh__free(al, d.eb);
+    d.ea = d.eb = NULL;
+    radix_sort(key, idx, tk, tv, n);
+    for (size_t i = 0; i < n; i++) {
+        double s = score != NULL ? score[idx[i]] : -1.0;
+        if (np > 0 && key[i] == key[np - 1]) {
+            if (s > sc[np - 1])
+                sc[np - 1] = s;
+            continue;
+        }
+        key[np] = key[i];
+        sc[np++] = s;
+    }
+
+    /* A component of more than max_docs documents is cut, by ascending
+     * id, into chunks of max_docs / 2, and its pairs go to blocks (i, j)
+     * by the chunks of their ends: a block touches at most max_docs. */
+    for (size_t i = 0; i < d.m; i++)
+        rank[i] = csize[comp[i]]++;
+    uint32_t half = max_docs / 2 < NONE ? (uint32_t)(max_docs / 2) : NONE;
+    for (size_t j = 0; j < np; j++) {
+        uint32_t lo = (uint32_t)(key[j] >> 32), hi = (uint32_t)key[j];
+        sub[j] = 0;
+        if (max_docs != 0 && csize[comp[lo]] > max_docs)
+            sub[j] = (uint64_t)(rank[lo] / half) << 32 | (rank[hi] / half);
+        idx[j] = j;
+    }
+    /* Order (component, block, a, b): stable by block, then by component. */
+    radix_sort(sub, idx, tk, tv, np);
+    /* tk[] receives the final order of the pairs, tv[] their blocks. */
+    for (size_t j = 0; j < np; j++)
+        cstart[comp[key[j] >> 32] + 1]++;
+    for (size_t c = 0; c < nc; c++)
+        cstart[c + 1] += cstart[c];
+    for (size_t k = 0; k < np; k++) {
+        uint64_t j = idx[k];
+        size_t p = cstart[comp[key[j] >> 32]]++;
+        tk[p] = j;
+        tv[p] = sub[k];
+    }
+
+    /* Batch boundaries: every block of a cut component is a batch; whole
+     * components are packed, in label order, while they fit max_docs (with
+     * max_docs 0, one batch per component). */
+    size_t docs = 0;
+    uint32_t prev_c = NONE;
+    int prev_big = 0;
+    for (size_t k = 0; k < np; k++) {
+        uint32_t c = comp[key[tk[k]] >> 32];
+        int big = max_docs != 0 && csize[c] > max_docs;
+        int cut;
+        if (k == 0)
+            cut = 1;
+        else if (c == prev_c)
+            cut = big && tv[k] != tv[k - 1];
+        else
+            cut = max_docs == 0 || big || prev_big || docs + csize[c] > max_docs;
+        if (c != prev_c)
+            docs = cut ? csize[c] : docs + csize[c];
+        if (cut)
+            idx[nb++] = k;
+        prev_c = c;
+        prev_big = big;
+    }
+
+    if ((rc = simlsh__results_reserve(res, np, nb)) < 0)
+        goto out;
+    for (size_t k = 0; k < np; k++) {
+        uint64_t j = tk[k];
+        res->a[k] = d.ids[key[j] >> 32];
+        res->b[k] = d.ids[(uint32_t)key[j]];
+        res->score[k] = sc[j];
+    }
+    for (size_t q = 0; q < nb; q++)
+        res->offsets[q] = idx[q];
+    res->count = np;
+    res->nq = nb;
+    res->truncated = 0;
+    if (nbatches != NULL)
+        *nbatches = nb;
+out:
+    dense_free(&d);
+    simlsh__free(al, comp);
+    simlsh__free(al, rank);
+    simlsh__free(al, csize);
+    simlsh__free(al, cstart);
+    simlsh__free(al, key);
+    simlsh__free(al, sub);
+    simlsh__free(al, idx);
+    simlsh__free(al, tk);
+    simlsh__free(al, tv);
+    simlsh__free(al, sc);
+    return rc;
+}
+
+int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count, const simlsh_results *res,
+                           size_t q)
+{
+    if (count == NULL || res == NULL || q >= res->nq)
+        return SIMLSH_EINVAL;
+    size_t lo = res->offsets[q], hi = q + 1 < res->nq ? res->offsets[q + 1] : res->count;
+    if (lo > hi || hi > res->count)
+        return SIMLSH_EINVAL;
+    size_t np = hi - lo, u = 0;
+    if (np > SIZE_MAX / 4)
+        return SIMLSH_ENOMEM;
+    const simlsh_allocator *al = &res->alloc;
+    uint64_t *k = simlsh__calloc(al, 2 * np, sizeof *k), *t = simlsh__calloc(al, 2 * np, sizeof *t);
+    if (k == NULL || t == NULL) {
+        simlsh__free(al, k);
+        simlsh__free(al, t);
+        return SIMLSH_ENOMEM;
+    }
+    memcpy(k, res->a + lo, np * sizeof *k);
+    memcpy(k + np, res->b + lo, np * sizeof *k);
+    radix_sort(k, NULL, t, NULL, 2 * np);
+    for (size_t i = 0; i < 2 * np; i++)
+        if (u == 0 || k[i] != k[u - 1])
+            k[u++] = k[i];
+    int rc = 0;
+    *count = u;
+    if (ids != NULL) {
+        if (cap < u)
+            rc = SIMLSH_EBUFSIZE;
+        else if (u > 0)
+            memcpy(ids, k, u * sizeof *ids);
+    }
+    simlsh__free(al, k);
+    simlsh__free(al, t);
+    return rc;
+}

@@ -1,0 +1,191 @@
+/* Fork-join over numbered work units (pool.h). */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "pool.h"
+
+struct simlsh__par {
+    simlsh__unit_fn fn;
+    void *ctx;
+    size_t nunits;
+#if SIMLSH_THREADS
+    atomic_size_t next;
+    atomic_int failed;
+    pthread_mutex_t mu; /* guards first_bad, first_rc */
+#else
+    size_t next;
+    int failed;
+#endif
+    size_t first_bad;
+    int first_rc;
+};
+
+uint32_t simlsh__par_workers(uint32_t nthreads, size_t nunits)
+{
+#if SIMLSH_THREADS
+    if (nthreads == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        nthreads = c > 0 ? (uint32_t)(c < (long)SIMLSH__MAX_THREADS ? c : SIMLSH__MAX_THREADS) : 1;
+    }
+    if (nthreads > SIMLSH__MAX_THREADS)
+        nthreads = SIMLSH__MAX_THREADS;
+    if (nunits < nthreads)
+        nthreads = nunits > 0 ? (uint32_t)nunits : 1;
+    return nthreads;
+#else
+    (void)nthreads;
+    (void)nunits;
+    return 1;
+#endif
+}
+
+static void record(simlsh__par *p, size_t unit, int rc)
+{
+#if SIMLSH_THREADS
+    pthread_mutex_lock(&p->mu);
+    if (unit < p->first_bad) {
+        p->first_bad = unit;
+        p->first_rc = rc;
+    }
+    pthread_mutex_unlock(&p->mu);
+    atomic_store_explicit(&p->failed, 1, memory_order_relaxed);
+#else
+    if (unit < p->first_bad) {
+        p->first_bad = unit;
+        p->first_rc = rc;
+    }
+    p->failed = 1;
+#endif
+}
+
+int simlsh__par_failed(const simlsh__par *par)
+{
+#if SIMLSH_THREADS
+    return atomic_load_explicit(&par->failed, memory_order_relaxed);
+#else
+    return par->failed;
+#endif
+}
+
+typedef struct {
+    simlsh__par *par;
+    uint32_t worker;
+} worker_arg;
+
+static void work(simlsh__par *p, uint32_t worker)
+{
+    for (;;) {
+        if (simlsh__par_failed(p))
+            return;
+#if SIMLSH_THREADS
+        size_t u = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+#else
+        size_t u = p->next++;
+#endif
+        if (u >= p->nunits)
+            return;
+        int rc = p->fn(p->ctx, p, worker, u);
+        if (rc < 0)
+            record(p, u, rc);
+    }
+}
+
+#if SIMLSH_THREADS
+static void *thread_main(void *arg)
+{
+    worker_arg *w = arg;
+    work(w->par, w->worker);
+    return NULL;
+}
+#endif
+
+int simlsh__par_run(uint32_t workers, size_t nunits, simlsh__unit_fn fn, void *ctx,
+                    size_t *failed)
+{
+    simlsh__par p;
+    p.fn = fn;
+    p.ctx = ctx;
+    p.nunits = nunits;
+    p.first_bad = SIZE_MAX;
+    p.first_rc = 0;
+#if SIMLSH_THREADS
+    atomic_init(&p.next, 0);
+    atomic_init(&p.failed, 0);
+    pthread_mutex_init(&p.mu, NULL);
+    if (workers > SIMLSH__MAX_THREADS)
+        workers = SIMLSH__MAX_THREADS;
+    pthread_t tid[SIMLSH__MAX_THREADS];
+    worker_arg args[SIMLSH__MAX_THREADS];
+    uint32_t started = 0;
+    /* Worker numbers stay dense even when a thread fails to start, so
+     * per-worker scratch below `workers` covers every running thread. */
+    for (uint32_t w = 1; w < workers; w++) {
+        args[started + 1].par = &p;
+        args[started + 1].worker = started + 1;
+        if (pthread_create(&tid[started], NULL, thread_main, &args[started + 1]) != 0)
+            break;
+        started++;
+    }
+    work(&p, 0);
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    pthread_mutex_destroy(&p.mu);
+#else
+    (void)workers;
+    p.next = 0;
+    p.failed = 0;
+    work(&p, 0);
+#endif
+    if (failed != NULL)
+        *failed = p.first_bad;
+    return p.first_rc;
+}
+
+/* ---- an allocator that serialises the caller's hooks -------------------------- */
+
+static void *locked_alloc(void *user, size_t size)
+{
+    simlsh__lockal *la = user;
+#if SIMLSH_THREADS
+    pthread_mutex_lock(&la->mu);
+#endif
+    void *p = la->inner->alloc(la->inner->user, size);
+#if SIMLSH_THREADS
+    pthread_mutex_unlock(&la->mu);
+#endif
+    return p;
+}
+
+static void locked_free(void *user, void *ptr)
+{
+    simlsh__lockal *la = user;
+#if SIMLSH_THREADS
+    pthread_mutex_lock(&la->mu);
+#endif
+    la->inner->free(la->inner->user, ptr);
+#if SIMLSH_THREADS
+    pthread_mutex_unlock(&la->mu);
+#endif
+}
+
+void simlsh__lockal_init(simlsh__lockal *la, const simlsh_allocator *inner)
+{
+    la->inner = inner;
+    la->al.alloc = locked_alloc;
+    la->al.free = locked_free;
+    la->al.user = la;
+#if SIMLSH_THREADS
+    pthread_mutex_init(&la->mu, NULL);
+#endif
+}
+
+void simlsh__lockal_done(simlsh__lockal *la)
+{
+#if SIMLSH_THREADS
+    pthread_mutex_destroy(&la->mu);
+#else
+    (void)la;
+#endif
+}
+
+int simlsh_has_threads(void) { return SIMLSH_THREADS; }
