@@ -6,7 +6,6 @@ import ctypes
 import operator
 import os
 import struct
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
 
@@ -757,17 +756,16 @@ class _Results(_Handle):
 
 # ---- Index -----------------------------------------------------------------------
 
-_PY_MAGIC = b"SLSHPYK1"
+_KEYS_MAGIC = b"simlsh-python-keys 1\n"
 
 
 class Index(_Handle):
     """An LSH index of signatures under keys that are ``str`` or ``int``.
 
-    Int keys are the index's uint64 ids (0 .. 2^64-1) themselves, so an index
-    with int keys saves to exactly the bytes of ``simlsh_index_save`` and C
-    programs can read it. Str keys are mapped to ids 0, 1, 2, ... in insertion
-    order and the mapping is saved with the index (see :meth:`save`). One
-    index holds one kind of key.
+    Int keys are the index's uint64 ids (0 .. 2^64-1) themselves. Str keys
+    are mapped to ids 0, 1, 2, ... in insertion order, and the mapping is
+    saved inside the index file, in its user data. Saved indexes are plain
+    simlsh index files either way. One index holds one kind of key.
 
     ``verify=True`` (the default of the calls that take it) keeps only
     candidates whose estimated similarity reaches the params' threshold; it
@@ -1075,94 +1073,99 @@ class Index(_Handle):
         return _groups_by_label(self._keys_of(a), b)
 
     # ---- persistence
-    def to_bytes(self) -> bytes:
-        """The index in the format of ``simlsh_index_save``; with str keys,
-        wrapped with the key mapping (see :meth:`save`)."""
-        raw = _save(lib.simlsh_index_save, self._h, "Index save")
-        if not self._str:
-            return raw
-        body = bytearray(_PY_MAGIC)
-        body += struct.pack("<Q", len(raw)) + raw
+    # Str keys travel in the index's user data (simlsh_index_set_userdata),
+    # inside the library's checksummed file, so one atomic save writes both.
+    def _key_table(self) -> bytes:
+        body = bytearray(_KEYS_MAGIC)
         body += struct.pack("<QQ", len(self._key_of), self._next)
         for i in sorted(self._key_of):
             k = _encode(self._key_of[i])
             body += struct.pack("<QI", i, len(k)) + k
-        body += struct.pack("<I", zlib.crc32(body))
         return bytes(body)
 
-    @classmethod
-    def from_bytes(cls, data: Any) -> "Index":
-        """Rebuild from :meth:`to_bytes` or from ``simlsh_index_save`` bytes
-        (int keys); bad bytes raise Corrupt."""
-        buf, n = as_bytes(data)
-        data = bytes(buf[:n]) if not isinstance(buf, bytes) else buf
-        if not data.startswith(_PY_MAGIC):
-            h = _out()
-            check(lib.simlsh_index_load(ctypes.byref(h), data, len(data), None), "Index load")
-            return cls._wrap(h)
-        bad = _lib.Corrupt("Index load: corrupt or truncated key table")
-        if len(data) < 8 + 8 + 16 + 4 or zlib.crc32(data[:-4]) != \
-                struct.unpack_from("<I", data, len(data) - 4)[0]:
+    def _userdata(self) -> bytes:
+        ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
+        check(lib.simlsh_index_userdata(ctypes.byref(ptr), ctypes.byref(n), self._h), "userdata")
+        return ctypes.string_at(ptr.value, n.value) if ptr.value and n.value else b""
+
+    def _store_keys(self) -> None:
+        if self._str:
+            table = self._key_table()
+            check(lib.simlsh_index_set_userdata(self._h, table, len(table)), "save")
+        elif self._userdata().startswith(_KEYS_MAGIC):
+            # str keys of an earlier life of this index: they no longer apply
+            check(lib.simlsh_index_set_userdata(self._h, None, 0), "save")
+
+    def _adopt_keys(self) -> None:
+        data = self._userdata()
+        if not data.startswith(_KEYS_MAGIC):
+            return  # an index of int keys (its user data, if any, is kept)
+        bad = _lib.Corrupt("Index load: corrupt key table in the user data")
+        pos, end = len(_KEYS_MAGIC), len(data)
+        if pos + 16 > end:
             raise bad
-        (rawlen,) = struct.unpack_from("<Q", data, 8)
-        pos = 16 + rawlen
-        if pos + 16 + 4 > len(data):
-            raise bad
-        h = _out()
-        check(lib.simlsh_index_load(ctypes.byref(h), data[16:pos], rawlen, None), "Index load")
-        ix = cls._wrap(h)
         count, nxt = struct.unpack_from("<QQ", data, pos)
         pos += 16
-        ix._str = True
-        ix._next = nxt
-        end = len(data) - 4
+        self._str = True
+        self._next = nxt
         for _ in range(count):
             if pos + 12 > end:
                 raise bad
             i, klen = struct.unpack_from("<QI", data, pos)
             pos += 12
-            if pos + klen > end or i >= nxt or i in ix._key_of:
+            if pos + klen > end or i >= nxt or i in self._key_of:
                 raise bad
             k = data[pos:pos + klen].decode("utf-8", "surrogateescape")
             pos += klen
-            if k in ix._id_of or lib.simlsh_index_contains(ix._h, i) != 1:
+            if k in self._id_of or lib.simlsh_index_contains(self._h, i) != 1:
                 raise bad
-            ix._key_of[i] = k
-            ix._id_of[k] = i
-        if pos != end or count != len(ix):
+            self._key_of[i] = k
+            self._id_of[k] = i
+        if pos != end or count != len(self):
             raise bad
+
+    def to_bytes(self) -> bytes:
+        """The index in the format of ``simlsh_index_save``, str keys in its
+        user data."""
+        self._store_keys()
+        return _save(lib.simlsh_index_save, self._h, "Index save")
+
+    @classmethod
+    def from_bytes(cls, data: Any) -> "Index":
+        """Rebuild from :meth:`to_bytes` or any ``simlsh_index_save`` bytes;
+        bad bytes raise Corrupt."""
+        buf, n = as_bytes(data)
+        h = _out()
+        check(lib.simlsh_index_load(ctypes.byref(h), buf, n, None), "Index load")
+        ix = cls._wrap(h)
+        ix._adopt_keys()
         return ix
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Write :meth:`to_bytes` to ``path`` (through a temporary file that
-        is renamed, so a failed save leaves the old file). An index with int
-        keys is a plain simlsh index file; one with str keys is that file
-        wrapped with its key table, which only this package reads."""
-        data = self.to_bytes()
-        path = os.fspath(path)
-        tmp = "%s.tmp.%d" % (path, os.getpid())
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except OSError as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise _lib.IOFailure("Index.save %s: %s" % (path, e.strerror or e)) from e
+        """Save to ``path`` atomically (``simlsh_index_save_file_v2``: a
+        failed save leaves the old file). The file is a plain simlsh index
+        that C programs load; str keys are in its user data."""
+        self._store_keys()
+        err = ctypes.c_int()
+        rc = lib.simlsh_index_save_file_v2(ctypes.byref(err), self._h, os.fsencode(path), 0)
+        if rc == _lib.IOFailure.code and err.value:
+            raise _lib.IOFailure(err.value, "Index.save: %s" % os.strerror(err.value),
+                                 os.fspath(path))
+        check(rc, "Index.save %s" % os.fspath(path))
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Index":
-        """Read an index written by :meth:`save` (or by a C program)."""
-        try:
-            with open(os.fspath(path), "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise _lib.IOFailure("Index.load %s: %s" % (path, e.strerror or e)) from e
-        return cls.from_bytes(data)
+        """Load an index file written by :meth:`save` or by a C program."""
+        h, err = _out(), ctypes.c_int()
+        rc = lib.simlsh_index_load_file_v2(ctypes.byref(h), ctypes.byref(err),
+                                           os.fsencode(path), 0, None)
+        if rc == _lib.IOFailure.code and err.value:
+            raise _lib.IOFailure(err.value, "Index.load: %s" % os.strerror(err.value),
+                                 os.fspath(path))
+        check(rc, "Index.load %s" % os.fspath(path))
+        ix = cls._wrap(h)
+        ix._adopt_keys()
+        return ix
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (Index.from_bytes, (self.to_bytes(),))

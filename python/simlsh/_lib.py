@@ -110,6 +110,10 @@ _PROTOTYPES: Dict[str, Tuple[object, List[object]]] = {
     "simlsh_index_save": (I32, [P, SZ, SZP, P]),
     "simlsh_index_load": (I32, [PP, P, SZ, P]),
     "simlsh_index_signature": (I32, [PP, P, U64]),
+    "simlsh_index_set_userdata": (I32, [P, P, SZ]),
+    "simlsh_index_userdata": (I32, [PP, SZP, P]),
+    "simlsh_index_save_file_v2": (I32, [ctypes.POINTER(I32), P, ctypes.c_char_p, I32]),
+    "simlsh_index_load_file_v2": (I32, [PP, ctypes.POINTER(I32), ctypes.c_char_p, I32, P]),
 }
 
 

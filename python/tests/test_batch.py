@@ -93,3 +93,31 @@ def test_band_keys_batch(docs):
         simlsh.band_keys(live[:, :10], p)
     with pytest.raises(simlsh.InvalidArgument):
         simlsh.band_keys(live, p, bands=100, rows=100)
+
+
+def test_without_the_librarys_batch_calls(docs, monkeypatch):
+    # a library without lib/batch.c's calls: the package loops, same answers
+    p = simlsh.Params(threshold=0.6)
+    want_values = simlsh.sign_batch(docs, p)
+    live = want_values[~simlsh.empty_rows(want_values)]
+    want_keys = simlsh.band_keys(live, p)
+    want_index = simlsh.Index(p)
+    want_index.insert_batch(range(len(live)), live)
+    want_dedup = simlsh.dedup(docs)
+    from simlsh import _core
+    for name in ("_sign_batch_c", "_band_keys_batch_c", "_insert_values_c"):
+        monkeypatch.setattr(_core, name, None)
+    assert np.array_equal(simlsh.sign_batch(docs, p, threads=2), want_values)
+    assert np.array_equal(simlsh.band_keys(live, p), want_keys)
+    ix = simlsh.Index(p)
+    ix.insert_batch(range(len(live)), live)
+    assert ix.to_bytes() == want_index.to_bytes()
+    with pytest.raises(simlsh.AlreadyExists):
+        ix.insert_batch([len(live) + 1, 0], live[:2])
+    assert len(ix) == len(live)  # undone
+    bare = simlsh.Index(p.replace(store_signatures=0))
+    bare.insert_batch([1], live[:1])
+    with pytest.raises(simlsh.AlreadyExists):
+        bare.insert_batch([2, 1], live[:2])
+    assert bare.keys() == [1]
+    assert simlsh.dedup(docs) == want_dedup

@@ -1,10 +1,13 @@
 """simlsh.Index: keys, queries, pairs, clusters, batches, persistence, errors."""
 
+import errno
 import pickle
+import struct
 
 import pytest
 
 import simlsh
+from simlsh import _core, _lib
 
 from conftest import planted_corpus
 
@@ -134,43 +137,75 @@ def test_insert_batch_is_all_or_nothing(params):
 
 
 def test_save_load_files(tmp_path, params):
-    for keys in (["fox", "fox2", "min\u00e9hash"], [3, 1, 2]):
-        ix = build(params, keys)
+    for keys in (["fox", "fox2", "min\u00e9hash", "bad \udcff byte"], [3, 1, 2, 9]):
+        ix = build(params, keys, texts=(A, B, C, A + C))
         ix.remove(keys[1])
         path = tmp_path / "x.idx"
         ix.save(path)
         back = simlsh.Index.load(str(path))
-        assert len(back) == 2 and back.keys() == ix.keys()
+        assert len(back) == 3 and back.keys() == ix.keys()
         assert back.query(simlsh.Signature(params, A)) == [keys[0]]
         assert back.to_bytes() == ix.to_bytes()
+        assert simlsh.Index.from_bytes(path.read_bytes()).keys() == ix.keys()
         assert pickle.loads(pickle.dumps(ix)).keys() == ix.keys()
         # a new key gets an id of its own, not one of a loaded key
         back.insert(keys[1], simlsh.Signature(params, B))
-        assert len(back) == 3
+        assert len(back) == 4
         assert sorted(map(str, back.query(simlsh.Signature(params, B)))) == \
             sorted(map(str, keys[:2]))
         assert back.signature(keys[2]) == simlsh.Signature(params, C)
-    # int keys: the plain C format (readable by simlsh_index_load)
+    # one format: the library's index file, str keys in its user data
     assert build(params, [1]).to_bytes()[:4] == b"SLIX"
-    assert build(params, ["a"]).to_bytes()[:8] == b"SLSHPYK1"
+    assert build(params, ["a"]).to_bytes()[:4] == b"SLIX"
     assert list(tmp_path.iterdir()) == [tmp_path / "x.idx"]  # no temporary left
 
 
+def raw_bytes(ix):
+    """simlsh_index_save without the package's key handling."""
+    return _core._save(_lib.lib.simlsh_index_save, ix._h, "save")
+
+
+def set_userdata(ix, data):
+    assert _lib.lib.simlsh_index_set_userdata(ix._h, data, len(data)) == 0
+
+
+def test_user_data(params):
+    # user data of other programs stays with an index of int keys
+    ix = build(params, [4, 5])
+    set_userdata(ix, b"names of another program")
+    back = simlsh.Index.from_bytes(ix.to_bytes())
+    assert back.keys() == [4, 5] and back._userdata() == b"names of another program"
+    # keys of an earlier life of the index do not survive a clear
+    sx = build(params, ["a", "b"])
+    sx.clear()
+    sx.insert(7, simlsh.Signature(params, A))
+    assert simlsh.Index.from_bytes(sx.to_bytes()).keys() == [7]
+    # a key table that does not fit the index is corrupt
+    magic = _core._KEYS_MAGIC
+    good = build(params, ["a", "b"])
+    table = good._key_table()
+    cases = [table[:-1], table + b"x", magic, magic + struct.pack("<QQ", 1, 5),
+             magic + struct.pack("<QQ", 2, 1) + table[len(magic) + 16:],
+             table.replace(b"b", b"a")]
+    for bad in cases:
+        ix = build(params, [0, 1])
+        set_userdata(ix, bad)
+        with pytest.raises(simlsh.Corrupt):
+            simlsh.Index.from_bytes(raw_bytes(ix))
+
+
 def test_load_errors(tmp_path, params):
-    with pytest.raises(simlsh.IOFailure):
+    with pytest.raises(simlsh.IOFailure) as e:
         simlsh.Index.load(tmp_path / "missing.idx")
-    with pytest.raises(OSError):  # IOFailure is an OSError too
+    assert e.value.errno == errno.ENOENT and isinstance(e.value, OSError)
+    with pytest.raises(simlsh.InvalidArgument):  # not a regular file
         simlsh.Index.load(tmp_path)
     with pytest.raises(simlsh.IOFailure):
         build(params, [1]).save(tmp_path / "no" / "dir.idx")
     data = build(params, ["a", "b"]).to_bytes()
-    for bad in (data[:-1], data[:20], data[:8] + b"\xff" * 8 + data[16:],
-                data[:-6] + bytes([data[-6] ^ 1]) + data[-5:]):
+    for bad in (data[:-1], data[:20], data[:-6] + bytes([data[-6] ^ 1]) + data[-5:]):
         with pytest.raises(simlsh.Corrupt):
             simlsh.Index.from_bytes(bad)
-    raw = build(params, [1]).to_bytes()
-    with pytest.raises(simlsh.Corrupt):
-        simlsh.Index.from_bytes(raw[:-3])
     with pytest.raises(simlsh.Error):
         simlsh.Index.from_bytes(b"")
 
