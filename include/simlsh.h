@@ -562,6 +562,28 @@ SIMLSH_API int simlsh_signature_save(SIMLSH_OUT void *buf, size_t cap, SIMLSH_OU
 /** Load; as simlsh_shingleset_load(). */
 SIMLSH_API int simlsh_signature_load(SIMLSH_OUT simlsh_signature **out, const void *buf, size_t len,
                                      const simlsh_allocator *alloc);
+/**
+ * A signature holding @p values, the inverse of simlsh_signature_values():
+ * its values() give @p values back, and jaccard(), band keys, save() and
+ * index calls treat it as the signature those values came from. Use it for
+ * values computed elsewhere or kept in a column store.
+ * @p values are densified values: num_perm entries, each below 0xFFFFFFFF,
+ * or all 0xFFFFFFFF for the empty signature.
+ * merge() takes the element-wise minimum of raw rows, and the raw rows of
+ * this signature are @p values: merging two signatures made from values gives
+ * the element-wise minimum of their values (the union for SIMLSH_SCHEME_CLASSIC
+ * and for OPH signatures with no empty bin), while merging one with an OPH
+ * signature of a small set is an estimate, not the signature of the union,
+ * because densified values stand in for bins the set left empty.
+ * Text and features may be added later, as to any signature.
+ * @param params the contract the values were made with (copied).
+ * @param n      must equal the params' num_perm.
+ * @return 0, SIMLSH_EINVAL (NULL, @p n != num_perm, 0xFFFFFFFF in some
+ * entries but not all), SIMLSH_EUNSUPPORTED (as simlsh_signature_new()),
+ * SIMLSH_ENOMEM. Threads: safe on distinct outputs.
+ */
+SIMLSH_API int simlsh_signature_from_values(simlsh_signature **out, const simlsh_params *params,
+                                            const uint32_t *values, size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Banding math                                                             */
@@ -695,6 +717,17 @@ SIMLSH_API int simlsh_index_insert(simlsh_index *index, uint64_t id, const simls
 SIMLSH_API int simlsh_index_remove(simlsh_index *index, uint64_t id);
 /** @return 1 if @p id is present, 0 if not, SIMLSH_EINVAL for NULL. */
 SIMLSH_API int simlsh_index_contains(const simlsh_index *index, uint64_t id);
+/**
+ * The stored signature of @p id, as a new signature with the index's
+ * contract, made by simlsh_signature_from_values() from the stored values
+ * (so the same jaccard(), band keys and queries as the inserted one; merge()
+ * as described there).
+ * @return 0, SIMLSH_EINVAL (NULL), SIMLSH_EUNSUPPORTED (the index stores no
+ * signatures), SIMLSH_ENOTFOUND (no such id), SIMLSH_ENOMEM.
+ * Threads: a const call, like queries.
+ */
+SIMLSH_API int simlsh_index_signature(simlsh_signature **out, const simlsh_index *index,
+                                      uint64_t id);
 /** Number of ids. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_index_count(SIMLSH_OUT size_t *out, const simlsh_index *index);
 /** Make room for @p n ids in total. @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */

@@ -396,3 +396,36 @@ int simlsh_signature_band_keys(uint64_t *keys, size_t cap, const simlsh_signatur
         keys[i] = simlsh__band_key(sig->values + (size_t)i * rows, rows, i, sig->params.seed);
     return 0;
 }
+
+/* ---- signatures by value ------------------------------------------------------ */
+
+/* The values become the raw rows: densified values have no empty row, so
+ * densifying them again changes nothing and values() gives them back. */
+int simlsh_signature_from_values(simlsh_signature **out, const simlsh_params *params,
+                                 const uint32_t *values, size_t n)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (params == NULL || values == NULL || n != (size_t)params->num_perm)
+        return SIMLSH_EINVAL;
+    /* values() gives the empty mark in every row or in none: a mix is
+     * neither an empty signature nor a densified one. */
+    size_t marks = 0;
+    for (size_t i = 0; i < n; i++)
+        marks += values[i] == SIMLSH__EMPTY_VALUE;
+    if (marks != 0 && marks != n)
+        return SIMLSH_EINVAL;
+    int rc = simlsh__params_check_shingling(params);
+    if (rc < 0)
+        return rc;
+    simlsh_signature *s;
+    rc = sig_alloc(&s, params);
+    if (rc < 0)
+        return rc;
+    memcpy(s->raw, values, n * sizeof *values);
+    s->empty = marks == n;
+    simlsh__minhash_finish(s);
+    *out = s;
+    return 0;
+}

@@ -176,3 +176,22 @@ int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *
         *band_tables = tabs;
     return 0;
 }
+
+/* ---- signatures by id ------------------------------------------------------------ */
+
+int simlsh_index_signature(simlsh_signature **out, const simlsh_index *index, uint64_t id)
+{
+    if (out == NULL)
+        return SIMLSH_EINVAL;
+    *out = NULL;
+    if (index == NULL)
+        return SIMLSH_EINVAL;
+    if (!index->store)
+        return SIMLSH_EUNSUPPORTED;
+    size_t pos = idmap_find(index, id);
+    if (pos == SIZE_MAX)
+        return SIMLSH_ENOTFOUND;
+    /* The index keeps values, not raw rows: the copy is a by-value one. */
+    return simlsh_signature_from_values(out, &index->params,
+                                        sig_of(index, index->idmap[pos].slot), index->num_perm);
+}

@@ -1,0 +1,1207 @@
+"""Params, shingle sets, signatures and the LSH index over libsimlsh handles."""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+import os
+import struct
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
+
+import numpy as np
+
+from . import _lib
+from ._lib import AlreadyExists, InvalidArgument, NotFound, check, lib
+
+Text = Union[str, bytes, bytearray, memoryview]
+
+# Batch calls of a later library (lib/batch.c); None when the loaded one lacks
+# them, and the package then loops over the one-document calls.
+_P, _SZ, _U32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32
+_sign_batch_c = _lib.optional("simlsh_sign_batch", ctypes.c_int,
+                              [_P, _P, _P, _P, _P, _SZ, _U32])
+_band_keys_batch_c = _lib.optional("simlsh_band_keys_batch", ctypes.c_int, [_P, _P, _P, _SZ])
+_insert_values_c = _lib.optional("simlsh_index_insert_values", ctypes.c_int,
+                                 [_P, _P, _P, _SZ, _U32])
+Key = Union[str, int]
+
+# ---- constants (include/simlsh.h; the ABI freezes them) -------------------------
+
+UNIT_BYTE, UNIT_CHAR, UNIT_WORD = 0, 1, 2
+NORM_LOWER_ASCII, NORM_COLLAPSE_SPACE, NORM_STRIP_PUNCT = 1, 2, 4
+NORM_CASEFOLD, NORM_NFKC = 8, 16
+UTF8_REPLACE, UTF8_REJECT = 0, 1
+SCHEME_OPH, SCHEME_CLASSIC = 0, 1
+ISA_AUTO, ISA_SCALAR, ISA_AVX2, ISA_AVX512 = 0, 1, 2, 3
+SCOPE_SHINGLES, SCOPE_SIGNATURE, SCOPE_INDEX = 0, 1, 2
+QUERY_VERIFY = 1
+EMPTY_VALUE = 0xFFFFFFFF
+
+# Names accepted for enumerated keys: those of simlsh-dedup's options.
+_NAMED: Dict[str, Dict[str, int]] = {
+    "unit": {"byte": UNIT_BYTE, "char": UNIT_CHAR, "word": UNIT_WORD},
+    "utf8_policy": {"replace": UTF8_REPLACE, "reject": UTF8_REJECT},
+    "scheme": {"oph": SCHEME_OPH, "classic": SCHEME_CLASSIC},
+    "isa": {"auto": ISA_AUTO, "scalar": ISA_SCALAR, "avx2": ISA_AVX2, "avx512": ISA_AVX512},
+}
+_NORMALIZE = {"none": 0, "lower": NORM_LOWER_ASCII, "space": NORM_COLLAPSE_SPACE,
+              "punct": NORM_STRIP_PUNCT, "casefold": NORM_CASEFOLD, "nfkc": NORM_NFKC}
+_SCOPES = {"shingles": SCOPE_SHINGLES, "signature": SCOPE_SIGNATURE, "index": SCOPE_INDEX}
+
+
+def _discover_keys() -> Tuple[Dict[str, int], Dict[str, bool]]:
+    """The library's keys by name, and whether each is a double: read from the
+    library itself, so keys of a later version appear without a change here."""
+    keys, is_double = {}, {}
+    lo, hi = ctypes.c_double(), ctypes.c_double()
+    for k in range(1, 64):
+        name = lib.simlsh_params_key_name(k)
+        if name is None:
+            continue
+        keys[name.decode()] = k
+        is_double[name.decode()] = lib.simlsh_params_double_bounds(
+            k, ctypes.byref(lo), ctypes.byref(hi)) == 0
+    return keys, is_double
+
+
+KEYS, _IS_DOUBLE = _discover_keys()
+
+
+def _out() -> ctypes.c_void_p:
+    return ctypes.c_void_p()
+
+
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    # Lone surrogates: those of surrogateescape decoding become the bytes
+    # they stand for (so text read with errors="surrogateescape" hashes as
+    # its file does); any other is encoded as is, invalid UTF-8 that the
+    # utf8_policy then replaces or rejects.
+    out = bytearray()
+    for ch in text:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append(o - 0xDC00)
+        else:
+            out += ch.encode("utf-8", "surrogatepass")
+    return bytes(out)
+
+
+def as_bytes(text: Any) -> Tuple[Any, int]:
+    """(something ctypes passes as a pointer, length) for str or bytes-like."""
+    if isinstance(text, bytes):
+        return text, len(text)
+    if isinstance(text, str):
+        b = _encode(text)
+        return b, len(b)
+    try:
+        m = memoryview(text)
+    except TypeError:
+        raise TypeError("text must be str or bytes-like, not %s" % type(text).__name__) from None
+    if m.readonly or not m.c_contiguous:
+        b = m.tobytes()
+        return b, len(b)
+    n = m.nbytes
+    if n == 0:
+        return b"", 0
+    return (ctypes.c_char * n).from_buffer(m), n
+
+
+def _as_blob(text: Any) -> bytes:
+    """``text`` as bytes (a copy for mutable buffers)."""
+    if type(text) is bytes:
+        return text
+    if type(text) is str:
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _encode(text)
+    b, n = as_bytes(text)
+    return b if isinstance(b, bytes) else bytes(b)
+
+
+def _u32(values: Any, what: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype != np.uint32:
+        if arr.size and (arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+            raise InvalidArgument("%s: values must be integers in 0..2^32-1" % what)
+        arr = arr.astype(np.uint32)
+    return np.ascontiguousarray(arr)
+
+
+class _Handle:
+    """Owns one C handle; subclasses name the free function."""
+
+    __slots__ = ("_h", "__weakref__")
+    _free: Any = None
+
+    def __del__(self) -> None:
+        h = getattr(self, "_h", None)
+        if h and type(self)._free is not None:
+            type(self)._free(h)
+            self._h = None
+
+
+# ---- Params ---------------------------------------------------------------------
+
+
+def _int_value(key: str, value: Any) -> int:
+    if key in _NAMED and isinstance(value, str):
+        try:
+            return _NAMED[key][value.lower()]
+        except KeyError:
+            raise InvalidArgument("%s: unknown value %r (one of %s)" % (
+                key, value, ", ".join(_NAMED[key]))) from None
+    if key == "normalize" and not isinstance(value, int):
+        names = value.split(",") if isinstance(value, str) else list(value)
+        flags = 0
+        for n in names:
+            n = n.strip().lower()
+            if n not in _NORMALIZE:
+                raise InvalidArgument("normalize: unknown flag %r (one of %s)"
+                                      % (n, ", ".join(_NORMALIZE)))
+            flags |= _NORMALIZE[n]
+        return flags
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InvalidArgument("%s: %r is not an integer" % (key, value)) from None
+
+
+class Params(_Handle):
+    """The hash contract: how text becomes shingles, signatures and bands.
+
+    Keyword names are the C key names (``simlsh_params_key_name``): ``unit``,
+    ``k``, ``normalize``, ``utf8_policy``, ``seed``, ``hash_bits``,
+    ``num_perm``, ``scheme``, ``bands``, ``rows``, ``store_signatures``,
+    ``isa``, ``threshold``, ``fp_weight``, ``fn_weight``. Defaults are the
+    library's. Enumerated keys also take the names simlsh-dedup uses
+    (``unit="word"``, ``scheme="classic"``, ``normalize="lower,space"`` or
+    ``["lower", "space"]``); reading gives the integer. Objects copy their
+    params, so changing params later never affects them.
+
+    >>> p = Params(unit="word", k=3, threshold=0.5)
+    >>> p.k, p["threshold"]
+    (3, 0.5)
+    """
+
+    __slots__ = ()
+    _free = lib.simlsh_params_free
+
+    def __init__(self, **kwargs: Any) -> None:
+        h = _out()
+        check(lib.simlsh_params_new(ctypes.byref(h), None), "Params")
+        self._h = h
+        for key, value in kwargs.items():
+            self.set(key, value)
+
+    @classmethod
+    def _wrap(cls, h: ctypes.c_void_p) -> "Params":
+        p = cls.__new__(cls)
+        p._h = h
+        return p
+
+    @staticmethod
+    def _key(key: str) -> int:
+        try:
+            return KEYS[key]
+        except KeyError:
+            raise InvalidArgument("unknown params key %r (keys: %s)"
+                                  % (key, ", ".join(KEYS))) from None
+
+    def set(self, key: str, value: Any) -> None:
+        """Set one key; out-of-range values raise InvalidArgument (the params
+        are then unchanged)."""
+        k = self._key(key)
+        if _IS_DOUBLE[key]:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                raise InvalidArgument("%s: %r is not a number" % (key, value)) from None
+            check(lib.simlsh_params_set_double(self._h, k, v), "%s=%r" % (key, value))
+        else:
+            check(lib.simlsh_params_set_int(self._h, k, _int_value(key, value)),
+                  "%s=%r" % (key, value))
+
+    def get(self, key: str) -> Union[int, float]:
+        """The value of one key (an int, or a float for double keys)."""
+        k = self._key(key)
+        if _IS_DOUBLE[key]:
+            d = ctypes.c_double()
+            check(lib.simlsh_params_get_double(self._h, k, ctypes.byref(d)), key)
+            return d.value
+        i = ctypes.c_int64()
+        check(lib.simlsh_params_get_int(self._h, k, ctypes.byref(i)), key)
+        return i.value
+
+    __getitem__ = get
+
+    def __getattr__(self, name: str) -> Union[int, float]:
+        if name in KEYS:
+            return self.get(name)
+        raise AttributeError(name)
+
+    def to_dict(self) -> Dict[str, Union[int, float]]:
+        """Every key and its value."""
+        return {name: self.get(name) for name in KEYS}
+
+    def copy(self) -> "Params":
+        """An independent copy."""
+        h = _out()
+        check(lib.simlsh_params_copy(ctypes.byref(h), self._h), "Params.copy")
+        return Params._wrap(h)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: Any) -> "Params":
+        return self.copy()
+
+    def replace(self, **kwargs: Any) -> "Params":
+        """A copy with some keys changed."""
+        p = self.copy()
+        for key, value in kwargs.items():
+            p.set(key, value)
+        return p
+
+    def fingerprint(self, scope: str = "index") -> int:
+        """The 64-bit contract fingerprint of ``scope`` ("shingles",
+        "signature" or "index"); objects with different ones never mix."""
+        try:
+            s = _SCOPES[scope]
+        except KeyError:
+            raise InvalidArgument("scope must be one of %s" % ", ".join(_SCOPES)) from None
+        out = ctypes.c_uint64()
+        check(lib.simlsh_params_fingerprint(ctypes.byref(out), self._h, s), "fingerprint")
+        return out.value
+
+    def bands_rows(self) -> Tuple[int, int]:
+        """(bands, rows) an index built with these params uses."""
+        ix = Index(self)
+        return ix.bands, ix.rows
+
+    @staticmethod
+    def bounds(key: str) -> Tuple[Union[int, float], Union[int, float]]:
+        """Allowed (min, max) of a key (threshold's min is exclusive)."""
+        k = Params._key(key)
+        if _IS_DOUBLE[key]:
+            lo, hi = ctypes.c_double(), ctypes.c_double()
+            check(lib.simlsh_params_double_bounds(k, ctypes.byref(lo), ctypes.byref(hi)))
+        else:
+            lo, hi = ctypes.c_int64(), ctypes.c_int64()  # type: ignore[assignment]
+            check(lib.simlsh_params_int_bounds(k, ctypes.byref(lo), ctypes.byref(hi)))
+        return lo.value, hi.value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Params):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return "Params(%s)" % ", ".join("%s=%r" % kv for kv in self.to_dict().items())
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (_params_from_dict, (self.to_dict(),))
+
+
+def _params_from_dict(d: Dict[str, Any]) -> Params:
+    p = Params()
+    # bands and rows last: they are checked against num_perm
+    for key in sorted(d, key=lambda k: k in ("bands", "rows")):
+        p.set(key, d[key])
+    return p
+
+
+def _params_arg(params: Optional[Params]) -> Params:
+    if params is None:
+        return Params()
+    if not isinstance(params, Params):
+        raise TypeError("params must be simlsh.Params, not %s" % type(params).__name__)
+    return params
+
+
+def _save(fn: Any, h: Any, what: str) -> bytes:
+    size = ctypes.c_size_t()
+    check(fn(None, 0, ctypes.byref(size), h), what)
+    buf = ctypes.create_string_buffer(size.value)
+    check(fn(buf, size.value, ctypes.byref(size), h), what)
+    return buf.raw[:size.value]
+
+
+# ---- ShingleSet ------------------------------------------------------------------
+
+
+class ShingleSet(_Handle):
+    """The exact set of hashed k-shingles of a document (for exact Jaccard).
+
+    ``text`` is ``str`` (always encoded UTF-8) or bytes-like; more text can be
+    added with :meth:`update` (each call is one document: shingles never span
+    two calls).
+    """
+
+    __slots__ = ()
+    _free = lib.simlsh_shingleset_free
+
+    def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_shingleset_new(ctypes.byref(h), params._h), "ShingleSet")
+        self._h = h
+        if text is not None:
+            self.update(text)
+
+    @classmethod
+    def _wrap(cls, h: ctypes.c_void_p) -> "ShingleSet":
+        s = cls.__new__(cls)
+        s._h = h
+        return s
+
+    def update(self, text: Text) -> "ShingleSet":
+        """Add the shingles of one document; returns self."""
+        buf, n = as_bytes(text)
+        check(lib.simlsh_shingleset_add_text(self._h, buf, n), "ShingleSet.update")
+        return self
+
+    def update_features(self, features: Any) -> "ShingleSet":
+        """Add raw 64-bit features (see simlsh_hash_bytes)."""
+        f = np.ascontiguousarray(features, dtype=np.uint64)
+        check(lib.simlsh_shingleset_add_features(self._h, f.ctypes.data, f.size), "features")
+        return self
+
+    def __len__(self) -> int:
+        n = ctypes.c_size_t()
+        check(lib.simlsh_shingleset_count(ctypes.byref(n), self._h), "ShingleSet")
+        return n.value
+
+    @property
+    def hashes(self) -> np.ndarray:
+        """The distinct shingle hashes, sorted (uint64)."""
+        n = ctypes.c_size_t()
+        check(lib.simlsh_shingleset_hashes(None, 0, ctypes.byref(n), self._h), "hashes")
+        out = np.empty(n.value, dtype=np.uint64)
+        check(lib.simlsh_shingleset_hashes(out.ctypes.data, out.size, ctypes.byref(n), self._h),
+              "hashes")
+        return out
+
+    def jaccard(self, other: "ShingleSet") -> float:
+        """Exact Jaccard similarity |A & B| / |A | B| (two empty sets give 1)."""
+        d = ctypes.c_double()
+        check(lib.simlsh_shingleset_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        return d.value
+
+    def containment(self, other: "ShingleSet") -> float:
+        """|A & B| / |A|: how much of this set is in ``other``."""
+        d = ctypes.c_double()
+        check(lib.simlsh_shingleset_containment(ctypes.byref(d), self._h, other._h),
+              "containment")
+        return d.value
+
+    @property
+    def params(self) -> Params:
+        h = _out()
+        check(lib.simlsh_shingleset_params(ctypes.byref(h), self._h), "params")
+        return Params._wrap(h)
+
+    def copy(self) -> "ShingleSet":
+        """An independent copy."""
+        h = _out()
+        check(lib.simlsh_shingleset_copy(ctypes.byref(h), self._h), "copy")
+        return ShingleSet._wrap(h)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: Any) -> "ShingleSet":
+        return self.copy()
+
+    def __bytes__(self) -> bytes:
+        return _save(lib.simlsh_shingleset_save, self._h, "ShingleSet save")
+
+    @classmethod
+    def load(cls, data: Any) -> "ShingleSet":
+        """Rebuild from ``bytes(set)`` (the stable format, docs/format.md)."""
+        buf, n = as_bytes(data)
+        h = _out()
+        check(lib.simlsh_shingleset_load(ctypes.byref(h), buf, n, None), "ShingleSet.load")
+        return cls._wrap(h)
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (ShingleSet.load, (bytes(self),))
+
+    def __repr__(self) -> str:
+        return "<simlsh.ShingleSet of %d shingles>" % len(self)
+
+
+# ---- Signature -------------------------------------------------------------------
+
+
+class Signature(_Handle):
+    """A MinHash signature of one or more documents.
+
+    ``text`` is ``str`` (always encoded UTF-8) or bytes-like. Each
+    :meth:`update` adds one document (the signature becomes that of the union
+    of the shingle sets). A signature to which nothing was added, or only
+    documents with nothing to shingle, is *empty*.
+
+    ``bytes(sig)`` and :meth:`load` use the stable format of
+    ``simlsh_signature_save``; pickling goes through it too.
+    """
+
+    __slots__ = ()
+    _free = lib.simlsh_signature_free
+
+    def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
+        self._h = h
+        if text is not None:
+            self.update(text)
+
+    @classmethod
+    def _wrap(cls, h: ctypes.c_void_p) -> "Signature":
+        s = cls.__new__(cls)
+        s._h = h
+        return s
+
+    @classmethod
+    def from_values(cls, params: Params, values: Any) -> "Signature":
+        """The signature whose :attr:`values` are ``values`` (num_perm
+        integers below 2^32-1, or all 2^32-1 for the empty signature).
+        :meth:`merge` of such signatures takes the element-wise minimum of
+        their values (``simlsh_signature_from_values``)."""
+        v = _u32(values, "from_values")
+        if v.ndim != 1:
+            raise InvalidArgument("from_values: values must be one-dimensional")
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
+                                               v.ctypes.data, v.size), "from_values")
+        return cls._wrap(h)
+
+    def update(self, text: Text) -> "Signature":
+        """Add one document; returns self. With ``utf8_policy="reject"``,
+        invalid UTF-8 raises InvalidUTF8 and changes nothing."""
+        buf, n = as_bytes(text)
+        check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
+        return self
+
+    def update_features(self, features: Any) -> "Signature":
+        """Add raw 64-bit features, as ShingleSet.update_features."""
+        f = np.ascontiguousarray(features, dtype=np.uint64)
+        check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size), "features")
+        return self
+
+    def update_shingles(self, shingles: ShingleSet) -> "Signature":
+        """Add every shingle of a ShingleSet made with the same contract."""
+        check(lib.simlsh_signature_add_shingleset(self._h, shingles._h), "update_shingles")
+        return self
+
+    def merge(self, other: "Signature") -> "Signature":
+        """Become the signature of the union with ``other``; returns self."""
+        check(lib.simlsh_signature_merge(self._h, other._h), "merge")
+        return self
+
+    def clear(self) -> "Signature":
+        """Back to the empty signature; returns self."""
+        check(lib.simlsh_signature_clear(self._h), "clear")
+        return self
+
+    def jaccard(self, other: "Signature") -> float:
+        """Estimated Jaccard similarity: the fraction of equal values."""
+        d = ctypes.c_double()
+        check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        return d.value
+
+    @property
+    def num_perm(self) -> int:
+        return check(lib.simlsh_signature_num_perm(self._h))
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing was added (all values 2^32-1)."""
+        return check(lib.simlsh_signature_is_empty(self._h)) == 1
+
+    @property
+    def values(self) -> np.ndarray:
+        """The num_perm values (densified for OPH) as a new uint32 array."""
+        out = np.empty(self.num_perm, dtype=np.uint32)
+        n = ctypes.c_size_t()
+        check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n), self._h),
+              "values")
+        return out
+
+    def band_keys(self, bands: Optional[int] = None, rows: Optional[int] = None) -> np.ndarray:
+        """The 64-bit band keys the index buckets on (uint64, one per band).
+        Without arguments, the bands and rows an index with this signature's
+        params would use. An empty signature raises EmptyInput."""
+        if bands is None or rows is None:
+            b, r = self.params.bands_rows()
+            bands = b if bands is None else bands
+            rows = r if rows is None else rows
+        if bands < 1 or rows < 1:
+            raise InvalidArgument("band_keys: bands and rows must be at least 1")
+        out = np.empty(bands, dtype=np.uint64)
+        check(lib.simlsh_signature_band_keys(out.ctypes.data, out.size, self._h, bands, rows),
+              "band_keys")
+        return out
+
+    @property
+    def params(self) -> Params:
+        h = _out()
+        check(lib.simlsh_signature_params(ctypes.byref(h), self._h), "params")
+        return Params._wrap(h)
+
+    @property
+    def fingerprint(self) -> int:
+        out = ctypes.c_uint64()
+        check(lib.simlsh_signature_fingerprint(ctypes.byref(out), self._h), "fingerprint")
+        return out.value
+
+    def copy(self) -> "Signature":
+        """An independent copy."""
+        h = _out()
+        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
+        return Signature._wrap(h)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: Any) -> "Signature":
+        return self.copy()
+
+    def __bytes__(self) -> bytes:
+        return _save(lib.simlsh_signature_save, self._h, "Signature save")
+
+    @classmethod
+    def load(cls, data: Any) -> "Signature":
+        """Rebuild from ``bytes(sig)``; bad bytes raise Corrupt."""
+        buf, n = as_bytes(data)
+        h = _out()
+        check(lib.simlsh_signature_load(ctypes.byref(h), buf, n, None), "Signature.load")
+        return cls._wrap(h)
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (Signature.load, (bytes(self),))
+
+    def __eq__(self, other: object) -> bool:
+        """Same contract, same values (and both empty or both not)."""
+        if not isinstance(other, Signature):
+            return NotImplemented
+        return (self.fingerprint == other.fingerprint and self.empty == other.empty
+                and bool(np.array_equal(self.values, other.values)))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return "<simlsh.Signature num_perm=%d%s>" % (self.num_perm,
+                                                      " empty" if self.empty else "")
+
+
+def _threads(threads: int) -> int:
+    if threads < 0:
+        raise InvalidArgument("threads must be >= 0")
+    return threads or (os.cpu_count() or 1)
+
+
+def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: int = 0,
+               invalid: str = "raise") -> np.ndarray:
+    """Sign many documents: an (n, num_perm) uint32 array, row i the values
+    of ``Signature(params, texts[i])`` (all 2^32-1, an empty row, for a
+    document with nothing to shingle). ``threads`` 0 means one per CPU. The
+    GIL is released while the library signs.
+
+    With ``utf8_policy="reject"``, a document that is not valid UTF-8 raises
+    InvalidUTF8 (``invalid="raise"``) or gives an empty row
+    (``invalid="empty"``)."""
+    if invalid not in ("raise", "empty"):
+        raise InvalidArgument('sign_batch: invalid must be "raise" or "empty"')
+    params = _params_arg(params)
+    texts = texts if isinstance(texts, (list, tuple)) else list(texts)
+    n, P_ = len(texts), params.get("num_perm")
+    out = np.empty((n, P_), dtype=np.uint32)
+    if n == 0:
+        return out
+    nt = _threads(threads)
+    if _sign_batch_c is not None:
+        # One buffer and two numpy arrays instead of a ctypes object per
+        # document: the per-document cost stays far below the signing's.
+        blobs = [_as_blob(t) for t in texts]
+        lens = np.fromiter(map(len, blobs), dtype=np.uintp, count=n)
+        blob = b"".join(blobs)
+        offs = np.zeros(n, dtype=np.uintp)
+        np.cumsum(lens[:-1], out=offs[1:])
+        ptrs = offs + np.uintp(ctypes.cast(ctypes.c_char_p(blob), ctypes.c_void_p).value or 0)
+        rc = _sign_batch_c(out.ctypes.data, None, params._h, ptrs.ctypes.data,
+                           lens.ctypes.data, n, nt)
+        if rc == 0:
+            return out
+        if not (rc == _lib.InvalidUTF8.code and invalid == "empty"):
+            check(rc, "sign_batch")
+        # some document is invalid: find which, one by one, below
+    bufs = [as_bytes(t) for t in texts]
+    nt = min(nt, max(1, n // 64))
+    base = out.ctypes.data
+    row_bytes = P_ * 4
+    utf8 = _lib.InvalidUTF8.code
+
+    def work(lo: int, hi: int) -> None:
+        sig = Signature(params)
+        h = sig._h
+        cnt = ctypes.c_size_t()
+        pcnt = ctypes.byref(cnt)
+        add, values, clear = (lib.simlsh_signature_add_text, lib.simlsh_signature_values,
+                              lib.simlsh_signature_clear)
+        for i in range(lo, hi):
+            buf, m = bufs[i]
+            clear(h)
+            rc = add(h, buf, m)
+            if rc:
+                if not (rc == utf8 and invalid == "empty"):
+                    check(rc, "sign_batch: document %d" % i)
+            values(base + i * row_bytes, P_, pcnt, h)
+
+    if nt == 1:
+        work(0, n)
+    else:
+        step = (n + nt - 1) // nt
+        with ThreadPoolExecutor(nt) as ex:
+            for f in [ex.submit(work, lo, min(n, lo + step)) for lo in range(0, n, step)]:
+                f.result()
+    return out
+
+
+def empty_rows(values: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows of a values matrix that are empty signatures."""
+    v = np.asarray(values)
+    return v[:, 0] == EMPTY_VALUE if v.shape[1] else np.ones(len(v), dtype=bool)
+
+
+def band_keys(values: Any, params: Optional[Params] = None, bands: Optional[int] = None,
+              rows: Optional[int] = None) -> np.ndarray:
+    """Band keys of every row of an (n, num_perm) values matrix: an
+    (n, bands) uint64 array, row i equal to
+    ``Signature.from_values(params, values[i]).band_keys(bands, rows)``.
+    Bands and rows default to the params' (as an index would resolve them).
+    An empty row raises EmptyInput; drop them first with :func:`empty_rows`."""
+    params = _params_arg(params)
+    v = _u32(values, "band_keys")
+    if v.ndim != 2:
+        raise InvalidArgument("band_keys: values must be an (n, num_perm) matrix")
+    if bands is None or rows is None:
+        b, r = params.bands_rows()
+        bands = b if bands is None else bands
+        rows = r if rows is None else rows
+    out = np.empty((len(v), bands), dtype=np.uint64)
+    if len(v) and empty_rows(v).any():
+        raise _lib.EmptyInput("band_keys: row %d is an empty signature"
+                              % int(np.nonzero(empty_rows(v))[0][0]))
+    if v.shape[1] != params.get("num_perm"):
+        raise InvalidArgument("band_keys: rows of %d values for num_perm %d"
+                              % (v.shape[1], params.get("num_perm")))
+    if _band_keys_batch_c is not None and (bands, rows) == params.bands_rows():
+        check(_band_keys_batch_c(out.ctypes.data, params._h, v.ctypes.data, len(v)),
+              "band_keys")
+        return out
+    sig = _out()
+    fv, bk, free = (lib.simlsh_signature_from_values, lib.simlsh_signature_band_keys,
+                    lib.simlsh_signature_free)
+    base, stride = out.ctypes.data, bands * 8
+    vbase, vstride = v.ctypes.data, v.shape[1] * 4
+    for i in range(len(v)):
+        check(fv(ctypes.byref(sig), params._h, vbase + i * vstride, v.shape[1]),
+              "band_keys: row %d" % i)
+        rc = bk(base + i * stride, bands, sig, bands, rows)
+        free(sig)
+        check(rc, "band_keys: row %d" % i)
+    return out
+
+
+# ---- Results ---------------------------------------------------------------------
+
+
+class _Results(_Handle):
+    __slots__ = ()
+    _free = lib.simlsh_results_free
+
+    def __init__(self) -> None:
+        h = _out()
+        check(lib.simlsh_results_new(ctypes.byref(h), None), "results")
+        self._h = h
+
+    def columns(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = lib.simlsh_results_count(self._h)
+        if n == 0:
+            return (np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.float64))
+
+        def col(ptr: int, ctype: Any, dtype: Any) -> np.ndarray:
+            return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctype)),
+                                         shape=(n,)).astype(dtype, copy=True)
+
+        return (col(lib.simlsh_results_a(self._h), ctypes.c_uint64, np.uint64),
+                col(lib.simlsh_results_b(self._h), ctypes.c_uint64, np.uint64),
+                col(lib.simlsh_results_scores(self._h), ctypes.c_double, np.float64))
+
+    def offsets(self, nq: int) -> List[int]:
+        out, o = [], ctypes.c_size_t()
+        for q in range(nq + 1):
+            check(lib.simlsh_results_offset(ctypes.byref(o), self._h, q), "offset")
+            out.append(o.value)
+        return out
+
+    @property
+    def truncated(self) -> bool:
+        return lib.simlsh_results_truncated(self._h) == 1
+
+
+# ---- Index -----------------------------------------------------------------------
+
+_KEYS_MAGIC = b"simlsh-python-keys 1\n"
+
+
+class Index(_Handle):
+    """An LSH index of signatures under keys that are ``str`` or ``int``.
+
+    Int keys are the index's uint64 ids (0 .. 2^64-1) themselves. Str keys
+    are mapped to ids 0, 1, 2, ... in insertion order, and the mapping is
+    saved inside the index file, in its user data. Saved indexes are plain
+    simlsh index files either way. One index holds one kind of key.
+
+    ``verify=True`` (the default of the calls that take it) keeps only
+    candidates whose estimated similarity reaches the params' threshold; it
+    needs stored signatures (``store_signatures=1``, the default).
+    """
+
+    __slots__ = ("_str", "_key_of", "_id_of", "_next")
+    _free = lib.simlsh_index_free
+
+    def __init__(self, params: Optional[Params] = None) -> None:
+        h, params = _out(), _params_arg(params)  # params live until the call returns
+        check(lib.simlsh_index_new(ctypes.byref(h), params._h), "Index")
+        self._h = h
+        self._init_keys()
+
+    def _init_keys(self) -> None:
+        self._str: Optional[bool] = None  # undecided until the first key
+        self._key_of: Dict[int, str] = {}
+        self._id_of: Dict[str, int] = {}
+        self._next = 0
+
+    @classmethod
+    def _wrap(cls, h: ctypes.c_void_p) -> "Index":
+        ix = cls.__new__(cls)
+        ix._h = h
+        ix._init_keys()
+        return ix
+
+    # ---- keys
+    def _kind(self, key: Any) -> bool:
+        if isinstance(key, str):
+            is_str = True
+        elif isinstance(key, (bool, float)) or not hasattr(key, "__index__"):
+            raise TypeError("keys must be str or int, not %s" % type(key).__name__)
+        else:
+            is_str = False
+        if self._str is None:
+            if len(self) > 0:  # loaded from C bytes: ids are int keys
+                self._str = False
+            else:
+                return is_str
+        if is_str != self._str:
+            raise TypeError("this index has %s keys" % ("str" if self._str else "int"))
+        return is_str
+
+    def _lookup(self, key: Any) -> Optional[int]:
+        """The id of an existing key, or None."""
+        if self._kind(key):
+            return self._id_of.get(key)
+        k = operator.index(key)
+        if not 0 <= k < 1 << 64:
+            raise InvalidArgument("int keys must be in 0 .. 2^64-1")
+        return k
+
+    def _keys_of(self, ids: np.ndarray) -> List[Any]:
+        if self._str:
+            ko = self._key_of
+            return [ko[i] for i in ids.tolist()]
+        return ids.tolist()
+
+    # ---- properties
+    @property
+    def params(self) -> Params:
+        """The index's contract with bands and rows resolved."""
+        h = _out()
+        check(lib.simlsh_index_params(ctypes.byref(h), self._h), "params")
+        return Params._wrap(h)
+
+    @property
+    def bands(self) -> int:
+        return self._bands()[0]
+
+    @property
+    def rows(self) -> int:
+        return self._bands()[1]
+
+    def _bands(self) -> Tuple[int, int]:
+        b, r = ctypes.c_uint32(), ctypes.c_uint32()
+        check(lib.simlsh_index_bands(ctypes.byref(b), ctypes.byref(r), self._h), "bands")
+        return b.value, r.value
+
+    @property
+    def fingerprint(self) -> int:
+        out = ctypes.c_uint64()
+        check(lib.simlsh_index_fingerprint(ctypes.byref(out), self._h), "fingerprint")
+        return out.value
+
+    def memory(self) -> int:
+        """Bytes the index holds."""
+        t = ctypes.c_size_t()
+        check(lib.simlsh_index_memory(ctypes.byref(t), None, self._h), "memory")
+        return t.value
+
+    def __len__(self) -> int:
+        n = ctypes.c_size_t()
+        check(lib.simlsh_index_count(ctypes.byref(n), self._h), "len")
+        return n.value
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            i = self._lookup(key)
+        except (TypeError, InvalidArgument):
+            return False
+        return i is not None and check(lib.simlsh_index_contains(self._h, i)) == 1
+
+    def keys(self) -> List[Key]:
+        """Every key, in id order (for str keys: insertion order)."""
+        if self._str:
+            return [self._key_of[i] for i in sorted(self._key_of)]
+        res = _Results()
+        check(lib.simlsh_index_cluster(res._h, self._h, 0), "keys")
+        return res.columns()[0].tolist()
+
+    # ---- mutation
+    def insert(self, key: Key, sig: Signature) -> None:
+        """Insert ``sig`` under ``key``. AlreadyExists when the key is
+        present, EmptyInput for an empty signature, ContractMismatch for
+        another contract; on error the index is unchanged."""
+        is_str = self._kind(key)
+        if is_str:
+            if key in self._id_of:
+                raise AlreadyExists("insert %r: %s" % (key, "already exists"))
+            i = self._next
+        else:
+            i = self._lookup(key)
+        check(lib.simlsh_index_insert(self._h, i, sig._h), "insert %r" % (key,))
+        if is_str:
+            self._id_of[key] = i  # type: ignore[index]
+            self._key_of[i] = key  # type: ignore[assignment]
+            self._next += 1
+        self._str = is_str
+
+    def insert_batch(self, keys: Sequence[Key], values: Any, threads: int = 1) -> None:
+        """Insert row i of an (n, num_perm) values matrix (as sign_batch
+        gives) under keys[i]. All or nothing: a duplicate or present key, or
+        an empty row, raises and leaves the index as it was. ``threads``
+        (0: one per CPU) are used by libraries that insert in parallel."""
+        v = _u32(values, "insert_batch")
+        if not isinstance(keys, np.ndarray):
+            keys = list(keys)
+        n = len(keys)
+        if v.ndim != 2 or len(v) != n or (n and v.shape[1] != self._num_perm()):
+            raise InvalidArgument("insert_batch: values must be (len(keys), num_perm)")
+        if n == 0:
+            return
+        is_str = self._kind(keys[0])
+        if is_str:
+            if not all(isinstance(k, str) for k in keys):
+                raise TypeError("insert_batch: keys must be all str or all int")
+            if len(set(keys)) != n:
+                raise AlreadyExists("insert_batch: a key occurs twice")
+            for k in keys:
+                if k in self._id_of:
+                    raise AlreadyExists("insert_batch %r: already exists" % (k,))
+            ids = np.arange(self._next, self._next + n, dtype=np.uint64)
+        else:
+            if isinstance(keys, np.ndarray):
+                if keys.dtype.kind not in "iu":
+                    raise TypeError("insert_batch: keys must be all str or all int")
+                if keys.dtype.kind == "i" and n and keys.min() < 0:
+                    raise InvalidArgument("int keys must be in 0 .. 2^64-1")
+            elif not all(isinstance(k, int) and not isinstance(k, bool) or
+                         hasattr(k, "__index__") and not isinstance(k, (str, bool, float))
+                         for k in keys):
+                raise TypeError("insert_batch: keys must be all str or all int")
+            try:
+                ids = np.array(keys, dtype=np.uint64)
+            except OverflowError:
+                raise InvalidArgument("int keys must be in 0 .. 2^64-1") from None
+        ids = np.ascontiguousarray(ids)
+        empty = empty_rows(v)
+        if empty.any():
+            raise _lib.EmptyInput("insert_batch: row %d is an empty signature"
+                                  % int(np.nonzero(empty)[0][0]))
+        if _insert_values_c is not None:
+            check(_insert_values_c(self._h, ids.ctypes.data, v.ctypes.data, n,
+                                   _threads(threads)), "insert_batch")
+        else:
+            self._insert_rows(ids, v)
+        if is_str:
+            for k, i in zip(keys, ids.tolist()):
+                self._id_of[k] = i  # type: ignore[index]
+                self._key_of[i] = k  # type: ignore[assignment]
+            self._next += n
+        self._str = is_str
+
+    def _num_perm(self) -> int:
+        return self.params.get("num_perm")  # type: ignore[return-value]
+
+    def _insert_rows(self, ids: np.ndarray, v: np.ndarray) -> None:
+        """One insert per row, undone on error (the library's batch insert
+        is all or nothing by itself)."""
+        id_list = ids.tolist()
+        if len(set(id_list)) != len(id_list):
+            raise AlreadyExists("insert_batch: a key occurs twice")
+        params = self.params  # kept alive while its handle is used
+        h, ph = self._h, params._h
+        if not params.get("store_signatures"):
+            # nothing could be removed again: check every id first
+            for i in id_list:
+                if lib.simlsh_index_contains(h, i) == 1:
+                    raise AlreadyExists("insert_batch %r: already exists" % (i,))
+        sig = _out()
+        psig = ctypes.byref(sig)
+        fv, ins, free = (lib.simlsh_signature_from_values, lib.simlsh_index_insert,
+                         lib.simlsh_signature_free)
+        P_ = v.shape[1]
+        base, stride = v.ctypes.data, P_ * 4
+        rc, done = 0, 0
+        for j, i in enumerate(id_list):
+            rc = fv(psig, ph, base + j * stride, P_)
+            if rc:
+                break
+            rc = ins(h, i, sig)
+            free(sig)
+            if rc:
+                break
+            done += 1
+        if rc:
+            for i in id_list[:done]:
+                lib.simlsh_index_remove(h, i)
+            check(rc, "insert_batch: row %d" % done)
+
+    def remove(self, key: Key) -> None:
+        """Remove ``key``; NotFound when absent (needs stored signatures)."""
+        i = self._lookup(key)
+        if i is None:
+            raise NotFound("remove %r: not found" % (key,))
+        check(lib.simlsh_index_remove(self._h, i), "remove %r" % (key,))
+        if self._str:
+            del self._id_of[key]  # type: ignore[arg-type]
+            del self._key_of[i]
+
+    def clear(self) -> None:
+        """Remove every key (the kind of key is free again)."""
+        check(lib.simlsh_index_clear(self._h), "clear")
+        self._init_keys()
+
+    def signature(self, key: Key) -> Signature:
+        """The stored signature of ``key`` (``simlsh_index_signature``)."""
+        i = self._lookup(key)
+        if i is None:
+            raise NotFound("signature %r: not found" % (key,))
+        h = _out()
+        check(lib.simlsh_index_signature(ctypes.byref(h), self._h, i), "signature %r" % (key,))
+        return Signature._wrap(h)
+
+    # ---- queries
+    @overload
+    def query(self, sig: Signature, verify: bool = ...) -> List[Key]: ...
+
+    @overload
+    def query(self, sig: Signature, verify: bool = ..., *,
+              scores: bool) -> Union[List[Key], List[Tuple[Key, float]]]: ...
+
+    def query(self, sig: Signature, verify: bool = True, *, scores: bool = False) -> Any:
+        """Keys whose signatures share a band bucket with ``sig`` (and, with
+        ``verify``, reach the threshold), in id order. With ``scores``,
+        (key, estimated Jaccard) pairs (-1.0 without stored signatures)."""
+        res = _Results()
+        check(lib.simlsh_index_query(res._h, self._h, sig._h, QUERY_VERIFY if verify else 0),
+              "query")
+        a, _, s = res.columns()
+        keys = self._keys_of(a)
+        return list(zip(keys, s.tolist())) if scores else keys
+
+    def query_batch(self, queries: Any, verify: bool = True) -> List[List[Key]]:
+        """Query many signatures at once: a list of Signature, or an
+        (n, num_perm) values matrix. Returns one key list per query."""
+        if isinstance(queries, (list, tuple)) and all(isinstance(q, Signature) for q in queries):
+            sigs = list(queries)
+        else:
+            v = _u32(queries, "query_batch")
+            if v.ndim != 2:
+                raise InvalidArgument("query_batch: values must be an (n, num_perm) matrix")
+            p = self.params
+            sigs = [Signature.from_values(p, row) for row in v]
+        n = len(sigs)
+        arr = (ctypes.c_void_p * max(n, 1))(*[s._h.value for s in sigs])
+        res = _Results()
+        check(lib.simlsh_index_query_batch(res._h, self._h, arr, n,
+                                           QUERY_VERIFY if verify else 0), "query_batch")
+        a, _, _ = res.columns()
+        keys = self._keys_of(a)
+        off = res.offsets(n)
+        return [keys[off[q]:off[q + 1]] for q in range(n)]
+
+    def pairs(self, verify: bool = True, max_pairs: int = 0) -> List[Tuple[Key, Key, float]]:
+        """Candidate pairs (key_a, key_b, estimated Jaccard), each once, the
+        smaller id first, sorted by ids; at most ``max_pairs`` (0: all)."""
+        res = _Results()
+        check(lib.simlsh_index_pairs(res._h, self._h, QUERY_VERIFY if verify else 0, max_pairs),
+              "pairs")
+        a, b, s = res.columns()
+        return list(zip(self._keys_of(a), self._keys_of(b), s.tolist()))
+
+    def cluster(self, verify: bool = True) -> List[List[Key]]:
+        """Every key in exactly one cluster (``simlsh_index_cluster``):
+        clusters ordered by their smallest id, members in id order,
+        singletons included."""
+        res = _Results()
+        check(lib.simlsh_index_cluster(res._h, self._h, QUERY_VERIFY if verify else 0),
+              "cluster")
+        a, b, _ = res.columns()
+        return _groups_by_label(self._keys_of(a), b)
+
+    # ---- persistence
+    # Str keys travel in the index's user data (simlsh_index_set_userdata),
+    # inside the library's checksummed file, so one atomic save writes both.
+    def _key_table(self) -> bytes:
+        body = bytearray(_KEYS_MAGIC)
+        body += struct.pack("<QQ", len(self._key_of), self._next)
+        for i in sorted(self._key_of):
+            k = _encode(self._key_of[i])
+            body += struct.pack("<QI", i, len(k)) + k
+        return bytes(body)
+
+    def _userdata(self) -> bytes:
+        ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
+        check(lib.simlsh_index_userdata(ctypes.byref(ptr), ctypes.byref(n), self._h), "userdata")
+        return ctypes.string_at(ptr.value, n.value) if ptr.value and n.value else b""
+
+    def _store_keys(self) -> None:
+        if self._str:
+            table = self._key_table()
+            check(lib.simlsh_index_set_userdata(self._h, table, len(table)), "save")
+        elif self._userdata().startswith(_KEYS_MAGIC):
+            # str keys of an earlier life of this index: they no longer apply
+            check(lib.simlsh_index_set_userdata(self._h, None, 0), "save")
+
+    def _adopt_keys(self) -> None:
+        data = self._userdata()
+        if not data.startswith(_KEYS_MAGIC):
+            return  # an index of int keys (its user data, if any, is kept)
+        bad = _lib.Corrupt("Index load: corrupt key table in the user data")
+        pos, end = len(_KEYS_MAGIC), len(data)
+        if pos + 16 > end:
+            raise bad
+        count, nxt = struct.unpack_from("<QQ", data, pos)
+        pos += 16
+        self._str = True
+        self._next = nxt
+        for _ in range(count):
+            if pos + 12 > end:
+                raise bad
+            i, klen = struct.unpack_from("<QI", data, pos)
+            pos += 12
+            if pos + klen > end or i >= nxt or i in self._key_of:
+                raise bad
+            k = data[pos:pos + klen].decode("utf-8", "surrogateescape")
+            pos += klen
+            if k in self._id_of or lib.simlsh_index_contains(self._h, i) != 1:
+                raise bad
+            self._key_of[i] = k
+            self._id_of[k] = i
+        if pos != end or count != len(self):
+            raise bad
+
+    def to_bytes(self) -> bytes:
+        """The index in the format of ``simlsh_index_save``, str keys in its
+        user data."""
+        self._store_keys()
+        return _save(lib.simlsh_index_save, self._h, "Index save")
+
+    @classmethod
+    def from_bytes(cls, data: Any) -> "Index":
+        """Rebuild from :meth:`to_bytes` or any ``simlsh_index_save`` bytes;
+        bad bytes raise Corrupt."""
+        buf, n = as_bytes(data)
+        h = _out()
+        check(lib.simlsh_index_load(ctypes.byref(h), buf, n, None), "Index load")
+        ix = cls._wrap(h)
+        ix._adopt_keys()
+        return ix
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Save to ``path`` atomically (``simlsh_index_save_file_v2``: a
+        failed save leaves the old file). The file is a plain simlsh index
+        that C programs load; str keys are in its user data."""
+        self._store_keys()
+        err = ctypes.c_int()
+        rc = lib.simlsh_index_save_file_v2(ctypes.byref(err), self._h, os.fsencode(path), 0)
+        if rc == _lib.IOFailure.code and err.value:
+            raise _lib.IOFailure(err.value, "Index.save: %s" % os.strerror(err.value),
+                                 os.fspath(path))
+        check(rc, "Index.save %s" % os.fspath(path))
+
+    @classmethod
+    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Index":
+        """Load an index file written by :meth:`save` or by a C program."""
+        h, err = _out(), ctypes.c_int()
+        rc = lib.simlsh_index_load_file_v2(ctypes.byref(h), ctypes.byref(err),
+                                           os.fsencode(path), 0, None)
+        if rc == _lib.IOFailure.code and err.value:
+            raise _lib.IOFailure(err.value, "Index.load: %s" % os.strerror(err.value),
+                                 os.fspath(path))
+        check(rc, "Index.load %s" % os.fspath(path))
+        ix = cls._wrap(h)
+        ix._adopt_keys()
+        return ix
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (Index.from_bytes, (self.to_bytes(),))
+
+    def __repr__(self) -> str:
+        return "<simlsh.Index of %d documents, %d bands x %d rows>" % (
+            len(self), self.bands, self.rows)
+
+
+def _groups_by_label(keys: List[Any], labels: np.ndarray) -> List[List[Any]]:
+    """Keys grouped by label, groups in order of first appearance (rows come
+    sorted by id and a label is its group's smallest id, so that is label
+    order), members in row order."""
+    groups: Dict[int, List[Any]] = {}
+    for k, lab in zip(keys, labels.tolist()):
+        groups.setdefault(lab, []).append(k)
+    return list(groups.values())
+
+
+def version() -> str:
+    """The version string of the loaded libsimlsh."""
+    return lib.simlsh_version_string().decode()
+
+
+def has_unicode() -> bool:
+    """True when the library has utf8proc (normalize casefold and nfkc)."""
+    return lib.simlsh_has_unicode() == 1
+
+
+def hash_bytes(data: Text, params: Optional[Params] = None) -> int:
+    """Hash bytes as the shingler hashes a shingle (simlsh_hash_bytes)."""
+    buf, n = as_bytes(data)
+    out, params = ctypes.c_uint64(), _params_arg(params)
+    check(lib.simlsh_hash_bytes(ctypes.byref(out), params._h, buf, n), "hash_bytes")
+    return out.value
+
+
+__all__ = ["Params", "ShingleSet", "Signature", "Index", "sign_batch", "band_keys",
+           "empty_rows", "version", "has_unicode", "hash_bytes"]

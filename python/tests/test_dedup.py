@@ -1,0 +1,120 @@
+"""simlsh.dedup gives the answers of simlsh-dedup on the same input and options.
+
+The tool is run on the same documents (data/sample as files, and a planted
+corpus as --lines) with --output clusters and --output keep, and the lists
+must be equal, for several option sets that change the contract, the banding
+and the verification.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+import simlsh
+
+from conftest import planted_corpus
+
+# (simlsh-dedup options, the same as dedup() arguments)
+OPTION_SETS = [
+    ([], {}),
+    (["--threshold", "0.5"], {"threshold": 0.5}),
+    (["--threshold", "0.9", "--unit", "word", "-k", "2"], {"threshold": 0.9, "unit": "word",
+                                                            "k": 2}),
+    (["--num-perm", "64", "--scheme", "classic", "--seed", "7"],
+     {"num_perm": 64, "scheme": "classic", "seed": 7}),
+    (["--bands", "10"], {"bands": 10}),
+    (["--rows", "3", "--threshold", "0.6"], {"rows": 3, "threshold": 0.6}),
+    (["--fp-weight", "0.5", "--fn-weight", "0.5", "--normalize", "none"],
+     {"fp_weight": 0.5, "fn_weight": 0.5, "normalize": "none"}),
+    (["--verify", "exact", "--threshold", "0.7"], {"verify": "exact", "threshold": 0.7}),
+    (["--verify", "none", "--threshold", "0.7"], {"verify": "none", "threshold": 0.7}),
+    (["--unit", "byte", "-k", "8", "--strict-utf8"],
+     {"unit": "byte", "k": 8, "utf8_policy": "reject"}),
+    (["--strict-utf8", "--normalize", "lower,space,punct"],
+     {"utf8_policy": "reject", "normalize": "lower,space,punct"}),
+]
+
+
+def run_tool(tool, opts, inputs, output):
+    r = subprocess.run([tool, "--quiet", "-j", "2", "--output", output] + opts + inputs,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    return [line.split("\t") for line in r.stdout.decode().splitlines()]
+
+
+def compare(tool, opts, kwargs, inputs, texts, keys, cwd=None):
+    got = simlsh.dedup(texts, keys=keys, **kwargs)
+    clusters = run_tool(tool, opts, inputs, "clusters")
+    keep = [row[0] for row in run_tool(tool, opts, inputs, "keep")]
+    assert got.groups == clusters
+    assert got.keep == keep
+    # every document is kept, dropped as a duplicate, or skipped
+    dropped = sum(len(g) - 1 for g in got.groups)
+    assert len(got.keep) + dropped + len(got.skipped) == len(texts)
+    return got
+
+
+@pytest.mark.parametrize("opts,kwargs", OPTION_SETS, ids=[" ".join(o) or "defaults"
+                                                          for o, _ in OPTION_SETS])
+def test_sample_corpus_like_the_tool(dedup_tool, sample, source_root, opts, kwargs):
+    names, texts = sample
+    paths = [os.path.join(source_root, n) for n in names]
+    got = compare(dedup_tool, opts, kwargs, paths, texts, paths)
+    if not opts:
+        # the clusters data/README.md plants
+        assert len(got.groups) == 4 and not got.skipped
+
+
+@pytest.mark.parametrize("opts,kwargs", OPTION_SETS, ids=[" ".join(o) or "defaults"
+                                                          for o, _ in OPTION_SETS])
+def test_planted_lines_like_the_tool(dedup_tool, tmp_path, opts, kwargs):
+    docs = [d.encode() for d in planted_corpus(400)]
+    docs[5] = b"invalid \xff\xfe utf-8 in a line with enough words to shingle"
+    docs[9] = docs[5] + b" and a little more"
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"\n".join(docs) + b"\n")
+    keys = [str(i + 1) for i in range(len(docs))]
+    got = compare(dedup_tool, opts, kwargs, ["--lines", str(path)], docs, keys)
+    assert got.groups and got.skipped  # the corpus plants both
+    if kwargs.get("utf8_policy") == "reject" and kwargs.get("unit") != "byte":
+        assert "6" in got.skipped and "10" in got.skipped
+
+
+def test_dedup_api():
+    texts = ["a b c d e f g h", "a b c d e f g h", "x y z w v u t s", "", "A B C D E F G H"]
+    r = simlsh.dedup(texts, k=3)
+    groups, keep = r
+    assert groups == [[0, 1, 4]] and keep == [0, 2] and r.skipped == [3]
+    assert r == simlsh.dedup(tuple(texts), k=3)
+    named = simlsh.dedup(texts, keys="abcde", k=3)
+    assert named.groups == [["a", "b", "e"]] and named.keep == ["a", "c"]
+    assert "groups" in repr(r)
+    assert simlsh.dedup([]).groups == []
+    with pytest.raises(simlsh.InvalidArgument):
+        simlsh.dedup(texts, keys=[1, 2])
+    with pytest.raises(simlsh.InvalidArgument):
+        simlsh.dedup(texts, verify="maybe")
+    with pytest.raises(simlsh.InvalidArgument):
+        simlsh.dedup(texts, fp_weight=0, fn_weight=0)
+    with pytest.raises(simlsh.InvalidArgument):
+        simlsh.dedup(texts, bands=200)
+    with pytest.raises(simlsh.InvalidArgument):
+        simlsh.dedup(texts, threshold=0)
+
+
+def test_dedup_params_are_the_tools():
+    p = simlsh.dedup_params()
+    assert p.normalize == simlsh.NORM_LOWER_ASCII | simlsh.NORM_COLLAPSE_SPACE
+    assert (p.fp_weight, p.fn_weight, p.threshold) == (0.1, 0.9, 0.8)
+    # docs/cli.md: "At the default threshold this gives 14 bands of 9 rows"
+    assert p.bands_rows() == (14, 9)
+    assert simlsh.dedup_params(bands=10).bands_rows() == (10, 12)
+    assert simlsh.dedup_params(rows=3, num_perm=64).bands_rows() == (21, 3)
+
+
+def test_max_pairs_truncates_with_a_warning():
+    texts = ["same words in every single document here"] * 20
+    with pytest.warns(RuntimeWarning):
+        r = simlsh.dedup(texts, verify="exact", max_pairs=5)
+    assert r.truncated
