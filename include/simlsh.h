@@ -536,7 +536,8 @@ enum {
  * An index holds at most 2^30 documents (more gives SIMLSH_ENOMEM).
  *
  * Threads: any number of concurrent const calls (queries, pairs, cluster,
- * save, memory); insert, remove, reserve and clear need exclusive access.
+ * save, memory, userdata); insert, remove, reserve, clear and set_userdata need
+ * exclusive access.
  */
 typedef struct simlsh_index simlsh_index;
 
