@@ -689,7 +689,8 @@ enum {
  * An index holds at most 2^30 documents (more gives SIMLSH_ENOMEM).
  *
  * Threads: any number of concurrent const calls (queries, pairs, cluster,
- * save, memory); insert, remove, reserve and clear need exclusive access.
+ * save, memory, userdata); insert, remove, reserve, clear and set_userdata need
+ * exclusive access.
  */
 typedef struct simlsh_index simlsh_index;
 
@@ -1206,9 +1207,10 @@ enum {
  * target, and the directory is synced. A symlink at @p path is followed
  * (relative targets from the link's directory), so the file it names is
  * replaced and the link stays; with SIMLSH_FILE_NOFOLLOW it is refused. A
- * replaced file keeps its permission bits (not its owner, nor other hard
- * links to it, which keep the old bytes); a new file gets 0666 less the
- * umask. Only a regular file or nothing is ever replaced.
+ * replaced file keeps its permission bits, and its owner and group where
+ * the caller may set them (as root); other hard links to it keep the old
+ * bytes. A new file gets 0666 less the umask. Only a regular file or
+ * nothing is ever replaced.
  *
  * A failed or killed save leaves the old file byte-identical; a temporary
  * file is left only by a kill between two system calls (link and rename),

@@ -44,7 +44,7 @@ static int fault(const char *op)
 }
 #define WRITE_CHUNK ((size_t)SIMLSH__FILE_FAULT_CHUNK)
 #else
-#define fault(op) 0
+#define fault(op) ((void)(op), 0)
 /* Linux writes at most 0x7ffff000 bytes per call anyway. */
 #define WRITE_CHUNK ((size_t)1 << 30)
 #endif
@@ -253,8 +253,15 @@ static int fill(int fd, const void *buf, size_t size, const struct stat *st, int
 {
     if (write_all(fd, buf, size) != 0)
         return -1;
-    /* A replaced file keeps its permission bits (an index made private
-     * stays private); a new one gets 0666 less the umask, as any file. */
+    /* A replaced file keeps its owner where the caller may give it (root
+     * re-saving a user's index leaves it the user's; otherwise the call
+     * fails and the file is the caller's, as any new file) and its
+     * permission bits (an index made private stays private); a new one
+     * gets 0666 less the umask. Owner first: chown clears set-id bits. */
+    if (exists && (st->st_uid != geteuid() || st->st_gid != getegid()) &&
+        fchown(fd, st->st_uid, st->st_gid) != 0) {
+        /* EPERM: not ours to give away, the file stays the caller's */
+    }
     if (exists && (fault("chmod") || fchmod(fd, st->st_mode & 07777) != 0))
         return -1;
     return x_fsync(fd, "fsync");

@@ -199,6 +199,14 @@ static void test_modes(simlsh_index *a)
     CHECK(chmod(at("m.idx"), 0600) == 0);
     CHECK_OK(simlsh_index_save_file_v2(&e, a, at("m.idx"), 0));
     CHECK(stat(at("m.idx"), &st) == 0 && (st.st_mode & 07777) == 0600);
+    /* Root re-saving another user's index leaves it theirs. */
+    if (geteuid() == 0) {
+        CHECK(chown(at("m.idx"), 65534, 65534) == 0);
+        CHECK_OK(simlsh_index_save_file_v2(&e, a, at("m.idx"), 0));
+        CHECK(stat(at("m.idx"), &st) == 0 && st.st_uid == 65534 && st.st_gid == 65534);
+        CHECK((st.st_mode & 07777) == 0600);
+        CHECK(chown(at("m.idx"), 0, 0) == 0);
+    }
     /* A hard link keeps the old bytes (rename makes a new file). */
     CHECK(link(at("m.idx"), at("hard.idx")) == 0);
     simlsh_index *b = mk_index(4, 50);
