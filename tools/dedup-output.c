@@ -36,6 +36,8 @@ static int verified_pairs(struct run *r, simlsh_results *res, struct pair **out,
     if (rc != 0)
         return lib_fail("enumerating pairs", rc);
     if (simlsh_results_truncated(res) == 1)
+        r->truncated = 1;
+    if (simlsh_results_truncated(res) == 1)
         fprintf(stderr, "simlsh-dedup: warning: stopped at %zu candidate pairs (--max-pairs);"
                         " results are incomplete\n", r->opt->max_pairs);
     size_t n = simlsh_results_count(res), m = 0;
@@ -170,7 +172,7 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
     if (rc != 0)
         return lib_fail("results", rc);
     uint64_t *label = xmalloc((n ? n : 1) * sizeof *label);
-    uint64_t *order = NULL, *start = NULL;
+    uint64_t *order = NULL, *start = NULL, *kept = NULL;
     int ret = -1;
     if (cluster_labels(r, res, label))
         goto done;
@@ -192,10 +194,39 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
         start[i] = start[i - 1];
     start[0] = 0;
 
+    /* kept[g] for every group: the id --keep chooses. A group with an id
+     * from --index keeps that one (it is already in the collection). */
+    kept = xmalloc((n ? n : 1) * sizeof *kept);
+    if (n)
+        ensure_idmeta(r, n - 1);
+    for (size_t l = 0; l < n; l++) {
+        size_t b = start[l], e = start[l + 1];
+        if (e == b)
+            continue;
+        uint64_t best = order[b];
+        if (best >= first_new) {
+            for (size_t k = b + 1; k < e; k++) {
+                uint64_t id = order[k];
+                int better = 0;
+                switch (r->opt->keep) {
+                case KEEP_SHORTEST: better = r->id_bytes[id] < r->id_bytes[best]; break;
+                case KEEP_LONGEST: better = r->id_bytes[id] > r->id_bytes[best]; break;
+                case KEEP_OLDEST: better = r->id_mtime[id] < r->id_mtime[best]; break;
+                case KEEP_NEWEST: better = r->id_mtime[id] > r->id_mtime[best]; break;
+                default: break;
+                }
+                if (better)
+                    best = id; /* ties keep the earlier id: order is by id */
+            }
+        }
+        for (size_t k = b; k < e; k++)
+            kept[order[k]] = best;
+    }
+
     *clusters = 0;
     *duplicates = 0;
     for (size_t i = first_new; i < n; i++)
-        if (label[i] != i)
+        if (kept[i] != i)
             (*duplicates)++;
 
     uint64_t cluster_no = 0;
@@ -225,9 +256,10 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
         }
     }
 
-    if (r->opt->output == OUT_KEEP) {
+    if (r->opt->output == OUT_KEEP || r->opt->output == OUT_DROP) {
+        int want_kept = r->opt->output == OUT_KEEP;
         for (size_t i = first_new; i < n; i++) {
-            if (label[i] != i)
+            if ((kept[i] == i) != want_kept)
                 continue;
             if (r->opt->format == FMT_JSONL) {
                 fputs("{\"id\":", out);
@@ -250,6 +282,7 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
     }
     ret = 0;
 done:
+    free(kept);
     free(label);
     free(order);
     free(start);
@@ -296,17 +329,12 @@ int sidecar_save(const struct run *r, const char *index_path)
     if (rc != 0)
         return lib_fail("index fingerprint", rc);
     char *path = sidecar_path(index_path);
-    size_t pl = strlen(path);
-    char *tmp = xmalloc(pl + 5);
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "simlsh-dedup: %s: %s\n", tmp, strerror(errno));
-        free(tmp);
+    struct outfile of;
+    if (outfile_open(&of, path) != 0) {
         free(path);
         return -1;
     }
+    FILE *f = of.f;
     fprintf(f, "%s\n", SIDECAR_MAGIC);
     for (int key = 1; key < MAX_KEY; key++) {
         const char *name = simlsh_params_key_name(key);
@@ -328,31 +356,9 @@ int sidecar_save(const struct run *r, const char *index_path)
         fputc('\n', f);
     }
     fputs("end\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        free(path);
-        return -1;
-    }
-    free(tmp);
+    int rc2 = outfile_commit(&of);
     free(path);
-    return 0;
-}
-
-static size_t unescape_tsv(char *s, size_t len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\\' && i + 1 < len) {
-            char c = s[++i];
-            s[o++] = c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c == '0' ? '\0' : c;
-        } else {
-            s[o++] = s[i];
-        }
-    }
-    return o;
+    return rc2;
 }
 
 static int key_by_name(const char *name)
@@ -373,7 +379,7 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "simlsh-dedup: %s: %s (written next to the index by --save-index)\n",
-                path, strerror(errno));
+                qname(path), strerror(errno));
         free(path);
         return -1;
     }
@@ -420,7 +426,8 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
             if (rc == SIMLSH_EINVAL && *end == '\0') /* an integer given to a double key */
                 rc = simlsh_params_set_double(p, key, strtod(value, NULL));
             if (rc != 0) {
-                fprintf(stderr, "simlsh-dedup: %s:%zu: param %s: %s\n", path, lineno, name,
+                fprintf(stderr, "simlsh-dedup: %s:%zu: param %s: %s\n", qname(path), lineno,
+                        qname(name),
                         simlsh_strerror(rc));
                 why = "cannot apply the saved contract";
             }
@@ -433,7 +440,7 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
             if (count == 0)
                 state = 3;
         } else if (state == 2) {
-            size_t l = unescape_tsv(line, (size_t)len);
+            size_t l = unescape_name(line, (size_t)len);
             strlist_add(&r->names, line, l, 0);
             if (++names == count)
                 state = 3;
@@ -448,7 +455,7 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     if (!why && state != 4)
         why = "truncated";
     if (why) {
-        fprintf(stderr, "simlsh-dedup: %s:%zu: %s\n", path, lineno, why);
+        fprintf(stderr, "simlsh-dedup: %s:%zu: %s\n", qname(path), lineno, why);
         simlsh_params_free(p);
         free(path);
         return -1;
@@ -456,4 +463,32 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     free(path);
     *params = p;
     return 0;
+}
+
+/* --skipped: one line per input that was not read, with the reason; in
+ * TSV "NAME<TAB>REASON" (NAME escaped as in every output), in JSONL
+ * {"name":...,"reason":...}. */
+int write_skipped(const struct run *r, FILE *out)
+{
+    for (size_t i = 0; i < r->skips.count; i++) {
+        size_t len;
+        const char *s = strlist_get(&r->skips, i, &len);
+        if (r->opt->format == FMT_TSV) {
+            fwrite(s, 1, len, out);
+            fputc('\n', out);
+            continue;
+        }
+        const char *tab = memchr(s, '\t', len);
+        size_t nl = tab ? (size_t)(tab - s) : len;
+        char *raw = xmalloc(nl + 1);
+        memcpy(raw, s, nl);
+        size_t rl = unescape_name(raw, nl);
+        fputs("{\"name\":", out);
+        escape_json(out, raw, rl);
+        fputs(",\"reason\":", out);
+        escape_json(out, tab ? tab + 1 : "", tab ? len - nl - 1 : 0);
+        fputs("}\n", out);
+        free(raw);
+    }
+    return ferror(out) ? -1 : 0;
 }

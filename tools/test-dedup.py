@@ -33,13 +33,14 @@ DUPLICATES = sum(len(c) - 1 for c in EXPECTED)
 def fail(msg, proc=None):
     if proc is not None:
         sys.stderr.write("--- command: %s\n--- exit %d\n--- stdout:\n%s\n--- stderr:\n%s\n" % (
-            " ".join(proc.args), proc.returncode, proc.stdout.decode(errors="replace"),
+            " ".join(map(os.fsdecode, proc.args)), proc.returncode, proc.stdout.decode(errors="replace"),
             proc.stderr.decode(errors="replace")))
     sys.exit("FAIL: " + msg)
 
 
 def run(args, expect=0, stdin=None):
-    proc = subprocess.run([DEDUP] + [str(a) for a in args], input=stdin,
+    proc = subprocess.run([DEDUP] + [a if isinstance(a, bytes) else str(a) for a in args],
+                          input=stdin,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     if expect is not None and proc.returncode != expect:
         fail("expected exit %d, got %d" % (expect, proc.returncode), proc)
@@ -306,7 +307,7 @@ def case_jsonl():
         write_jsonl(other, files, bad=False, id_field="name", text_field="body")
         p = run(["--jsonl", other, "--id-field", "name", "--text-field", "body"])
         check(set(tsv_clusters(p)) == EXPECTED, "custom field names", p)
-        p = run(["--jsonl", other])
+        p = run(["--jsonl", other], expect=5)  # nothing could be read
         check(summary_count(p, "skipped") == len(files) + 1, "default fields missing", p)
 
 
@@ -380,12 +381,12 @@ def case_unreadable():
         check("%s/c.txt" % d in err, "dangling link not reported", p)
         check("%s: No such file or directory" % missing in err, "missing path", p)
         check("%s/empty.txt: empty document" % d in err, "empty file", p)
-        check("%s/fifo: not a regular file" % d in err, "fifo", p)
+        check("%s/fifo: not a regular file (FIFO)" % d in err, "fifo", p)
         if os.geteuid() != 0:
-            check("d.txt: cannot read: Permission denied" in err, "unreadable file", p)
+            check("d.txt: cannot open: Permission denied" in err, "unreadable file", p)
         check(summary_count(p, "skipped") == skipped, "skipped count", p)
         check(p.stdout.decode() == "%s/a.txt\t%s/b.txt\n" % (d, d), "clusters", p)
-        run(["--lines", missing], expect=0)
+        run(["--lines", missing], expect=5)  # nothing could be read
         run([d, "--strict"], expect=3)
         if JSON:
             run(["--jsonl", missing, "--strict"], expect=3)
@@ -526,6 +527,400 @@ def case_exit_code():
     run([SAMPLE, "--quiet"], expect=0)
     run([os.path.join(SAMPLE, "notes-01.txt"), os.path.join(SAMPLE, "notes-02.txt"),
          "--exit-code"], expect=0)
+
+
+def tree_state(d):
+    """{relative path: (type, bytes or link target)} of everything under d."""
+    out = {}
+    for root, dirs, files in os.walk(d):
+        for name in dirs + files:
+            full = os.path.join(root, name)
+            key = os.path.relpath(full, d)
+            if os.path.islink(full):
+                out[key] = ("link", os.readlink(full))
+            elif os.path.isfile(full):
+                with open(full, "rb") as f:
+                    out[key] = ("file", f.read())
+            elif os.path.isdir(full):
+                out[key] = ("dir", None)
+            else:
+                out[key] = ("other", None)
+    return out
+
+
+def no_temp_files(d, proc=None):
+    left = [n for n in tree_state(d) if ".simlsh-" in n or ".tmp" in n]
+    check(not left, "temporary files left behind: %s" % left, proc)
+
+
+def case_output_safety():
+    """Issue 18 item 2: no output replaces an input (same file through any
+    name), a directory, device, FIFO or symbolic link; -o is written to a
+    temporary file renamed at the end, so a failed run leaves the old output
+    as it was and no temporary file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "in")
+        os.mkdir(d)
+        for name, src in (("a.txt", "harbour-log.txt"), ("b.txt", "harbour-log-typos.txt"),
+                          ("c.txt", "notes-01.txt")):
+            shutil.copy(os.path.join(SAMPLE, src), os.path.join(d, name))
+        os.link(os.path.join(d, "c.txt"), os.path.join(tmp, "hard.txt"))
+        os.symlink(os.path.join(d, "b.txt"), os.path.join(tmp, "soft.txt"))
+        lines = os.path.join(tmp, "lines.txt")
+        with open(lines, "wb") as f:
+            f.write(flat("harbour-log.txt") + b"\n" + flat("notes-02.txt") + b"\n")
+        idx = os.path.join(tmp, "s.idx")
+        run([d, "--save-index", idx, "-q"])
+        listing = os.path.join(tmp, "list.txt")
+        with open(listing, "w") as f:
+            f.write(os.path.join(d, "a.txt") + "\n")
+        before = tree_state(tmp)
+        a = os.path.join(d, "a.txt")
+        refusals = [
+            ([a, "-o", a], "is one of the inputs"),                      # the input itself
+            ([d, "-o", a], "is one of the inputs"),                      # found in a directory
+            ([d, "-o", os.path.join(tmp, "hard.txt")], "is one of the inputs"),  # hard link
+            ([os.path.join(tmp, "soft.txt"), "-o", os.path.join(d, "b.txt")],
+             "is one of the inputs"),                                   # through a symlink
+            ([d, "-o", os.path.join(tmp, "soft.txt")], "is a symbolic link"),
+            (["--lines", lines, "-o", lines], "is one of the inputs"),
+            (["--files-from", listing, "-o", listing], "is one of the inputs"),
+            ([d, "--index", idx, "-o", idx], "is one of the inputs"),
+            ([d, "--index", idx, "-o", idx + ".names"], "is one of the inputs"),
+            ([d, "--save-index", a], "is one of the inputs"),
+            ([d, "--stats", a], "is one of the inputs"),
+            ([d, "--skipped", os.path.join(d, "c.txt")], "is one of the inputs"),
+            ([d, "-o", tmp], "is a directory"),
+            ([d, "-o", "/dev/null"], "is a character device"),
+            ([d, "--save-index", os.path.join(tmp, "soft.txt")], "is a symbolic link"),
+            ([d, "-o", os.path.join(tmp, "x"), "--stats", os.path.join(tmp, "x")],
+             "also the file of -o"),
+            ([d, "--save-index", os.path.join(tmp, "y"), "-o", os.path.join(tmp, "y.names")],
+             "also the file of -o"),
+        ]
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        refusals.append(([d, "-o", fifo], "is a FIFO"))
+        before = tree_state(tmp)
+        for args, why in refusals:
+            p = run(args, expect=2)
+            check(why in p.stderr.decode(), "refusal should say '%s'" % why, p)
+            check(p.stdout == b"", "refused run wrote output", p)
+            check(tree_state(tmp) == before, "a refused run changed the files", p)
+        # --save-index over the index it loaded is the way to extend it.
+        run([d, "--index", idx, "--save-index", idx, "-q"])
+
+        # A failed run leaves the old output intact, and no temporary file.
+        out = os.path.join(tmp, "out.tsv")
+        with open(out, "w") as f:
+            f.write("old results\n")
+        os.chmod(out, 0o640)
+        open(os.path.join(d, "z-empty.txt"), "w").close()
+        p = run([d, "--strict", "-o", out], expect=3)
+        with open(out) as f:
+            check(f.read() == "old results\n", "failed run changed the old output", p)
+        no_temp_files(tmp, p)
+        os.remove(os.path.join(d, "z-empty.txt"))
+        # A good run replaces it whole, keeping its mode.
+        p = run([d, "-o", out, "--output", "keep"])
+        with open(out) as f:
+            check(f.read() == "%s\n%s\n" % (a, os.path.join(d, "c.txt")), "new output", p)
+        check(os.stat(out).st_mode & 0o777 == 0o640, "mode of the replaced output", p)
+        no_temp_files(tmp, p)
+        # An output in a directory that does not exist: the cause, and exit 4.
+        p = run([d, "-o", os.path.join(tmp, "no", "such", "out")], expect=4)
+        check(b"No such file or directory" in p.stderr, "cause of the -o failure", p)
+        p = run([d, "--save-index", os.path.join(tmp, "no", "such.idx")], expect=4)
+        check(b"No such file or directory" in p.stderr, "cause of the save failure", p)
+        if os.geteuid() != 0:  # root writes anywhere
+            ro = os.path.join(tmp, "ro")
+            os.mkdir(ro, 0o555)
+            p = run([d, "-o", os.path.join(ro, "out")], expect=4)
+            check(b"Permission denied" in p.stderr, "permission cause", p)
+            p = run([d, "--save-index", os.path.join(ro, "x.idx")], expect=4)
+            check(b"Permission denied" in p.stderr, "permission cause of a save", p)
+        # A killed run (SIGTERM) removes its temporary output.
+        big = os.path.join(tmp, "big.txt")
+        with open(big, "w") as f:
+            for i in range(200000):
+                f.write("line %d of a long file with words %d %d\n" % (i, i * 7, i * 13))
+        proc = subprocess.Popen([DEDUP, "--lines", big, "-j", "1", "-o",
+                                 os.path.join(tmp, "killed.tsv")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        import time
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(".simlsh-" in n for n in os.listdir(tmp)):
+            if proc.poll() is not None:
+                break
+            time.sleep(0.005)
+        proc.terminate()
+        proc.communicate(timeout=60)
+        check(not os.path.exists(os.path.join(tmp, "killed.tsv")), "killed run left its output")
+        no_temp_files(tmp)
+
+
+def run_bounded(args, expect, stdin=subprocess.DEVNULL):
+    """A run that must end: the timeout only guards against a hang."""
+    try:
+        proc = subprocess.run([DEDUP] + [str(a) for a in args], stdin=stdin,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
+    except subprocess.TimeoutExpired:
+        fail("simlsh-dedup %s did not finish (hang guard: 10 s)" % " ".join(map(str, args)))
+    if proc.returncode != expect:
+        fail("expected exit %d, got %d" % (expect, proc.returncode), proc)
+    return proc
+
+
+def case_special_inputs():
+    """Issue 18 items 3 and 7: special files are skipped with a reason and
+    never read (/dev/zero through a symbolic link, a FIFO with no writer,
+    /proc/self); exit 5 when nothing could be read. --max-doc-bytes bounds
+    every document, also a file whose size stat() does not tell."""
+    with tempfile.TemporaryDirectory() as tmp:
+        zero = os.path.join(tmp, "zero")
+        os.symlink("/dev/zero", zero)
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        good = os.path.join(tmp, "good.txt")
+        shutil.copy(os.path.join(SAMPLE, "harbour-log.txt"), good)
+        for args, why in (([zero], "not a regular file (character device)"),
+                          ([fifo], "not a regular file (FIFO)"),
+                          (["--lines", zero], "not a regular file (character device)"),
+                          (["--lines", fifo], "not a regular file (FIFO)"),
+                          (["/proc/self"], "pseudo file system (proc)")):
+            p = run_bounded(args, 5)
+            err = p.stderr.decode()
+            check(why in err, "reason '%s'" % why, p)
+            check("nothing could be read" in err, "exit 5 explained", p)
+            check(summary_count(p, "skipped") == 1, "one skipped", p)
+        if os.path.isdir("/sys/kernel"):
+            p = run_bounded(["/sys/kernel"], 5)
+            check(b"pseudo file system (sysfs)" in p.stderr, "sysfs", p)
+        # With a readable document the run succeeds and reports the rest.
+        d = os.path.join(tmp, "dir")
+        os.mkdir(d)
+        os.symlink("/dev/zero", os.path.join(d, "z"))
+        os.mkfifo(os.path.join(d, "f"))
+        shutil.copy(good, os.path.join(d, "g.txt"))
+        p = run_bounded([d, zero], 0)
+        err = p.stderr.decode()
+        check("%s/z: symbolic link to a character device" % d in err, "link to a device", p)
+        check("%s/f: not a regular file (FIFO)" % d in err, "fifo in a directory", p)
+        check(summary_count(p, "skipped") == 3 and summary_count(p, "documents") == 1,
+              "counts", p)
+        # - is the way to read a stream.
+        p = run_bounded(["-", "--lines", good], 0, stdin=open(good, "rb"))
+        # --max-doc-bytes: larger documents and lines are skipped with a reason.
+        size = os.path.getsize(good)
+        p = run_bounded([good, "--max-doc-bytes", size], 0)
+        check(summary_count(p, "documents") == 1, "a document of exactly the bound", p)
+        p = run_bounded([good, "--max-doc-bytes", size - 1], 5)
+        check(b"larger than --max-doc-bytes" in p.stderr, "too large", p)
+        # /proc files claim size 0: the bound holds on what is read.
+        p = run_bounded(["/proc/self/status", "--max-doc-bytes", "16"], 5)
+        check(b"holds more than --max-doc-bytes (16 bytes)" in p.stderr, "bound on read", p)
+        p = run_bounded(["/proc/self/status"], 0)
+        check(summary_count(p, "documents") == 1, "a named /proc file is read", p)
+        lines = os.path.join(tmp, "lines.txt")
+        with open(lines, "w") as f:
+            f.write("short line one here\n" + "x" * 5000 + "\nshort line two here\n" +
+                    "y" * 70)
+        p = run_bounded(["--lines", lines, "--max-doc-bytes", "64"], 0)
+        err = p.stderr.decode()
+        check("%s:2: line longer than --max-doc-bytes" % lines in err, "long line", p)
+        check("%s:4: line longer than --max-doc-bytes" % lines in err, "long last line", p)
+        check(summary_count(p, "documents") == 2, "short lines read", p)
+        p = run_bounded(["--max-doc-bytes", "0", good], 2)
+
+
+def unescape(field):
+    """docs/cli.md, NAMES: the inverse of the escaping of names."""
+    out = bytearray()
+    i = 0
+    b = field.encode("utf-8", "surrogateescape") if isinstance(field, str) else field
+    while i < len(b):
+        c = b[i:i + 1]
+        if c != b"\\":
+            out += c
+            i += 1
+            continue
+        n = b[i + 1:i + 2]
+        if n == b"x":
+            out.append(int(b[i + 2:i + 4], 16))
+            i += 4
+        else:
+            out += {b"t": b"\t", b"n": b"\n", b"r": b"\r", b"\\": b"\\"}[n]
+            i += 2
+    return bytes(out)
+
+
+def case_names():
+    """Issue 18 item 4: names with control bytes, tabs, newlines, backslashes
+    and invalid UTF-8 are escaped in diagnostics and TSV, and parse back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "m").encode()
+        os.mkdir(d)
+        text = read("council-minutes.txt")
+        names = [b"evil\nsimlsh-dedup: 0 documents (0 B), 0 clusters", b"tab\there",
+                 b"esc\x1b[31mred", b"back\\slash", b"latin1-\xe9", b"c1-\xc2\x9b-csi",
+                 b"plain-\xc3\xa9t\xc3\xa9"]
+        for n in names:
+            with open(os.path.join(d, n), "wb") as f:
+                f.write(text)
+        with open(os.path.join(d, b"empty\x07bell"), "wb") as f:
+            pass
+        p = run([d, "--output", "keep", "--output", "clusters"])
+        for stream in (p.stdout, p.stderr):
+            bad = [c for c in stream if c < 0x20 and c not in (0x09, 0x0a)]
+            check(not bad, "raw control bytes in output: %r" % bytes(bad), p)
+            check(b"\xe9" not in stream.replace(b"\xc3\xa9", b""), "raw invalid UTF-8", p)
+        err_lines = p.stderr.split(b"\n")
+        check(sum(l.startswith(b"simlsh-dedup: 0 documents") for l in err_lines) == 0,
+              "a name forged a summary line", p)
+        check(b"empty\\x07bell: empty document" in p.stderr, "escaped diagnostic", p)
+        lines = p.stdout.split(b"\n")
+        check(len(lines) == 2 and lines[1] == b"", "one cluster line", p)
+        got = {unescape(f) for f in lines[0].split(b"\t")}
+        check(got == {os.path.join(d, n) for n in names}, "names parse back: %r" % got, p)
+        # the same escaping in the names file of a saved index
+        idx = os.path.join(tmp, "n.idx")
+        run([d, "--save-index", idx, "-q"])
+        p = run([os.path.join(SAMPLE, "council-minutes.txt"), "--index", idx, "--output",
+                 "pairs"])
+        got = {unescape(l.split(b"\t")[0]) for l in p.stdout.splitlines()}
+        check(got == {os.path.join(d, n) for n in names}, "names through --index", p)
+
+
+def case_aliases():
+    """Issue 10 item 1: one file under several names (hard links, symbolic
+    links, given twice) is one document, never its own duplicate, read
+    under its first name that is not a link; the others are aliases."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "licenses")
+        os.mkdir(d)
+        # as in /usr/share/common-licenses: the link sorts before its target
+        shutil.copy(os.path.join(SAMPLE, "harbour-log.txt"), os.path.join(d, "GPL-3"))
+        os.symlink("GPL-3", os.path.join(d, "GPL"))
+        shutil.copy(os.path.join(SAMPLE, "harbour-log-typos.txt"), os.path.join(d, "LGPL-3"))
+        os.symlink("LGPL-3", os.path.join(d, "LGPL"))
+        shutil.copy(os.path.join(SAMPLE, "notes-03.txt"), os.path.join(d, "MIT"))
+        os.link(os.path.join(d, "MIT"), os.path.join(d, "MIT-hard"))
+        skipped = os.path.join(tmp, "skipped.tsv")
+        p = run([d, os.path.join(d, "MIT"), "--output", "keep", "--skipped", skipped])
+        keep = p.stdout.decode().splitlines()
+        check(keep == [os.path.join(d, n) for n in ("GPL-3", "MIT")],
+              "keep lists the real files: %s" % keep, p)
+        check(summary_count(p, "documents") == 3, "three documents", p)
+        check(summary_count(p, "aliases") == 4 and summary_count(p, "skipped") == 0,
+              "alias count", p)
+        p = run([d, os.path.join(d, "MIT"), "--output", "drop"])
+        check(p.stdout.decode().splitlines() == [os.path.join(d, "LGPL-3")], "drop", p)
+        with open(skipped) as f:
+            rows = [l.split("\t") for l in f.read().splitlines()]
+        want = {(os.path.join(d, "GPL"), "same file as %s" % os.path.join(d, "GPL-3")),
+                (os.path.join(d, "LGPL"), "same file as %s" % os.path.join(d, "LGPL-3")),
+                (os.path.join(d, "MIT-hard"), "same file as %s" % os.path.join(d, "MIT")),
+                (os.path.join(d, "MIT"), "same file as %s" % os.path.join(d, "MIT"))}
+        # the argument MIT and the walked MIT are one file: the first name
+        # in input order (the walked one) stands for it
+        check({tuple(r) for r in rows} == want, "skipped rows: %s" % rows)
+        p = run([d, "--output", "pairs"])
+        for line in p.stdout.decode().splitlines():
+            a, b, _ = line.split("\t")
+            check(os.path.realpath(a) != os.path.realpath(b), "a file paired with itself", p)
+        # only links: the first link's name stands for the file
+        only = os.path.join(tmp, "links")
+        os.mkdir(only)
+        os.symlink(os.path.join(d, "GPL-3"), os.path.join(only, "b"))
+        os.symlink(os.path.join(d, "GPL-3"), os.path.join(only, "a"))
+        p = run([only, "--output", "keep"])
+        check(p.stdout.decode() == os.path.join(only, "a") + "\n", "first link kept", p)
+
+
+def case_keep():
+    """Issue 10 item 1: --keep policies, --output drop, --skipped, exit
+    statuses 5 and 6, bytes of read documents only, --stats JSON."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "c")
+        os.mkdir(d)
+        base = read("council-minutes.txt")
+        docs = {"a.txt": base, "b.txt": base + b" one more closing line of text.",
+                "c.txt": base[:-40], "d.txt": read("notes-07.txt")}
+        mtimes = {"a.txt": 2000000000, "b.txt": 1000000000, "c.txt": 1500000000,
+                  "d.txt": 1200000000}
+        for n, data in docs.items():
+            path = os.path.join(d, n)
+            with open(path, "wb") as f:
+                f.write(data)
+            os.utime(path, (mtimes[n], mtimes[n]))
+        with open(os.path.join(d, "e.bin"), "wb") as f:
+            f.write(b"\x00binary" * 1000)
+        full = lambda n: os.path.join(d, n)
+        expect = {"first": "a.txt", "shortest": "c.txt", "longest": "b.txt",
+                  "oldest": "b.txt", "newest": "a.txt"}
+        for policy, kept in expect.items():
+            k = run([d, "--keep", policy, "--output", "keep"], expect=0)
+            dr = run([d, "--keep", policy, "--output", "drop"], expect=0)
+            keep, drop = k.stdout.decode().splitlines(), dr.stdout.decode().splitlines()
+            check(keep == [full(kept), full("d.txt")], "--keep %s: %s" % (policy, keep), k)
+            check(not set(keep) & set(drop), "keep and drop overlap", dr)
+            check(sorted(keep + drop) == [full(n) for n in sorted(docs)],
+                  "keep and drop cover every document read", dr)
+            check(summary_count(dr, "duplicates") == 2, "duplicates", dr)
+        # --skipped lists the binary file with its reason, in neither list
+        sk = os.path.join(tmp, "skipped")
+        p = run([d, "--skipped", sk, "--output", "drop"])
+        with open(sk) as f:
+            rows = f.read().splitlines()
+        check(rows == ["%s\tbinary (NUL byte at offset 0), skipped; --binary reads it"
+                       % full("e.bin")], "skipped rows %s" % rows, p)
+        p = run([d, "--skipped", sk, "--format", "jsonl", "--output", "keep"])
+        with open(sk) as f:
+            obj = json.loads(f.read())
+        check(obj["name"] == full("e.bin") and obj["reason"].startswith("binary"),
+              "jsonl skipped", p)
+        # bytes: only documents read
+        p = run([d])
+        total = sum(len(v) for v in docs.values())
+        check(("(%.1f KB)" % (total / 1000.0)) in p.stderr.decode(), "bytes of read docs", p)
+        p = run([d, "--binary"])
+        check(summary_count(p, "documents") == 5, "--binary reads it", p)
+        # --stats
+        st = os.path.join(tmp, "stats.json")
+        p = run([d, "--stats", st, "-k", "7", "--normalize", "lower,punct"])
+        with open(st) as f:
+            stats = json.load(f)
+        check(stats["documents"] == 4 and stats["skipped"] == 1 and stats["bytes"] == total
+              and stats["clusters"] == 1 and stats["duplicates"] == 2 and
+              stats["exit_status"] == 0 and stats["truncated"] is False, "stats %s" % stats, p)
+        check(stats["params"]["k"] == 7 and stats["normalize"] == ["lower", "punct"] and
+              stats["params"]["normalize"] == 5 and stats["unit"] == "char" and
+              abs(stats["params"]["threshold"] - 0.8) < 1e-12 and
+              stats["bands"] * stats["rows"] <= stats["params"]["num_perm"] and
+              len(stats["fingerprint"]) == 16, "stats contract %s" % stats, p)
+        for key in ("unit", "k", "normalize", "utf8_policy", "seed", "num_perm", "scheme",
+                    "bands", "rows", "threshold", "fp_weight", "fn_weight"):
+            check(key in stats["params"], "stats params lack %s" % key, p)
+        # exit 5: inputs given, nothing read; an empty directory is not that
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)
+        run([empty], expect=0)
+        p = run([full("e.bin"), "--stats", st], expect=5)
+        with open(st) as f:
+            check(json.load(f)["exit_status"] == 5, "stats exit status 5", p)
+        run([full("e.bin"), "--exit-code"], expect=5)
+        # exit 6: --max-pairs cut the answer (the cluster has 3 pairs)
+        p = run([d, "--output", "pairs", "--max-pairs", "1"], expect=6)
+        check(b"results are incomplete" in p.stderr, "truncation warning", p)
+        run([d, "--output", "pairs", "--max-pairs", "1", "--exit-code"], expect=6)
+        run([d, "--output", "pairs", "--max-pairs", "3"], expect=0)
+        # with --index, an indexed document is the kept one
+        idx = os.path.join(tmp, "i.idx")
+        run([full("b.txt"), "--save-index", idx])
+        p = run([full("a.txt"), full("c.txt"), "--index", idx, "--keep", "shortest",
+                 "--output", "drop"])
+        check(p.stdout.decode().splitlines() == [full("a.txt"), full("c.txt")],
+              "indexed documents are kept", p)
 
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
