@@ -457,8 +457,16 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
     }
     const char *idf = r->opt->id_field, *tf = r->opt->text_field;
     json_t *id = NULL, *text = NULL;
+    int by_line = !strcmp(idf, "-"); /* the line number is the id */
     if (!json_is_object(obj)) {
         set_msg(d, DOC_EJSON, "%s", "invalid JSON: not an object");
+    } else if (by_line) {
+        if (!(text = json_object_get(obj, tf)))
+            set_msg(d, DOC_EFIELD, "missing field \"%s\"", tf);
+        else if (!json_is_string(text))
+            set_msg(d, DOC_EFIELD, "field \"%s\" is not a string", tf);
+        else
+            sign_text(r, d, sig, json_string_value(text), json_string_length(text));
     } else if (!(id = json_object_get(obj, idf))) {
         set_msg(d, DOC_EFIELD, "missing field \"%s\"", idf);
     } else if (!json_is_string(id) && !json_is_integer(id)) {
@@ -489,6 +497,7 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
         memcpy(b->ids + b->ids_len, ids, idl);
         d->id_off = b->ids_len;
         d->id_len = idl;
+        d->id_type = json_is_string(id) ? ID_STRING : ID_INT;
         b->ids_len += idl;
         sign_text(r, d, sig, json_string_value(text), json_string_length(text));
     }
@@ -606,7 +615,7 @@ void doc_name(struct run *r, const struct batch *b, const struct doc *d, const c
         *s = strlist_get(&r->paths, d->path, len);
         return;
     case DOCK_JSON:
-        if (d->status == DOC_OK || d->id_len) {
+        if (d->id_type != ID_NONE) {
             *s = b->ids + d->id_off;
             *len = d->id_len;
             return;
@@ -687,6 +696,60 @@ void ensure_idmeta(struct run *r, uint64_t id)
     r->idmeta_cap = cap;
 }
 
+static uint64_t hash_name(const char *s, size_t len)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* A JSONL id seen before in this run is reported (it stays a document:
+ * its text may differ), so outputs that name it are known to be ambiguous. */
+static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
+{
+    if (2 * (r->idset_n + 1) > r->idset_cap) {
+        size_t cap = r->idset_cap ? r->idset_cap * 2 : 1024;
+        struct idslot *t = calloc(cap, sizeof *t);
+        if (!t)
+            die_oom();
+        for (size_t i = 0; i < r->idset_cap; i++) {
+            if (!r->idset[i].id1)
+                continue;
+            size_t l;
+            const char *s = strlist_get(&r->names, r->idset[i].id1 - 1, &l);
+            size_t k = (size_t)hash_name(s, l) & (cap - 1);
+            while (t[k].id1)
+                k = (k + 1) & (cap - 1);
+            t[k] = r->idset[i];
+        }
+        free(r->idset);
+        r->idset = t;
+        r->idset_cap = cap;
+    }
+    size_t len, l2;
+    const char *s = strlist_get(&r->names, id, &len);
+    size_t k = (size_t)hash_name(s, len) & (r->idset_cap - 1);
+    while (r->idset[k].id1) {
+        const char *t = strlist_get(&r->names, r->idset[k].id1 - 1, &l2);
+        if (l2 == len && !memcmp(s, t, len)) {
+            const char *a1 = r->opt->inputs[d->input].arg;
+            const char *a0 = r->opt->inputs[r->idset[k].input].arg;
+            r->duplicate_ids++;
+            warnx_doc(r, "%s:%llu: duplicate id %s (first at %s:%llu)",
+                      qname(strcmp(a1, "-") ? a1 : "<stdin>"), (unsigned long long)d->line,
+                      qnamen(s, len), qname(strcmp(a0, "-") ? a0 : "<stdin>"),
+                      (unsigned long long)r->idset[k].line);
+            return;
+        }
+        k = (k + 1) & (r->idset_cap - 1);
+    }
+    r->idset[k].id1 = id + 1;
+    r->idset[k].line = d->line;
+    r->idset[k].input = d->input;
+    r->idset_n++;
+}
+
 /* Insert a signed batch; reports its bad documents in input order. */
 static int consume(struct run *r, struct batch *b)
 {
@@ -727,7 +790,14 @@ static int consume(struct run *r, struct batch *b)
         const char *name;
         size_t len;
         doc_name(r, b, d, &name, &len, tmp, sizeof tmp);
-        strlist_add(&r->names, name, len, 0);
+        /* size 1 marks a name that is a JSON integer (--format jsonl) */
+        int is_int = d->kind == DOCK_JSON &&
+                     (d->id_type == ID_INT || (d->id_type == ID_NONE && !r->lines_prefix));
+        strlist_add(&r->names, name, len, (uint64_t)is_int);
+        if (d->kind == DOCK_JSON && d->id_type != ID_NONE)
+            check_duplicate_id(r, id, d);
+        if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS)
+            strlist_add(&r->records, b->arena + d->text_off, d->text_len, 0);
         ensure_idmeta(r, id);
         r->id_bytes[id] = d->bytes;
         r->id_mtime[id] = d->mtime_ns;

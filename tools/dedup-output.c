@@ -135,7 +135,9 @@ static void put_name(const struct run *r, FILE *out, uint64_t id)
 {
     size_t len;
     const char *s = strlist_get(&r->names, id, &len);
-    if (r->opt->format == FMT_JSONL)
+    if (r->opt->format == FMT_JSONL && r->names.size[id] == 1)
+        fwrite(s, 1, len, out); /* a JSONL id that was an integer stays one */
+    else if (r->opt->format == FMT_JSONL)
         escape_json(out, s, len);
     else
         escape_tsv(out, s, len);
@@ -256,7 +258,17 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
         }
     }
 
-    if (r->opt->output == OUT_KEEP || r->opt->output == OUT_DROP) {
+    if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS) {
+        int want_kept = r->opt->output == OUT_RECORDS;
+        for (size_t i = first_new; i < n; i++) {
+            if ((kept[i] == i) != want_kept)
+                continue;
+            size_t len;
+            const char *s = strlist_get(&r->records, i - first_new, &len);
+            fwrite(s, 1, len, out);
+            fputc('\n', out);
+        }
+    } else if (r->opt->output == OUT_KEEP || r->opt->output == OUT_DROP) {
         int want_kept = r->opt->output == OUT_KEEP;
         for (size_t i = first_new; i < n; i++) {
             if ((kept[i] == i) != want_kept)

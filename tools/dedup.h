@@ -75,6 +75,7 @@ enum doc_status {
 };
 
 enum doc_kind { DOCK_PATH, DOCK_TEXT, DOCK_JSON };
+enum id_type { ID_NONE, ID_STRING, ID_INT };
 
 struct doc {
     uint32_t input;       /* index into the run's inputs */
@@ -87,6 +88,7 @@ struct doc {
     size_t text_len;
     size_t id_off;        /* DOCK_JSON: the id, in batch->ids */
     size_t id_len;
+    uint8_t id_type;      /* DOCK_JSON: enum id_type */
     uint64_t bytes;       /* bytes of the document's text */
     int64_t mtime_ns;     /* modification time of its file, for --keep */
     simlsh_shingleset *set; /* --verify exact: the document's shingles */
@@ -159,6 +161,12 @@ struct pathmeta {
     size_t alias_of; /* SIZE_MAX, or the path that stands for the same file */
 };
 
+struct idslot {
+    uint64_t id1; /* id + 1; 0 is an empty slot */
+    uint64_t line;
+    size_t input;
+};
+
 /* Everything one run owns. */
 struct run {
     const struct options *opt;
@@ -177,6 +185,10 @@ struct run {
     size_t idmeta_cap;
     struct strlist skips;     /* "NAME\tREASON" for --skipped */
     int truncated;            /* --max-pairs cut the answer short */
+    struct strlist records;   /* --output records: the line of each new id */
+    struct idslot *idset;     /* JSONL ids seen, to report duplicates */
+    size_t idset_cap, idset_n;
+    uint64_t duplicate_ids;
     struct strlist names; /* output name of each indexed id (id = position) */
     uint64_t first_new;   /* ids below this came from --index */
     simlsh_shingleset **sets; /* --verify exact: set of each id */

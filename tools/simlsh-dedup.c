@@ -52,7 +52,8 @@ static const char *const usage_text[] = {
     "      --jsonl FILE      one JSON object per line; FILE may be -\n"
     "      --files-from FILE read PATHs from FILE (one per line; - for standard input)\n"
     "  -0, --null            --files-from names end with NUL, not newline\n"
-    "      --id-field NAME   JSONL field with the id, a string or integer (default: id)\n"
+    "      --id-field NAME   JSONL field with the id, a string or integer (default: id;\n"
+    "                        - numbers the lines instead)\n"
     "      --text-field NAME JSONL field with the text (default: text)\n"
     "      --include GLOB    in directories, read only files matching GLOB (repeatable)\n"
     "      --exclude GLOB    in directories, skip files and directories matching GLOB\n"
@@ -93,7 +94,9 @@ static const char *const usage_text[] = {
     "  -o, --output-file FILE  write results to FILE (default, or -: standard output)\n"
     "      --output MODE     clusters (one line per cluster of 2+ documents; default),\n"
     "                        pairs (id, id, similarity), keep (one id per cluster plus\n"
-    "                        every singleton) or drop (every other clustered id)\n"
+    "                        every singleton), drop (every other clustered id), or,\n"
+    "                        for --lines and --jsonl inputs, records or drop-records\n"
+    "                        (the input lines of the keep or drop list)\n"
     "      --keep POLICY     which member of a cluster is kept: first (in input order;\n"
     "                        default), shortest, longest, oldest or newest\n"
     "      --format FMT      tsv (default) or jsonl\n"
@@ -378,8 +381,10 @@ static void parse_args(struct options *o, int argc, char **argv)
     static const int scheme_v[] = {SIMLSH_SCHEME_OPH, SIMLSH_SCHEME_CLASSIC};
     static const char *const verifies[] = {"none", "estimate", "exact", NULL};
     static const int verify_v[] = {VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT};
-    static const char *const outputs[] = {"clusters", "pairs", "keep", "drop", NULL};
-    static const int output_v[] = {OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP};
+    static const char *const outputs[] = {"clusters", "pairs", "keep", "drop", "records",
+                                          "drop-records", NULL};
+    static const int output_v[] = {OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP, OUT_RECORDS,
+                                   OUT_DROP_RECORDS};
     static const char *const keeps[] = {"first", "shortest", "longest", "oldest", "newest",
                                         NULL};
     static const int keep_v[] = {KEEP_FIRST, KEEP_SHORTEST, KEEP_LONGEST, KEEP_OLDEST,
@@ -517,6 +522,11 @@ static void parse_args(struct options *o, int argc, char **argv)
     if (stdin_uses > 1)
         usage_error("%s", "standard input (-) can be read only once");
     expand_lists(o, nul);
+    if (o->output == OUT_RECORDS || o->output == OUT_DROP_RECORDS)
+        for (size_t i = 0; i < o->ninputs; i++)
+            if (o->inputs[i].kind != INPUT_LINES && o->inputs[i].kind != INPUT_JSONL)
+                usage_error("--output records and drop-records write input lines: every "
+                            "input must be --lines or --jsonl, not '%s'", o->inputs[i].arg);
     if (o->verify == VERIFY_EXACT && o->load_index)
         usage_error("%s", "--verify exact cannot be combined with --index: the shingle "
                           "sets of indexed documents are not saved");
@@ -720,8 +730,9 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     fprintf(f, ",\"exit_status\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64, status,
             r->docs, r->bytes);
     fprintf(f, ",\"indexed_before\":%" PRIu64 ",\"clusters\":%" PRIu64
-               ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64,
-            r->first_new, clusters, dups, r->skipped, r->aliases);
+               ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64
+               ",\"duplicate_ids\":%" PRIu64,
+            r->first_new, clusters, dups, r->skipped, r->aliases, r->duplicate_ids);
     fprintf(f, ",\"truncated\":%s,\"seconds\":%.3f,\"peak_memory_bytes\":%.0f,\"threads\":%d",
             r->truncated ? "true" : "false", elapsed, peak_memory(), r->nthreads);
     fprintf(f, ",\"verify\":\"%s\",\"keep\":\"%s\",\"max_pairs\":%zu,\"max_doc_bytes\":%" PRIu64,
@@ -780,6 +791,8 @@ static void run_free(struct run *r, struct options *opt)
     strlist_free(&r->paths);
     strlist_free(&r->names);
     strlist_free(&r->skips);
+    strlist_free(&r->records);
+    free(r->idset);
     free(r->pmeta);
     free(r->id_bytes);
     free(r->id_mtime);

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """End-to-end tests of simlsh-dedup on the bundled corpus (data/sample).
 
-Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE [json | no-json]
+Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE [FEATURES]
 Each CASE is one meson test (tools/meson.build); see the functions below.
-no-json says the program was built without jansson: --jsonl must then be
-refused, and the jsonl case checks that and reports SKIP (exit 77).
+FEATURES is a comma list of json|no-json, zlib|no-zlib, zstd|no-zstd (what
+the program was built with; default: all). no-json: --jsonl must be
+refused, and the jsonl cases check that and report SKIP (exit 77); no-zlib
+and no-zstd: compressed input must be skipped with the reason.
 What the corpus plants is described in data/README.md.
 """
 import json
@@ -16,7 +18,8 @@ import sys
 import tempfile
 
 DEDUP, SAMPLE, CASE = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
-JSON = {"json": True, "no-json": False}[sys.argv[4] if len(sys.argv) > 4 else "json"]
+FEATURES = set((sys.argv[4] if len(sys.argv) > 4 else "json,zlib,zstd").split(","))
+JSON, ZLIB, ZSTD = "json" in FEATURES, "zlib" in FEATURES, "zstd" in FEATURES
 SKIP = 77  # meson's exit status for a skipped test
 
 # The clusters data/sample must give with the defaults (data/README.md).
@@ -921,6 +924,210 @@ def case_keep():
                  "--output", "drop"])
         check(p.stdout.decode().splitlines() == [full("a.txt"), full("c.txt")],
               "indexed documents are kept", p)
+
+
+def zstd_frame(data):
+    """A zstd frame of raw (stored) blocks, written by hand (RFC 8878) so the
+    test needs no zstd module: single segment, 4-byte content size."""
+    out = bytearray(b"\x28\xb5\x2f\xfd\xa0") + len(data).to_bytes(4, "little")
+    chunks = [data[i:i + 65536] for i in range(0, len(data), 65536)] or [b""]
+    for i, c in enumerate(chunks):
+        last = 1 if i == len(chunks) - 1 else 0
+        out += ((len(c) << 3) | last).to_bytes(3, "little") + c
+    return bytes(out)
+
+
+def case_compressed():
+    """Issue 10 item 2: gzip and zstd inputs, recognised by magic bytes not by
+    name, for files, -, --lines and --jsonl; corrupt data and decompression
+    bombs are skipped with a reason; a build without the library says so."""
+    import gzip
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "man")
+        os.mkdir(d)
+        plain = read("release-plan.txt")
+        with open(os.path.join(d, "ls.1.gz"), "wb") as f:
+            f.write(gzip.compress(plain))
+        with open(os.path.join(d, "dir.1"), "wb") as f:  # gzip, no .gz name
+            f.write(gzip.compress(plain[:len(plain) // 2]) + gzip.compress(plain[len(plain) // 2:]))
+        with open(os.path.join(d, "vdir.1.zst"), "wb") as f:
+            f.write(zstd_frame(read("release-plan-reformatted.txt")))
+        with open(os.path.join(d, "other.txt"), "wb") as f:
+            f.write(read("notes-04.txt"))
+        with open(os.path.join(d, "broken.gz"), "wb") as f:
+            f.write(gzip.compress(read("notes-05.txt"))[:-30])
+        with open(os.path.join(d, "bomb.gz"), "wb") as f:
+            f.write(gzip.compress(b"a " * 600000))
+        p = run([d, "--max-doc-bytes", "1000000"], expect=None)
+        err = p.stderr.decode()
+        gz = ["ls.1.gz", "dir.1"]
+        if not ZLIB:
+            check("%s/ls.1.gz: gzip-compressed, and simlsh-dedup was built without zlib" % d
+                  in err, "no-zlib reason", p)
+        else:
+            check("%s/broken.gz: truncated gzip data" % d in err or
+                  "%s/broken.gz: corrupt gzip data" % d in err, "broken gzip", p)
+            check("%s/bomb.gz: decompresses to more than --max-doc-bytes" % d in err,
+                  "bounded decompression", p)
+        if not ZSTD:
+            check("%s/vdir.1.zst: zstd-compressed, and simlsh-dedup was built without libzstd"
+                  % d in err, "no-zstd reason", p)
+        readable = (gz if ZLIB else []) + (["vdir.1.zst"] if ZSTD else [])
+        got = set()
+        for c in tsv_clusters(p, mapper=lambda n: os.path.basename(n)):
+            got |= c
+        check(got == set(readable) if len(readable) > 1 else not got,
+              "compressed clusters: %s, want %s" % (got, readable), p)
+        if ZLIB:
+            lines = os.path.join(tmp, "l.gz")
+            with open(lines, "wb") as f:
+                f.write(gzip.compress(flat("harbour-log.txt") + b"\n" + flat("notes-01.txt") +
+                                      b"\n" + flat("harbour-log-typos.txt") + b"\n"))
+            p = run(["--lines", lines])
+            check(p.stdout == b"1\t3\n", "--lines on gzip", p)
+            p = run(["--lines", "-"], stdin=open(lines, "rb").read())
+            check(p.stdout == b"1\t3\n", "--lines - on gzip", p)
+            p = run(["-", os.path.join(SAMPLE, "field-report.txt")],
+                    stdin=gzip.compress(read("field-report-extended.txt")))
+            check(p.stdout.startswith(b"-\t"), "- on gzip", p)
+            if JSON:
+                j = os.path.join(tmp, "c.jsonl.gz")
+                rows = b"".join(json.dumps({"id": n, "text": read(n).decode()}).encode() + b"\n"
+                                for n in ("release-plan.txt", "notes-02.txt",
+                                          "release-plan-reformatted.txt"))
+                with open(j, "wb") as f:
+                    f.write(gzip.compress(rows))
+                p = run(["--jsonl", j, "--output", "pairs"])
+                check(p.stdout.startswith(b"release-plan.txt\trelease-plan-reformatted.txt"),
+                      "--jsonl on gzip", p)
+        if ZSTD:
+            lines = os.path.join(tmp, "l.zst")
+            with open(lines, "wb") as f:
+                f.write(zstd_frame(flat("harbour-log.txt") + b"\n" + flat("notes-01.txt") +
+                                   b"\n") + zstd_frame(flat("harbour-log-typos.txt") + b"\n"))
+            p = run(["--lines", lines])
+            check(p.stdout == b"1\t3\n", "--lines on zstd (two frames)", p)
+            if shutil.which("zstd"):  # a real compressed frame too
+                real = os.path.join(tmp, "real.zst")
+                subprocess.run(["zstd", "-q", "-19", os.path.join(SAMPLE, "harbour-log.txt"),
+                                "-o", real], check=True)
+                p = run([real, os.path.join(SAMPLE, "harbour-log-edited.txt"), "--output",
+                         "pairs"])
+                check(p.stdout.startswith(real.encode() + b"\t"), "zstd -19 frame", p)
+
+
+def case_files_from():
+    """Issue 10 item 2: --files-from FILE|- with -0, in its place in the
+    input order; one run takes any number of names."""
+    names = [os.path.join(SAMPLE, n) for n in sample_files()]
+    with tempfile.TemporaryDirectory() as tmp:
+        lst = os.path.join(tmp, "list")
+        with open(lst, "w") as f:
+            f.write("\n".join(names) + "\n\n")
+        p = run(["--files-from", lst])
+        check(set(tsv_clusters(p)) == EXPECTED, "--files-from clusters", p)
+        q = run([SAMPLE])
+        check(p.stdout == q.stdout, "same as the directory", p)
+        p = run(["--files-from", "-", "-0"], stdin=b"\0".join(n.encode() for n in names))
+        check(p.stdout == q.stdout, "--files-from - -0", p)
+        # a name with a newline needs -0
+        odd = os.path.join(tmp, "a\nb.txt")
+        shutil.copy(os.path.join(SAMPLE, "field-report.txt"), odd)
+        p = run(["--null", "--files-from", "-", os.path.join(SAMPLE, "field-report-extended.txt")],
+                stdin=odd.encode() + b"\0")
+        check(p.stdout.decode() == "%s\\nb.txt\t%s\n" % (
+            os.path.join(tmp, "a"), os.path.join(SAMPLE, "field-report-extended.txt")),
+            "name with a newline through -0", p)
+        run(["--files-from", os.path.join(tmp, "missing")], expect=3)
+        run(["--files-from", "-", "-"], expect=2, stdin=b"")
+
+
+def case_walk_filters():
+    """Issue 10 item 2: --include / --exclude globs, version-control
+    directories skipped unless --include-vcs, binary files skipped with a
+    reason unless --binary."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "repo")
+        for sub in (".git/objects", "src", "build", ".hg", ".svn"):
+            os.makedirs(os.path.join(d, sub))
+        text = read("harbour-log.txt")
+        for rel_name in ("src/a.txt", "src/b.md", "build/c.txt", ".git/objects/d.txt",
+                         ".hg/e.txt", ".svn/f.txt", "g.txt"):
+            with open(os.path.join(d, rel_name), "wb") as f:
+                f.write(text)
+        with open(os.path.join(d, "src", "img.bin"), "wb") as f:
+            f.write(b"PNG\x00\x01" + text)
+        found = lambda p: {os.path.relpath(n, d) for c in tsv_clusters(p, mapper=lambda n: n)
+                           for n in c}
+        p = run([d])
+        check(found(p) == {"src/a.txt", "src/b.md", "build/c.txt", "g.txt"}, "vcs skipped", p)
+        check("img.bin: binary (NUL byte at offset 3)" in p.stderr.decode(), "binary reason", p)
+        p = run([d, "--include-vcs", "--binary"])
+        check(found(p) == {"src/a.txt", "src/b.md", "build/c.txt", "g.txt",
+                           ".git/objects/d.txt", ".hg/e.txt", ".svn/f.txt", "src/img.bin"},
+              "--include-vcs --binary", p)
+        p = run([d, "--include", "*.txt"])
+        check(found(p) == {"src/a.txt", "build/c.txt", "g.txt"}, "--include", p)
+        p = run([d, "--include", "*.txt", "--include", "*.md", "--exclude", "build"])
+        check(found(p) == {"src/a.txt", "src/b.md", "g.txt"}, "--exclude a directory", p)
+        p = run([d, "--exclude", "*/src/*"])
+        check(found(p) == {"build/c.txt", "g.txt"}, "glob with a slash", p)
+        # names given on the command line are read whatever the filters
+        p = run([d, os.path.join(d, ".git", "objects", "d.txt"), "--include", "*.md"])
+        check(found(p) == {"src/b.md", ".git/objects/d.txt"}, "named files are read", p)
+
+
+def case_jsonl_records():
+    """Issue 10 item 2: JSONL end to end: --output records / drop-records
+    write the original lines, integer ids stay integers, duplicate ids are
+    reported, --id-field - uses the line number."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.jsonl")
+        if not JSON:
+            refuses_jsonl(["--jsonl", path, "--output", "records"])
+            print("SKIP: simlsh-dedup was built without JSON support; --jsonl is refused")
+            sys.exit(SKIP)
+        rows = [{"id": 10, "text": read("release-plan.txt").decode(), "extra": [1, 2]},
+                {"id": "n2", "text": read("notes-02.txt").decode()},
+                {"id": 11, "text": read("release-plan-reformatted.txt").decode()},
+                {"id": "n2", "text": read("notes-03.txt").decode()},
+                {"id": 12, "text": read("release-plan.txt").decode()}]
+        raw = [json.dumps(r, separators=(",", " : ")).encode() for r in rows]
+        with open(path, "wb") as f:
+            f.write(b"\n".join(raw) + b"\n")
+        p = run(["--jsonl", path, "--output", "records"])
+        check(p.stdout == raw[0] + b"\n" + raw[1] + b"\n" + raw[3] + b"\n", "records", p)
+        check(("%s:4: duplicate id n2 (first at %s:2)" % (path, path)) in p.stderr.decode(),
+              "duplicate id reported", p)
+        p = run(["--jsonl", path, "--output", "drop-records", "--keep", "longest"])
+        kept_long = run(["--jsonl", path, "--output", "keep", "--keep", "longest"])
+        dropped = [json.loads(l)["id"] for l in p.stdout.decode().splitlines()]
+        kept = kept_long.stdout.decode().splitlines()
+        check(len(dropped) == 2 and not {str(x) for x in dropped} & set(kept),
+              "drop-records never holds a kept record", p)
+        p = run(["--jsonl", path, "--format", "jsonl", "--output", "clusters"])
+        obj = json.loads(p.stdout)
+        check(obj["ids"] == [10, 11, 12], "integer ids stay integers: %s" % obj, p)
+        st = os.path.join(tmp, "s.json")
+        run(["--jsonl", path, "--stats", st])
+        with open(st) as f:
+            check(json.load(f)["duplicate_ids"] == 1, "duplicate_ids in --stats")
+        noid = os.path.join(tmp, "noid.jsonl")
+        with open(noid, "w") as f:
+            for r in rows:
+                f.write(json.dumps({"text": r["text"]}) + "\n")
+        p = run(["--jsonl", noid, "--id-field", "-", "--format", "jsonl", "--output", "keep"])
+        check([json.loads(l)["id"] for l in p.stdout.decode().splitlines()] == [1, 2, 4],
+              "line numbers as ids", p)
+        p = run(["--jsonl", noid, "--id-field", "-", "--output", "records"])
+        check(p.stdout.decode().splitlines() == [json.dumps({"text": rows[i]["text"]})
+                                                 for i in (0, 1, 3)], "records by line", p)
+        run([SAMPLE, "--output", "records"], expect=2)
+        lines = os.path.join(tmp, "l.txt")
+        with open(lines, "wb") as f:
+            f.write(flat("harbour-log.txt") + b"\n" + flat("harbour-log-typos.txt") + b"\n")
+        p = run(["--lines", lines, "--output", "records"])
+        check(p.stdout == flat("harbour-log.txt") + b"\n", "--lines records", p)
 
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
