@@ -78,11 +78,15 @@ SIMLSH_API const char *simlsh_version_string(void);
 /** Error codes; 0 (SIMLSH_OK) is success. */
 typedef enum simlsh_errno {
     SIMLSH_OK = 0,
-#define SIMLSH__ERRNO_ENUM(name, value, msg) SIMLSH_##name = value,
-    SIMLSH_ERRNO_MAP(SIMLSH__ERRNO_ENUM)
-#undef SIMLSH__ERRNO_ENUM
-    SIMLSH__ERRNO_DUMMY = -10000 /* keeps the enum signed; not a code */
+#define SIMLSH_ERRNO_ENUM_(name, value, msg) SIMLSH_##name = value,
+    SIMLSH_ERRNO_MAP(SIMLSH_ERRNO_ENUM_)
+#undef SIMLSH_ERRNO_ENUM_
+    SIMLSH_ERRNO_DUMMY_ = -10000 /* keeps the enum signed; not a code */
 } simlsh_errno;
+#ifndef __cplusplus
+/* Its name up to 0.1.0, kept for C; C++ reserves every name with "__". */
+#define SIMLSH__ERRNO_DUMMY SIMLSH_ERRNO_DUMMY_
+#endif
 
 /** @return a static English message for @p err ("unknown error" for values
  *  that are not codes). Never NULL. Threads: safe. */
