@@ -1130,6 +1130,32 @@ def case_jsonl_records():
         check(p.stdout == flat("harbour-log.txt") + b"\n", "--lines records", p)
 
 
+def case_man():
+    """Issue 10 item 5: the man page (generated from docs/cli.md next to the
+    program) documents every option --help lists and the reverse, and
+    renders without warnings."""
+    page = os.path.join(os.path.dirname(os.path.abspath(DEDUP)), "simlsh-dedup.1")
+    check(os.path.exists(page), "no generated man page at %s" % page)
+    with open(page, encoding="utf-8") as f:
+        man = f.read()
+    check(man.startswith(".TH SIMLSH\\-DEDUP 1"), "man page header")
+    help_text = run(["--help"]).stdout.decode()
+    in_help = set(re.findall(r"--[a-z][a-z0-9-]+", help_text))
+    in_man = {o.replace("\\-", "-")
+              for o in re.findall(r"\\-\\-[a-z](?:[a-z0-9]|\\-(?=[a-z0-9]))*", man)}
+    check(in_help <= in_man, "options in --help but not in the man page: %s"
+          % sorted(in_help - in_man))
+    documented = set(re.findall(r"^\.TP\n\\fB(\\-\\-[a-z](?:[a-z0-9]|\\-)*)", man, re.M))
+    documented = {o.replace("\\-", "-") for o in documented}
+    check(documented <= in_help, "options documented but not in --help: %s"
+          % sorted(documented - in_help))
+    check(len(documented) > 25, "option definitions in the man page: %d" % len(documented))
+    if shutil.which("groff"):
+        g = subprocess.run(["groff", "-man", "-ww", "-z", page], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        check(g.returncode == 0 and g.stderr == b"", "groff warnings: %s" % g.stderr.decode())
+
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:
