@@ -13,6 +13,7 @@
 #include <zstd.h>
 #endif
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -516,6 +517,37 @@ int fsync_dir_of(const char *path)
     return rc;
 }
 
+/* Temporary files of this target left by a run that was killed (SIGKILL,
+ * a crash, a power cut): ".BASE.simlsh-PID-XXXXXX" whose PID is no
+ * process. A live run's file is never touched (kill(PID, 0) succeeds, or
+ * fails with EPERM for another user's process). */
+static void remove_stale(const char *dir, const char *base)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t bl = strlen(base);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (n[0] != '.' || strncmp(n + 1, base, bl) || strncmp(n + 1 + bl, ".simlsh-", 8))
+            continue;
+        char *end;
+        errno = 0;
+        long pid = strtol(n + 1 + bl + 8, &end, 10);
+        if (errno || pid <= 0 || end[0] != '-' || strlen(end + 1) != 6)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        size_t dl = strlen(dir), nl = strlen(n);
+        char *p = xmalloc(dl + nl + 2);
+        snprintf(p, dl + nl + 2, "%s/%s", dir, n);
+        unlink(p);
+        free(p);
+    }
+    closedir(d);
+}
+
 /* "-" or NULL is standard output, written in place. Anything else gets a
  * new file in the target's directory (mode 0666 minus the umask, or the
  * mode of the file it replaces), so the rename in outfile_commit() is
@@ -531,9 +563,10 @@ int outfile_open(struct outfile *o, const char *path)
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char *dir = dir_of(path);
+    remove_stale(dir, base);
     size_t dl = strlen(dir), bl = strlen(base);
-    o->tmp = xmalloc(dl + bl + 32);
-    snprintf(o->tmp, dl + bl + 32, "%s/.%s.simlsh-XXXXXX", dir, base);
+    o->tmp = xmalloc(dl + bl + 48);
+    snprintf(o->tmp, dl + bl + 48, "%s/.%s.simlsh-%ld-XXXXXX", dir, base, (long)getpid());
     free(dir);
     mode_t mask = umask(0);
     umask(mask);

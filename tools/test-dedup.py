@@ -552,7 +552,7 @@ def tree_state(d):
 
 
 def no_temp_files(d, proc=None):
-    left = [n for n in tree_state(d) if ".simlsh-" in n or ".tmp" in n]
+    left = [n for n in tree_state(d) if (".simlsh-" in n and "ghijkl" not in n) or ".tmp" in n]
     check(not left, "temporary files left behind: %s" % left, proc)
 
 
@@ -1154,6 +1154,77 @@ def case_man():
         g = subprocess.run(["groff", "-man", "-ww", "-z", page], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=60)
         check(g.returncode == 0 and g.stderr == b"", "groff warnings: %s" % g.stderr.decode())
+
+
+def case_faults():
+    """Issue 18 item 7 (tool side): writes that fail at the k-th byte, for k
+    across the whole output: -o keeps the old file byte for byte, leaves no
+    temporary file, and the message gives the system's cause; --save-index
+    likewise while the index itself is being written. The fault is a file
+    size limit (RLIMIT_FSIZE, with SIGXFSZ ignored: write() then fails with
+    EFBIG at exactly that byte), which needs no mount and no preloaded shim
+    (glibc's stdio calls write() internally, where a shim cannot reach it).
+    Also: a temporary file left by a killed run (its process gone) is
+    removed by the next run."""
+    import resource
+    import signal
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.tsv")
+        p = run([SAMPLE, "--output", "pairs", "-o", out])
+        with open(out, "rb") as f:
+            size = len(f.read())
+        check(size > 100, "pairs output too small to cut")
+        old = b"the old results\n"
+
+        def faulty(args, budget):
+            def limit():
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (budget, budget))
+            return subprocess.run([DEDUP] + args, preexec_fn=limit, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=120)
+
+        for k in sorted({0, 1, size // 3, size // 2, size - 1} | set(range(0, size, 97))):
+            with open(out, "wb") as f:
+                f.write(old)
+            p = faulty([SAMPLE, "--output", "pairs", "-o", out, "-q"], k)
+            check(p.returncode == 4, "budget %d: exit %d" % (k, p.returncode), p)
+            check(b"File too large" in p.stderr, "budget %d: cause" % k, p)
+            with open(out, "rb") as f:
+                check(f.read() == old, "budget %d: the old output changed" % k, p)
+            no_temp_files(tmp, p)
+        p = faulty([SAMPLE, "--output", "pairs", "-o", out, "-q"], size)
+        check(p.returncode == 0, "exactly enough space", p)
+
+        idx = os.path.join(tmp, "s.idx")
+        half = [os.path.join(SAMPLE, n) for n in sample_files()[:20]]
+        run(half + ["--save-index", idx, "-q"])
+        with open(idx, "rb") as f:
+            old_idx = f.read()
+        with open(idx + ".names", "rb") as f:
+            old_names = f.read()
+        for k in sorted({0, 1, 100} | set(range(0, len(old_idx), max(1, len(old_idx) // 25)))):
+            p = faulty([SAMPLE, "--save-index", idx, "-q"], k)
+            check(p.returncode == 4 and b"File too large" in p.stderr, "save budget %d" % k, p)
+            with open(idx, "rb") as f:
+                same_idx = f.read() == old_idx
+            with open(idx + ".names", "rb") as f:
+                same_names = f.read() == old_names
+            # the index is written first: cut inside it, both files are the old ones
+            check(same_names, "save budget %d: the old names changed" % k, p)
+            if k < len(old_idx):
+                check(same_idx, "save budget %d: the old index changed" % k, p)
+            no_temp_files(tmp, p)
+            run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
+
+        # a temporary file of a run that no longer exists is cleaned up
+        stale = os.path.join(tmp, ".out.tsv.simlsh-999999999-abcdef")
+        live = os.path.join(tmp, ".out.tsv.simlsh-%d-ghijkl" % os.getpid())
+        for n in (stale, live):
+            with open(n, "w") as f:
+                f.write("partial")
+        run([SAMPLE, "-o", out, "-q"])
+        check(not os.path.exists(stale), "stale temporary file not removed")
+        check(os.path.exists(live), "a live run's temporary file was removed")
 
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
