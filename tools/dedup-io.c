@@ -459,20 +459,24 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-static void track_tmp(char *p)
+static void install_cleanup(void)
 {
     static int installed;
-    if (!installed) {
-        installed = 1;
-        atexit(remove_pending);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGHUP, &sa, NULL);
-    }
+    if (installed)
+        return;
+    installed = 1;
+    atexit(remove_pending);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static void track_tmp(char *p)
+{
     for (int i = 0; i < MAX_OUTFILES; i++) {
         if (!pending_tmp[i]) {
             pending_tmp[i] = p;
@@ -574,22 +578,33 @@ int outfile_open(struct outfile *o, const char *path)
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
         mode = st.st_mode & 07777;
+    /* Signals wait while the file is created and recorded: one arriving in
+     * between would otherwise leave the file behind. */
+    install_cleanup();
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     int fd = mkstemp(o->tmp);
+    int e = errno;
+    if (fd >= 0)
+        track_tmp(o->tmp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
-        int e = errno;
         fprintf(stderr, "simlsh-dedup: %s: cannot create a file in its directory: %s\n",
                 qname(path), strerror(e));
         free(o->tmp);
         o->tmp = NULL;
         return -1;
     }
-    track_tmp(o->tmp);
     if (fchmod(fd, mode) != 0) {
         /* not fatal: the file keeps mkstemp's 0600 */
     }
     o->f = fdopen(fd, "w");
     if (!o->f) {
-        int e = errno;
+        e = errno;
         close(fd);
         outfile_abort(o);
         fprintf(stderr, "simlsh-dedup: %s: %s\n", qname(path), strerror(e));

@@ -692,6 +692,27 @@ static double peak_memory(void)
     return 0;
 }
 
+static const struct {
+    int flag;
+    const char *name;
+} norm_names[] = {{SIMLSH_NORM_LOWER_ASCII, "lower"}, {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
+                  {SIMLSH_NORM_STRIP_PUNCT, "punct"}, {SIMLSH_NORM_CASEFOLD, "casefold"},
+                  {SIMLSH_NORM_NFKC, "nfkc"}};
+
+/* "lower,space" for a normalisation bitmask, "none" for 0: the spelling
+ * --normalize takes. */
+static void normalize_names(char *buf, size_t cap, int64_t norm)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof norm_names / sizeof norm_names[0]; i++)
+        if (norm & norm_names[i].flag)
+            o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%s", o ? "," : "",
+                                  norm_names[i].name);
+    if (o == 0)
+        snprintf(buf, cap, "none");
+}
+
 static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t dups)
 {
     char bytes[32], mem[32];
@@ -716,6 +737,38 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
                     " rows, threshold %.2f, verify %s, %d thread%s\n",
             unit >= 0 && unit <= 2 ? unit_names[unit] : "?", k, np, b, rows, r->threshold,
             verify_names[r->opt->verify], r->nthreads, r->nthreads == 1 ? "" : "s");
+    /* The whole contract, so a run can be reproduced with the library
+     * alone (whose defaults differ: normalisation and the weights). */
+    fputs(PROG ": contract:", stderr);
+    for (int key = 1; key < 64; key++) {
+        const char *name = simlsh_params_key_name(key);
+        int64_t iv;
+        double dv;
+        if (!name || key == SIMLSH_PARAM_ISA) /* ISA is not part of the contract */
+            continue;
+        if (simlsh_params_get_int(r->params, key, &iv) == 0) {
+            if (key == SIMLSH_PARAM_BANDS)
+                iv = b;
+            else if (key == SIMLSH_PARAM_ROWS)
+                iv = rows;
+            if (key == SIMLSH_PARAM_NORMALIZE) {
+                char norm[64];
+                normalize_names(norm, sizeof norm, iv);
+                fprintf(stderr, " %s=%s", name, norm);
+            } else if (key == SIMLSH_PARAM_UNIT && iv >= 0 && iv <= 2) {
+                fprintf(stderr, " %s=%s", name, unit_names[iv]);
+            } else if (key == SIMLSH_PARAM_SCHEME) {
+                fprintf(stderr, " %s=%s", name, iv == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph");
+            } else if (key == SIMLSH_PARAM_UTF8_POLICY) {
+                fprintf(stderr, " %s=%s", name, iv == SIMLSH_UTF8_REJECT ? "reject" : "replace");
+            } else {
+                fprintf(stderr, " %s=%" PRId64, name, iv);
+            }
+        } else if (simlsh_params_get_double(r->params, key, &dv) == 0) {
+            fprintf(stderr, " %s=%g", name, dv);
+        }
+    }
+    fputc('\n', stderr);
 }
 
 static const char *const keep_names[] = {"first", "shortest", "longest", "oldest", "newest"};
@@ -761,16 +814,10 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     fprintf(f, "},\"unit\":\"%s\",\"scheme\":\"%s\",\"normalize\":[",
             unit >= 0 && unit <= 2 ? unit_names[unit] : "?",
             scheme == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph");
-    static const struct {
-        int flag;
-        const char *name;
-    } norms[] = {{SIMLSH_NORM_LOWER_ASCII, "lower"}, {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
-                 {SIMLSH_NORM_STRIP_PUNCT, "punct"}, {SIMLSH_NORM_CASEFOLD, "casefold"},
-                 {SIMLSH_NORM_NFKC, "nfkc"}};
     first = 1;
-    for (size_t i = 0; i < sizeof norms / sizeof norms[0]; i++) {
-        if (norm & norms[i].flag) {
-            fprintf(f, "%s\"%s\"", first ? "" : ",", norms[i].name);
+    for (size_t i = 0; i < sizeof norm_names / sizeof norm_names[0]; i++) {
+        if (norm & norm_names[i].flag) {
+            fprintf(f, "%s\"%s\"", first ? "" : ",", norm_names[i].name);
             first = 0;
         }
     }

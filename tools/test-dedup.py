@@ -904,6 +904,20 @@ def case_keep():
         for key in ("unit", "k", "normalize", "utf8_policy", "seed", "num_perm", "scheme",
                     "bands", "rows", "threshold", "fp_weight", "fn_weight"):
             check(key in stats["params"], "stats params lack %s" % key, p)
+        # the summary's contract line shows the same contract (issue 16 item 1)
+        m = re.search(r"^simlsh-dedup: contract: (.*)$", p.stderr.decode(), re.M)
+        check(m is not None, "no contract line in the summary", p)
+        shown = dict(kv.split("=", 1) for kv in m.group(1).split())
+        check(shown.pop("normalize") == "lower,punct" and shown.pop("unit") == "char" and
+              shown.pop("scheme") == "oph" and shown.pop("utf8_policy") == "replace",
+              "contract line names: %s" % m.group(1), p)
+        shown["bands"], shown["rows"] = str(stats["bands"]), str(stats["rows"])
+        for key, value in shown.items():
+            want = stats["bands"] if key == "bands" else stats["rows"] if key == "rows" \
+                else stats["params"][key]
+            check(float(value) == float(want), "contract %s=%s, stats %s" % (key, value, want), p)
+        check(set(shown) | {"normalize", "unit", "scheme", "utf8_policy", "isa"} ==
+              set(stats["params"]), "contract line keys", p)
         # exit 5: inputs given, nothing read; an empty directory is not that
         empty = os.path.join(tmp, "empty")
         os.mkdir(empty)
