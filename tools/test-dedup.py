@@ -513,7 +513,10 @@ def case_usage():
                  ["--threshold", "abc", SAMPLE], ["--bands", "100", "--rows", "100", SAMPLE],
                  ["--verify", "exact", "--index", "x", SAMPLE], ["--normalize", "upper", SAMPLE],
                  ["-j", "-1", SAMPLE], ["--output", "everything", SAMPLE],
-                 ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"]):
+                 ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"],
+                 ["--keep", "biggest", SAMPLE], ["--max-doc-bytes", "0", SAMPLE],
+                 ["--max-doc-bytes", "1k", SAMPLE], ["--output", "records", SAMPLE],
+                 ["--files-from", "-", "-"]):
         p = run(args, expect=2)
         check(p.stdout == b"", "usage error wrote output", p)
         check(p.stderr.startswith(b"simlsh-dedup: ") or b"Try" in p.stderr,
@@ -734,6 +737,44 @@ def case_special_inputs():
         check("%s:4: line longer than --max-doc-bytes" % lines in err, "long last line", p)
         check(summary_count(p, "documents") == 2, "short lines read", p)
         p = run_bounded(["--max-doc-bytes", "0", good], 2)
+
+        # A file replaced by a FIFO after the walk: the type check on the
+        # opened descriptor skips it, nothing blocks. Outputs are created
+        # right after the walk, so the temporary -o file appearing says the
+        # walk is over; slow signing (classic, 1024 permutations, -j 1)
+        # leaves time to swap the last file before it is read.
+        race = os.path.join(tmp, "race")
+        os.mkdir(race)
+        words = read("harbour-log.txt")
+        for i in range(60):
+            with open(os.path.join(race, "f%03d.txt" % i), "wb") as f:
+                f.write(words * 4)
+        last = os.path.join(race, "f059.txt")
+        seen = 0
+        for attempt in range(3):
+            out = os.path.join(tmp, "race.out")
+            proc = subprocess.Popen([DEDUP, race, "-j", "1", "--scheme", "classic",
+                                     "--num-perm", "1024", "-o", out],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            while proc.poll() is None and not any(".race.out.simlsh-" in n
+                                                  for n in os.listdir(tmp)):
+                pass
+            swapped = proc.poll() is None
+            if swapped:
+                os.remove(last)
+                os.mkfifo(last)
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                fail("a file replaced by a FIFO made the run hang")
+            check(proc.returncode == 0, "race run exit %d" % proc.returncode)
+            if swapped and b"f059.txt: not a regular file (FIFO), skipped" in err:
+                seen += 1
+            os.remove(last)
+            with open(last, "wb") as f:
+                f.write(words * 4)
+        check(seen > 0, "the FIFO swap never landed before the read (machine too fast?)")
 
 
 def unescape(field):
