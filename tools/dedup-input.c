@@ -213,7 +213,8 @@ static void resolve_aliases(struct run *r)
             const char *ps = strlist_get(&r->paths, p, &pl);
             const char *ks = strlist_get(&r->paths, keep, &kl);
             const char *qp = qnamen(ps, pl), *qk = qnamen(ks, kl);
-            warnx_doc(r, "%s: same file as %s, read once under that name", qp, qk);
+            if (!r->opt->quiet) /* not bad input: --quiet silences it */
+                warnx_doc(r, "%s: same file as %s, read once under that name", qp, qk);
             if (r->opt->skipped_path) {
                 size_t a = strlen(qp), c = strlen(qk);
                 char *line = xmalloc(a + c + 16);

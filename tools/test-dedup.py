@@ -857,6 +857,8 @@ def case_aliases():
         check(summary_count(p, "documents") == 3, "three documents", p)
         check(summary_count(p, "aliases") == 4 and summary_count(p, "skipped") == 0,
               "alias count", p)
+        q = run([d, os.path.join(d, "MIT"), "--output", "keep", "--quiet"])
+        check(q.stderr == b"" and q.stdout == p.stdout, "--quiet silences aliases", q)
         p = run([d, os.path.join(d, "MIT"), "--output", "drop"])
         check(p.stdout.decode().splitlines() == [os.path.join(d, "LGPL-3")], "drop", p)
         with open(skipped) as f:
