@@ -60,7 +60,7 @@ static const char *const usage_text[] = {
     "      --include-vcs     also walk .git, .hg and .svn directories\n"
     "      --binary          also read files with a NUL byte in their first 8 KiB\n"
     "      --max-doc-bytes N skip documents (and lines) longer than N bytes after\n"
-    "                        decompression (default 67108864, 64 MiB)\n"
+    "                        decompression; K, M, G suffixes (default 64M)\n"
     "      --strict-utf8     skip documents with invalid UTF-8 (default: replace them\n"
     "                        with U+FFFD and keep the document)\n"
     "      --strict          stop at the first bad input with exit status 3\n"
@@ -220,6 +220,30 @@ static int64_t parse_int(const char *opt, const char *s)
         exit(EXIT_DEDUP_USAGE);
     }
     return (int64_t)v;
+}
+
+/* A byte count: digits with an optional K, M or G (powers of 1024). */
+static uint64_t parse_size(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (errno || end == s || *end != '\0' || s[0] == '-' || v == 0 ||
+        v > (UINT64_MAX >> shift)) {
+        fprintf(stderr, PROG ": %s: expected a size of at least 1 byte (N, NK, NM or NG), "
+                             "not '%s'\n", opt, s);
+        exit(EXIT_DEDUP_USAGE);
+    }
+    return (uint64_t)v << shift;
 }
 
 static void set_int(struct options *o, int key, int64_t v)
@@ -474,13 +498,7 @@ static void parse_args(struct options *o, int argc, char **argv)
         case OPT_EXIT_CODE: o->exit_code = 1; break;
         case OPT_SAVE_INDEX: o->save_index = optarg; break;
         case OPT_INDEX: o->load_index = optarg; break;
-        case OPT_MAX_DOC_BYTES: {
-            int64_t v = parse_int("--max-doc-bytes", optarg);
-            if (v < 1)
-                usage_error("--max-doc-bytes: must be >= 1, not '%s'", optarg);
-            o->max_doc_bytes = (uint64_t)v;
-            break;
-        }
+        case OPT_MAX_DOC_BYTES: o->max_doc_bytes = parse_size("--max-doc-bytes", optarg); break;
         case OPT_KEEP: o->keep = (enum keep_policy)pick("--keep", optarg, keeps, keep_v); break;
         case OPT_SKIPPED: o->skipped_path = optarg; break;
         case OPT_STATS: o->stats_path = optarg; break;

@@ -515,7 +515,8 @@ def case_usage():
                  ["-j", "-1", SAMPLE], ["--output", "everything", SAMPLE],
                  ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"],
                  ["--keep", "biggest", SAMPLE], ["--max-doc-bytes", "0", SAMPLE],
-                 ["--max-doc-bytes", "1k", SAMPLE], ["--output", "records", SAMPLE],
+                 ["--max-doc-bytes", "1x", SAMPLE], ["--max-doc-bytes", "-1", SAMPLE],
+                 ["--output", "records", SAMPLE],
                  ["--files-from", "-", "-"]):
         p = run(args, expect=2)
         check(p.stdout == b"", "usage error wrote output", p)
@@ -722,6 +723,10 @@ def case_special_inputs():
         check(summary_count(p, "documents") == 1, "a document of exactly the bound", p)
         p = run_bounded([good, "--max-doc-bytes", size - 1], 5)
         check(b"larger than --max-doc-bytes" in p.stderr, "too large", p)
+        check(size < 4096, "the sample file is small")
+        p = run_bounded([good, "--max-doc-bytes", "4K"], 0)
+        p = run_bounded([good, "--max-doc-bytes", "1k"], 5)
+        check(b"(%d > 1024 bytes)" % size in p.stderr, "1k is 1024 bytes", p)
         # /proc files claim size 0: the bound holds on what is read.
         p = run_bounded(["/proc/self/status", "--max-doc-bytes", "16"], 5)
         check(b"holds more than --max-doc-bytes (16 bytes)" in p.stderr, "bound on read", p)
