@@ -32,7 +32,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PROG "simlsh-dedup"
@@ -956,6 +959,34 @@ static int check_outputs(struct run *r, const struct options *o)
     return rc;
 }
 
+/* FILE.lock, held (flock) while FILE and FILE.names are replaced. It is
+ * never removed: removing it would let a third run lock a new file while
+ * the second still holds the old one. */
+static int lock_save(const char *index_path)
+{
+    size_t l = strlen(index_path);
+    char *path = xmalloc(l + 6);
+    memcpy(path, index_path, l);
+    memcpy(path + l, ".lock", 6);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+    struct stat st;
+    int e = fd < 0 ? errno : 0;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+        e = EINVAL;
+    while (!e && flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR)
+            e = errno;
+    if (e) {
+        fprintf(stderr, PROG ": %s: cannot lock: %s\n", qname(path),
+                e == EINVAL ? "not a regular file" : strerror(e));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    free(path);
+    return fd;
+}
+
 /* Everything after setup; returns the exit status. */
 static int dedup(struct run *r, const struct options *opt)
 {
@@ -1014,6 +1045,13 @@ static int dedup(struct run *r, const struct options *opt)
         goto fail;
     }
     if (opt->save_index) {
+        /* Two runs saving to one path take turns, so the index and its
+         * .names always come from the same run (the last one). */
+        int lock = lock_save(opt->save_index);
+        if (lock < 0) {
+            status = EXIT_DEDUP_INTERNAL;
+            goto fail;
+        }
         errno = 0;
         rc = simlsh_index_save_file(r->index, opt->save_index);
         if (rc != 0) {
@@ -1021,10 +1059,13 @@ static int dedup(struct run *r, const struct options *opt)
             int e = errno;
             fprintf(stderr, PROG ": %s: cannot save the index: %s\n", qname(opt->save_index),
                     rc == SIMLSH_EIO && e ? strerror(e) : simlsh_strerror(rc));
+            close(lock);
             status = EXIT_DEDUP_INTERNAL;
             goto fail;
         }
-        if (sidecar_save(r, opt->save_index) != 0) {
+        rc = sidecar_save(r, opt->save_index);
+        close(lock);
+        if (rc != 0) {
             status = EXIT_DEDUP_INTERNAL;
             goto fail;
         }

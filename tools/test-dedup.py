@@ -1289,6 +1289,38 @@ def case_faults():
         check(os.path.exists(live), "a live run's temporary file was removed")
 
 
+def case_concurrent_saves():
+    """Issue 18 item 1/7 (tool side): runs saving to one index path at the
+    same time take turns (FILE.lock), so the index and its .names always
+    come from one run, the last: the pair loads and names that run's
+    documents."""
+    files = sample_files()
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+        os.mkdir(a)
+        os.mkdir(b)
+        for i, n in enumerate(files):
+            shutil.copy(os.path.join(SAMPLE, n), os.path.join(a if i % 3 else b,
+                                                              n.replace("/", "-")))
+        names_a = sorted(os.path.join(a, n) for n in os.listdir(a))
+        names_b = sorted(os.path.join(b, n) for n in os.listdir(b))
+        idx = os.path.join(tmp, "shared.idx")
+        for round_no in range(12):
+            procs = [subprocess.Popen([DEDUP, d, "--save-index", idx, "-q", "-j", "1"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                     for d in ((a, b) if round_no % 2 else (b, a))]
+            for p in procs:
+                _, err = p.communicate(timeout=120)
+                check(p.returncode == 0, "concurrent save exit %d: %s" % (p.returncode, err))
+            p = run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
+            with open(idx + ".names") as f:
+                lines = f.read().splitlines()
+            start = next(i for i, l in enumerate(lines) if l.startswith("count ")) + 1
+            saved = sorted(lines[start:-1])
+            check(saved in (names_a, names_b), "round %d: names from neither run" % round_no)
+            no_temp_files(tmp)
+
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:
