@@ -505,9 +505,17 @@ def case_usage():
     check(b"Usage: simlsh-dedup" in p.stdout and b"Exit status" in p.stdout, "--help", p)
     p = run(["--version"])
     check(p.stdout.startswith(b"simlsh-dedup "), "--version", p)
-    jansson = re.search(rb"; jansson ([^;]+);", p.stdout)
-    check(jansson and (jansson.group(1) != b"no") == JSON,
-          "--version disagrees with the build about JSON support", p)
+    for lib, built in ((b"jansson", JSON), (b"zlib", ZLIB), (b"zstd", ZSTD)):
+        m = re.search(rb"; " + lib + rb" ([^;]+);", p.stdout)
+        check(m and (m.group(1) != b"no") == built,
+              "--version disagrees with the build about %s" % lib.decode(), p)
+    # after --, an argument that looks like an option is a path
+    with tempfile.TemporaryDirectory() as tmp:
+        odd = os.path.join(tmp, "-k")
+        shutil.copy(os.path.join(SAMPLE, "field-report.txt"), odd)
+        q = subprocess.run([os.path.abspath(DEDUP), "--output", "keep", "--", "-k"], cwd=tmp,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        check(q.returncode == 0 and q.stdout == b"-k\n", "-- ends the options", q)
     for args in ([], ["--bogus"], ["--unit", "syllable", SAMPLE], ["-k", "0", SAMPLE],
                  ["-k", "x", SAMPLE], ["--threshold", "1.5", SAMPLE],
                  ["--threshold", "abc", SAMPLE], ["--bands", "100", "--rows", "100", SAMPLE],
