@@ -2,9 +2,12 @@
 #include "dedup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct pair {
     uint64_t a, b;
@@ -310,20 +313,56 @@ done:
  * The library's index file holds signatures and band tables under numeric
  * ids; simlsh-dedup keeps the rest in INDEX.names, a text file:
  *
- *   simlsh-dedup-names 1
+ *   simlsh-dedup-names 2
  *   param <key name> <value>        one per contract key
  *   fingerprint <16 hex digits>     simlsh_index_fingerprint() of INDEX
+ *   index-checksum <16 hex digits>  the last 8 bytes of INDEX (its checksum)
  *   count <N>
  *   <name of id 0>                  N lines, escaped as TSV fields
  *   ...
  *   end
+ *   checksum <16 hex digits>        FNV-1a 64 of every byte above this line
  *
- * The params are needed because a loaded index does not give its params
- * back, and new documents must be signed with the same contract.
+ * The params make the file say which contract the index was built with.
+ * index-checksum ties the names to one save of INDEX: a names file from
+ * another save (same count or not) is refused instead of naming the ids
+ * wrongly, and the checksum catches an edited or damaged names file.
+ * Version 1 files (no index-checksum, no checksum) still load.
  */
 
-#define SIDECAR_MAGIC "simlsh-dedup-names 1"
+#define SIDECAR_MAGIC "simlsh-dedup-names 2"
+#define SIDECAR_MAGIC_V1 "simlsh-dedup-names 1"
 #define MAX_KEY 64
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h;
+}
+#define FNV_INIT UINT64_C(14695981039346656037)
+
+/* The checksum the library stores in the last 8 bytes of a saved object,
+ * as 16 hex digits in file order. */
+int index_file_checksum(const char *index_path, char hex[17])
+{
+    int fd = open(index_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    unsigned char b[8];
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 8 &&
+             pread(fd, b, 8, st.st_size - 8) == 8;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (!ok) {
+        fprintf(stderr, "simlsh-dedup: %s: cannot read its checksum: %s\n", qname(index_path),
+                e ? strerror(e) : "too short");
+        return -1;
+    }
+    for (int i = 0; i < 8; i++)
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
 
 static char *sidecar_path(const char *index_path)
 {
@@ -340,13 +379,15 @@ int sidecar_save(const struct run *r, const char *index_path)
     int rc = simlsh_index_fingerprint(&fp, r->index);
     if (rc != 0)
         return lib_fail("index fingerprint", rc);
-    char *path = sidecar_path(index_path);
-    struct outfile of;
-    if (outfile_open(&of, path) != 0) {
-        free(path);
+    char ixsum[17];
+    if (index_file_checksum(index_path, ixsum) != 0)
         return -1;
-    }
-    FILE *f = of.f;
+    /* The body is composed in memory so its checksum can follow it. */
+    char *body = NULL;
+    size_t body_len = 0;
+    FILE *f = open_memstream(&body, &body_len);
+    if (!f)
+        die_oom();
     fprintf(f, "%s\n", SIDECAR_MAGIC);
     for (int key = 1; key < MAX_KEY; key++) {
         const char *name = simlsh_params_key_name(key);
@@ -360,6 +401,7 @@ int sidecar_save(const struct run *r, const char *index_path)
             fprintf(f, "param %s %.17g\n", name, dv);
     }
     fprintf(f, "fingerprint %016" PRIx64 "\n", fp);
+    fprintf(f, "index-checksum %s\n", ixsum);
     fprintf(f, "count %zu\n", r->names.count);
     for (size_t i = 0; i < r->names.count; i++) {
         size_t len;
@@ -368,6 +410,18 @@ int sidecar_save(const struct run *r, const char *index_path)
         fputc('\n', f);
     }
     fputs("end\n", f);
+    if (fclose(f) != 0)
+        die_oom();
+    char *path = sidecar_path(index_path);
+    struct outfile of;
+    if (outfile_open(&of, path) != 0) {
+        free(path);
+        free(body);
+        return -1;
+    }
+    fwrite(body, 1, body_len, of.f);
+    fprintf(of.f, "checksum %016" PRIx64 "\n", fnv1a(FNV_INIT, body, body_len));
+    free(body);
     int rc2 = outfile_commit(&of);
     free(path);
     return rc2;
@@ -385,8 +439,11 @@ static int key_by_name(const char *name)
 
 /* Reads INDEX.names: the contract into *params, the names into r->names. */
 int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
-                 uint64_t *fingerprint)
+                 uint64_t *fingerprint, char index_sum[17])
 {
+    uint64_t sum = FNV_INIT;
+    int version = 0, summed = 0;
+    index_sum[0] = '\0';
     char *path = sidecar_path(index_path);
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -410,10 +467,21 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     const char *why = NULL;
     while (!why && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (state == 4 && version == 2 && !strncmp(line, "checksum ", 9)) {
+            char want[32];
+            snprintf(want, sizeof want, "checksum %016" PRIx64 "\n", sum);
+            if (strcmp(line, want))
+                why = "checksum mismatch: the names file was changed or damaged";
+            summed = 1;
+            state = 5;
+            continue;
+        }
+        sum = fnv1a(sum, line, (size_t)len);
         if (len > 0 && line[len - 1] == '\n')
             line[--len] = '\0';
         if (state == 0) {
-            if (strcmp(line, SIDECAR_MAGIC))
+            version = !strcmp(line, SIDECAR_MAGIC) ? 2 : !strcmp(line, SIDECAR_MAGIC_V1) ? 1 : 0;
+            if (!version)
                 why = "not a simlsh-dedup names file (or a newer version)";
             state = 1;
         } else if (state == 1 && !strncmp(line, "param ", 6)) {
@@ -445,6 +513,8 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
             }
         } else if (state == 1 && !strncmp(line, "fingerprint ", 12)) {
             *fingerprint = strtoull(line + 12, NULL, 16);
+        } else if (state == 1 && !strncmp(line, "index-checksum ", 15) && len == 31) {
+            memcpy(index_sum, line + 15, 17);
         } else if (state == 1 && !strncmp(line, "count ", 6)) {
             char *end;
             count = (size_t)strtoull(line + 6, &end, 10);
@@ -464,8 +534,10 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     }
     free(line);
     fclose(f);
-    if (!why && state != 4)
+    if (!why && (version == 2 ? !summed : state != 4))
         why = "truncated";
+    if (!why && version == 2 && !index_sum[0])
+        why = "no index-checksum line";
     if (why) {
         fprintf(stderr, "simlsh-dedup: %s:%zu: %s\n", qname(path), lineno, why);
         simlsh_params_free(p);

@@ -294,6 +294,7 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
 int write_skipped(const struct run *r, FILE *out);
 int sidecar_save(const struct run *r, const char *index_path);
 int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
-                 uint64_t *fingerprint);
+                 uint64_t *fingerprint, char index_sum[17]);
+int index_file_checksum(const char *index_path, char hex[17]);
 
 #endif

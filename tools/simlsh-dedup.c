@@ -667,13 +667,36 @@ static void setup_new(struct run *r, const struct options *o)
 static void setup_loaded(struct run *r, const struct options *o)
 {
     uint64_t saved_fp = 0, index_fp = 0, want_fp = 0;
-    if (sidecar_load(r, o->load_index, &r->params, &saved_fp) != 0)
+    char saved_sum[17], index_sum[17];
+    /* A shared lock on FILE.lock (when there is one: --save-index made
+     * it) so a save running now does not replace one file of the pair
+     * between the two reads. */
+    size_t ll = strlen(o->load_index);
+    char *lock_path = xmalloc(ll + 6);
+    memcpy(lock_path, o->load_index, ll);
+    memcpy(lock_path + ll, ".lock", 6);
+    int lock = open(lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    free(lock_path);
+    if (lock >= 0)
+        while (flock(lock, LOCK_SH) != 0 && errno == EINTR) {
+        }
+    if (sidecar_load(r, o->load_index, &r->params, &saved_fp, saved_sum) != 0)
         exit(EXIT_DEDUP_INPUT);
     int rc = simlsh_index_load_file(&r->index, o->load_index, NULL);
     if (rc != 0) {
-        fprintf(stderr, PROG ": %s: cannot load the index: %s\n", o->load_index,
+        fprintf(stderr, PROG ": %s: cannot load the index: %s\n", qname(o->load_index),
                 simlsh_strerror(rc));
         exit(rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_INPUT);
+    }
+    /* A version 1 names file has no index checksum to compare. */
+    int mismatch = saved_sum[0] && (index_file_checksum(o->load_index, index_sum) != 0 ||
+                                    strcmp(saved_sum, index_sum));
+    if (lock >= 0)
+        close(lock);
+    if (mismatch) {
+        fprintf(stderr, PROG ": %s.names does not belong to %s (it names the ids of another "
+                        "save of the index)\n", qname(o->load_index), qname(o->load_index));
+        exit(EXIT_DEDUP_INPUT);
     }
     size_t count = 0;
     rc = simlsh_index_fingerprint(&index_fp, r->index);
@@ -683,7 +706,7 @@ static void setup_loaded(struct run *r, const struct options *o)
         fatal_lib("index", rc, EXIT_DEDUP_INTERNAL);
     if (index_fp != saved_fp || count != r->names.count) {
         fprintf(stderr, PROG ": %s.names does not belong to %s (index has %zu ids, the "
-                        "names file %zu)\n", o->load_index, o->load_index, count,
+                        "names file %zu)\n", qname(o->load_index), qname(o->load_index), count,
                 r->names.count);
         exit(EXIT_DEDUP_INPUT);
     }

@@ -450,6 +450,39 @@ def case_index():
         p = run([os.path.join(SAMPLE, "field-report.txt"), "--index", idx2, "--output", "pairs"])
         check(len(p.stdout.decode().splitlines()) == 2, "third run finds both old copies", p)
 
+        # The names file belongs to one save of its index: a names file
+        # from another save with the same number of documents is refused
+        # (it used to load and print the wrong names), and so is an edited
+        # one (its checksum).
+        other = os.path.join(tmp, "other")
+        os.mkdir(other)
+        flat_first = [os.path.join(first, n) for n in sorted(os.listdir(first))
+                      if os.path.isfile(os.path.join(first, n))]
+        three = flat_first[:3]
+        for n in flat_first[3:6]:  # other texts: an index with other contents
+            shutil.copy(n, os.path.join(other, "x-" + os.path.basename(n)))
+        pa, pb = os.path.join(tmp, "pa.idx"), os.path.join(tmp, "pb.idx")
+        run(three + ["--save-index", pa, "-q"])
+        run([other, "--save-index", pb, "-q"])
+        shutil.copy(pb + ".names", pa + ".names")  # same count, other names
+        p = run([second, "--index", pa], expect=3)
+        check(b"does not belong to" in p.stderr, "names of another save", p)
+        run(three + ["--save-index", pa, "-q"])
+        with open(pa + ".names", "rb") as f:
+            text = f.read()
+        victim = os.path.basename(three[1]).encode()
+        with open(pa + ".names", "wb") as f:
+            f.write(text.replace(victim, victim[:-1] + b"X"))
+        p = run([second, "--index", pa], expect=3)
+        check(b"checksum mismatch" in p.stderr, "edited names file", p)
+        # version 1 files (no checksums) still load
+        with open(pa + ".names", "wb") as f:
+            f.write(b"\n".join(l for l in text.split(b"\n")
+                               if not l.startswith((b"index-checksum ", b"checksum "))
+                               ).replace(b"simlsh-dedup-names 2", b"simlsh-dedup-names 1"))
+        p = run([three[1], "--index", pa, "--output", "pairs"])
+        check(p.stdout.startswith(three[1].encode()), "a version 1 names file loads", p)
+
         # The contract is saved: conflicting options, bad or missing files.
         p = run([second, "--index", idx, "-k", "7"], expect=2)
         run([second, "--index", idx, "-k", "5"])  # same as saved: fine
@@ -1324,7 +1357,7 @@ def case_concurrent_saves():
             with open(idx + ".names") as f:
                 lines = f.read().splitlines()
             start = next(i for i, l in enumerate(lines) if l.startswith("count ")) + 1
-            saved = sorted(lines[start:-1])
+            saved = sorted(lines[start:lines.index("end")])
             check(saved in (names_a, names_b), "round %d: names from neither run" % round_no)
             no_temp_files(tmp)
 
