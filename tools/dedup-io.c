@@ -626,9 +626,12 @@ void outfile_abort(struct outfile *o)
     }
 }
 
-/* Flush, fsync, rename over the target, fsync the directory. */
-int outfile_commit(struct outfile *o)
+/* Flush and fsync; then only the rename is left, so a run with several
+ * outputs can finish them all before it replaces any. */
+int outfile_finish(struct outfile *o)
 {
+    if (!o->f)
+        return 0;
     const char *shown = o->path && strcmp(o->path, "-") ? o->path : "<stdout>";
     int e = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
@@ -641,16 +644,27 @@ int outfile_commit(struct outfile *o)
         }
         return 0;
     }
-    int fd = fileno(o->f);
-    if (!e && fsync(fd) != 0)
+    if (!e && fsync(fileno(o->f)) != 0)
         e = errno;
     if (fclose(o->f) != 0 && !e)
         e = errno;
     o->f = NULL;
-    if (!e && rename(o->tmp, o->path) != 0)
-        e = errno;
     if (e) {
         fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", qname(shown), strerror(e));
+        outfile_abort(o);
+        return -1;
+    }
+    return 0;
+}
+
+/* Rename the finished file over the target, fsync the directory. */
+int outfile_publish(struct outfile *o)
+{
+    if (!o->tmp)
+        return 0; /* standard output, or nothing opened */
+    if (rename(o->tmp, o->path) != 0) {
+        int e = errno;
+        fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", qname(o->path), strerror(e));
         outfile_abort(o);
         return -1;
     }
@@ -658,11 +672,16 @@ int outfile_commit(struct outfile *o)
     free(o->tmp);
     o->tmp = NULL;
     if (fsync_dir_of(o->path) != 0) {
-        fprintf(stderr, "simlsh-dedup: %s: cannot sync its directory: %s\n", qname(shown),
+        fprintf(stderr, "simlsh-dedup: %s: cannot sync its directory: %s\n", qname(o->path),
                 strerror(errno));
         return -1;
     }
     return 0;
+}
+
+int outfile_commit(struct outfile *o)
+{
+    return outfile_finish(o) != 0 ? -1 : outfile_publish(o);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -271,6 +271,8 @@ struct outfile {
 };
 int outfile_open(struct outfile *o, const char *path);
 int outfile_commit(struct outfile *o);
+int outfile_finish(struct outfile *o);
+int outfile_publish(struct outfile *o);
 void outfile_abort(struct outfile *o);
 int fsync_dir_of(const char *path);
 

@@ -1106,8 +1106,11 @@ static int dedup(struct run *r, const struct options *opt)
     double elapsed = now_seconds() - r->t_start;
     if (stats.f)
         write_stats(r, stats.f, elapsed, clusters, dups, status);
-    if (outfile_commit(&out) != 0 || (skipped.f && outfile_commit(&skipped) != 0) ||
-        (stats.f && outfile_commit(&stats) != 0)) {
+    /* Every output complete and synced before the first is renamed: a
+     * failure leaves all of them as they were. */
+    if (outfile_finish(&out) != 0 || outfile_finish(&skipped) != 0 ||
+        outfile_finish(&stats) != 0 || outfile_publish(&out) != 0 ||
+        outfile_publish(&skipped) != 0 || outfile_publish(&stats) != 0) {
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }

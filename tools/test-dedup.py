@@ -1297,6 +1297,22 @@ def case_faults():
             no_temp_files(tmp, p)
         p = faulty([SAMPLE, "--output", "pairs", "-o", out, "-q"], size)
         check(p.returncode == 0, "exactly enough space", p)
+        # Several outputs: room for -o but not for --stats; neither changes.
+        st = os.path.join(tmp, "stats.json")
+        pair = [os.path.join(SAMPLE, "field-report.txt"),
+                os.path.join(SAMPLE, "field-report-extended.txt"), "--output", "pairs"]
+        small = len(run(pair).stdout)
+        for n in (out, st):
+            with open(n, "wb") as f:
+                f.write(old)
+        p = faulty(pair + ["-o", out, "--stats", st, "-q"], small)
+        check(p.returncode == 4, "--stats too large for the limit", p)
+        for n in (out, st):
+            with open(n, "rb") as f:
+                check(f.read() == old, "%s replaced although --stats failed" % n, p)
+        no_temp_files(tmp, p)
+        p = faulty(pair + ["-o", out, "--stats", st, "-q"], 1 << 20)
+        check(p.returncode == 0, "room for both", p)
 
         idx = os.path.join(tmp, "s.idx")
         half = [os.path.join(SAMPLE, n) for n in sample_files()[:20]]
