@@ -815,7 +815,8 @@ SIMLSH_API int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size
  * (that is b = num_perm, r = 1) and @p *achieved < @p recall tells so.
  * The other figures of the choice come from simlsh_lsh_probability(),
  * simlsh_lsh_false_positive_area() and simlsh_lsh_false_negative_area().
- * @param bands, rows receive the choice.
+ * @param bands      receives the number of bands of the choice.
+ * @param rows       receives the rows per band of the choice.
  * @param achieved   receives the constrained quantity of the choice (P(t),
  *                   or the mean over the window); may be NULL.
  * @param num_perm   1..1024.
