@@ -96,11 +96,15 @@ SIMLSH_API const char *simlsh_version_string(void);
 /** Error codes; 0 (SIMLSH_OK) is success. */
 typedef enum simlsh_errno {
     SIMLSH_OK = 0,
-#define SIMLSH__ERRNO_ENUM(name, value, msg) SIMLSH_##name = value,
-    SIMLSH_ERRNO_MAP(SIMLSH__ERRNO_ENUM)
-#undef SIMLSH__ERRNO_ENUM
-    SIMLSH__ERRNO_DUMMY = -10000 /* keeps the enum signed; not a code */
+#define SIMLSH_ERRNO_ENUM_(name, value, msg) SIMLSH_##name = value,
+    SIMLSH_ERRNO_MAP(SIMLSH_ERRNO_ENUM_)
+#undef SIMLSH_ERRNO_ENUM_
+    SIMLSH_ERRNO_DUMMY_ = -10000 /* keeps the enum signed; not a code */
 } simlsh_errno;
+#ifndef __cplusplus
+/* Its name up to 0.1.0, kept for C; C++ reserves every name with "__". */
+#define SIMLSH__ERRNO_DUMMY SIMLSH_ERRNO_DUMMY_
+#endif
 
 /** @return a static English message for @p err ("unknown error" for values
  *  that are not codes). Never NULL. Threads: safe. */
@@ -980,7 +984,8 @@ SIMLSH_API int simlsh_ensemble_load(SIMLSH_OUT simlsh_ensemble **out, const void
  * (that is b = num_perm, r = 1) and @p *achieved < @p recall tells so.
  * The other figures of the choice come from simlsh_lsh_probability(),
  * simlsh_lsh_false_positive_area() and simlsh_lsh_false_negative_area().
- * @param bands, rows receive the choice.
+ * @param bands      receives the number of bands of the choice.
+ * @param rows       receives the rows per band of the choice.
  * @param achieved   receives the constrained quantity of the choice (P(t),
  *                   or the mean over the window); may be NULL.
  * @param num_perm   1..1024.

@@ -16,6 +16,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,16 +32,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int input_failed(struct run *r)
-{
-    r->skipped++;
-    if (r->opt->strict) {
-        r->failed = EXIT_DEDUP_INPUT;
-        return -1;
-    }
-    return 0;
-}
-
 static char *join_path(const char *dir, const char *name)
 {
     size_t dl = strlen(dir), nl = strlen(name);
@@ -52,17 +44,67 @@ static char *join_path(const char *dir, const char *name)
     return p;
 }
 
+static int skip_path(struct run *r, const char *path, const char *fmt, const char *arg)
+{
+    return skip_input(r, path, strlen(path), fmt, arg);
+}
+
+static void add_path(struct run *r, const char *p, const struct stat *st, int is_link)
+{
+    size_t i = r->paths.count;
+    strlist_add(&r->paths, p, strlen(p), (uint64_t)st->st_size);
+    if (i >= r->pmeta_cap) {
+        r->pmeta_cap = r->pmeta_cap ? r->pmeta_cap * 2 : 1024;
+        r->pmeta = xrealloc(r->pmeta, r->pmeta_cap * sizeof *r->pmeta);
+    }
+    r->pmeta[i].dev = (uint64_t)st->st_dev;
+    r->pmeta[i].ino = (uint64_t)st->st_ino;
+    r->pmeta[i].is_link = is_link;
+    r->pmeta[i].alias_of = SIZE_MAX;
+    fileids_add(&r->input_ids, st);
+}
+
+/* A glob with a slash is matched against the whole path as enumerated,
+ * one without against the last component (as find -name does). */
+static int glob_match(const char *const *globs, size_t n, const char *path, const char *base)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(globs[i], strchr(globs[i], '/') ? path : base, 0) == 0)
+            return 1;
+    return 0;
+}
+
+static int wanted(const struct run *r, const char *path, const char *base, int is_dir)
+{
+    const struct options *o = r->opt;
+    if (glob_match(o->globs_ex, o->nglobs_ex, path, base))
+        return 0;
+    if (is_dir || o->nglobs_in == 0)
+        return 1;
+    return glob_match(o->globs_in, o->nglobs_in, path, base);
+}
+
+static int is_vcs_dir(const char *name)
+{
+    return !strcmp(name, ".git") || !strcmp(name, ".hg") || !strcmp(name, ".svn");
+}
+
 /* Depth-first, entries in byte order, so the document order (and with it
  * every id and output line) does not depend on the file system. Symbolic
  * links to files are followed; links to directories are not, which rules out
- * cycles. */
-static int walk_dir(struct run *r, const char *dir)
+ * cycles. A directory on another device is checked for a pseudo file
+ * system (proc, sysfs...), which is never entered. */
+static int walk_dir(struct run *r, const char *dir, int check_fs, uint64_t dev)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        warnx_doc(r, "%s: cannot open directory: %s", dir, strerror(errno));
-        return input_failed(r);
+    if (check_fs) {
+        const char *fs = pseudo_fs_name(dir);
+        if (fs)
+            return skip_path(r, dir, "on a pseudo file system (%s), not walked; name its "
+                                     "files to read them", fs);
     }
+    DIR *d = opendir(dir);
+    if (!d)
+        return skip_path(r, dir, "cannot open directory: %s", strerror(errno));
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -82,33 +124,32 @@ static int walk_dir(struct run *r, const char *dir)
     int rerr = errno;
     closedir(d);
     int rc = 0;
-    if (rerr) {
-        warnx_doc(r, "%s: cannot read directory: %s", dir, strerror(rerr));
-        rc = input_failed(r);
-    }
+    if (rerr)
+        rc = skip_path(r, dir, "cannot read directory: %s", strerror(rerr));
     if (n > 1)
         qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n && rc == 0; i++) {
         char *p = join_path(dir, names[i]);
         struct stat st;
         if (lstat(p, &st) != 0) {
-            warnx_doc(r, "%s: cannot stat: %s", p, strerror(errno));
-            rc = input_failed(r);
+            rc = skip_path(r, p, "cannot stat: %s", strerror(errno));
         } else if (S_ISDIR(st.st_mode)) {
-            rc = walk_dir(r, p);
+            if ((r->opt->include_vcs || !is_vcs_dir(names[i])) && wanted(r, p, names[i], 1))
+                rc = walk_dir(r, p, (uint64_t)st.st_dev != dev, (uint64_t)st.st_dev);
+        } else if (!wanted(r, p, names[i], 0)) {
+            /* left out by --include / --exclude */
         } else if (S_ISLNK(st.st_mode)) {
-            if (stat(p, &st) != 0) {
-                warnx_doc(r, "%s: cannot open: %s", p, strerror(errno));
-                rc = input_failed(r);
-            } else if (S_ISREG(st.st_mode)) {
-                strlist_add(&r->paths, p, strlen(p), (uint64_t)st.st_size);
-            }
-            /* links to directories and special files: not followed */
+            if (stat(p, &st) != 0)
+                rc = skip_path(r, p, "symbolic link to nothing readable: %s", strerror(errno));
+            else if (S_ISREG(st.st_mode))
+                add_path(r, p, &st, 1);
+            else if (!S_ISDIR(st.st_mode)) /* links to directories: not followed */
+                rc = skip_path(r, p, "symbolic link to a %s, skipped",
+                               file_type_name(st.st_mode));
         } else if (S_ISREG(st.st_mode)) {
-            strlist_add(&r->paths, p, strlen(p), (uint64_t)st.st_size);
+            add_path(r, p, &st, 0);
         } else {
-            warnx_doc(r, "%s: not a regular file, skipped", p);
-            rc = input_failed(r);
+            rc = skip_path(r, p, "not a regular file (%s), skipped", file_type_name(st.st_mode));
         }
         free(p);
     }
@@ -118,47 +159,127 @@ static int walk_dir(struct run *r, const char *dir)
     return rc;
 }
 
+struct alias_key {
+    uint64_t dev, ino;
+    size_t path;
+};
+
+static int cmp_alias(const void *a, const void *b)
+{
+    const struct alias_key *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return x->path < y->path ? -1 : x->path > y->path;
+}
+
+/* Names of one file (hard links, symbolic links, a file given twice) make
+ * one document. It is read under its first name that is not a symbolic
+ * link (the first name when all are links), and in that name's place in
+ * the input order; the other names are reported and listed by --skipped,
+ * so deleting what is not kept never deletes the file itself. */
+static void resolve_aliases(struct run *r)
+{
+    size_t n = r->paths.count;
+    if (n < 2)
+        return;
+    struct alias_key *k = xmalloc(n * sizeof *k);
+    for (size_t i = 0; i < n; i++) {
+        k[i].dev = r->pmeta[i].dev;
+        k[i].ino = r->pmeta[i].ino;
+        k[i].path = i;
+    }
+    qsort(k, n, sizeof *k, cmp_alias);
+    for (size_t b = 0, e; b < n; b = e) {
+        for (e = b + 1; e < n && k[e].dev == k[b].dev && k[e].ino == k[b].ino; e++) {
+        }
+        if (e - b < 2)
+            continue;
+        size_t keep = k[b].path; /* the smallest position */
+        for (size_t j = b; j < e; j++) {
+            if (!r->pmeta[k[j].path].is_link) {
+                keep = k[j].path;
+                break;
+            }
+        }
+        for (size_t j = b; j < e; j++) {
+            size_t p = k[j].path;
+            if (p == keep)
+                continue;
+            r->pmeta[p].alias_of = keep;
+            r->aliases++;
+            size_t pl, kl;
+            const char *ps = strlist_get(&r->paths, p, &pl);
+            const char *ks = strlist_get(&r->paths, keep, &kl);
+            const char *qp = qnamen(ps, pl), *qk = qnamen(ks, kl);
+            if (!r->opt->quiet) /* not bad input: --quiet silences it */
+                warnx_doc(r, "%s: same file as %s, read once under that name", qp, qk);
+            if (r->opt->skipped_path) {
+                size_t a = strlen(qp), c = strlen(qk);
+                char *line = xmalloc(a + c + 16);
+                snprintf(line, a + c + 16, "%s\tsame file as %s", qp, qk);
+                strlist_add(&r->skips, line, strlen(line), 0);
+                free(line);
+            }
+        }
+    }
+    free(k);
+}
+
 /* Resolve every input before reading any, so the total size (for the ETA)
- * is known and a bad path fails early under --strict. */
+ * is known, a bad path fails early under --strict, and every input file is
+ * known before any output is opened. Arguments are followed when they are
+ * symbolic links; only regular files (and directories to walk) are read. */
 int inputs_enumerate(struct run *r)
 {
     struct options *opt = (struct options *)r->opt;
     r->total_known = 1;
     for (size_t i = 0; i < opt->ninputs; i++) {
         struct input *in = &opt->inputs[i];
-        struct stat st;
+        struct stat st, lst;
+        in->first_path = r->paths.count;
+        in->npaths = 0;
         if (in->kind == INPUT_STDIN || !strcmp(in->arg, "-")) {
             r->total_known = 0;
+            if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+                fileids_add(&r->input_ids, &st);
             continue;
         }
+        int is_link = lstat(in->arg, &lst) == 0 && S_ISLNK(lst.st_mode);
         if (stat(in->arg, &st) != 0) {
-            warnx_doc(r, "%s: %s", in->arg, strerror(errno));
-            in->npaths = 0;
-            if (input_failed(r))
-                return -1;
+            int e = errno;
             in->kind = INPUT_PATHS; /* nothing to read */
+            if (skip_path(r, in->arg, "%s", strerror(e)))
+                return -1;
             continue;
         }
         if (in->kind == INPUT_LINES || in->kind == INPUT_JSONL) {
-            if (S_ISREG(st.st_mode))
-                r->total_bytes += (uint64_t)st.st_size;
-            else
-                r->total_known = 0;
+            if (!S_ISREG(st.st_mode)) {
+                in->kind = INPUT_PATHS;
+                if (skip_path(r, in->arg, "not a regular file (%s), skipped; give - to read "
+                                          "a stream", file_type_name(st.st_mode)))
+                    return -1;
+                continue;
+            }
+            fileids_add(&r->input_ids, &st);
+            r->total_bytes += (uint64_t)st.st_size;
             continue;
         }
-        in->first_path = r->paths.count;
         if (S_ISDIR(st.st_mode)) {
-            if (walk_dir(r, in->arg))
+            if (walk_dir(r, in->arg, 1, (uint64_t)st.st_dev))
                 return -1;
-        } else {
-            if (!S_ISREG(st.st_mode))
-                r->total_known = 0;
-            strlist_add(&r->paths, in->arg, strlen(in->arg), (uint64_t)st.st_size);
+        } else if (S_ISREG(st.st_mode)) {
+            add_path(r, in->arg, &st, is_link);
+        } else if (skip_path(r, in->arg, "not a regular file (%s), skipped; give - to read "
+                                         "a stream", file_type_name(st.st_mode))) {
+            return -1;
         }
         in->npaths = r->paths.count - in->first_path;
         for (size_t p = in->first_path; p < r->paths.count; p++)
             r->total_bytes += r->paths.size[p];
     }
+    resolve_aliases(r);
     return 0;
 }
 
@@ -172,51 +293,112 @@ struct worker {
     size_t cap;
 };
 
-/* One read per file in the common case: size the buffer from fstat. */
-static int read_file(struct worker *w, const char *path, size_t *len, int *err)
+static void doc_skip(struct doc *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void doc_skip(struct doc *d, const char *fmt, ...)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        *err = errno;
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        *err = errno;
-        close(fd);
-        return -1;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        *err = EISDIR;
-        close(fd);
-        return -1;
-    }
-    size_t want = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    d->status = DOC_ESKIP;
+}
+
+static int64_t mtime_ns(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
+}
+
+/* The first block decides whether a document is text (as git and grep
+ * decide): a NUL byte in it means binary. */
+#define BINARY_PROBE 8192
+
+/* Read a whole stream into w->buf, at most max bytes: one more byte than
+ * that and the document is skipped, even if the file grew since the walk.
+ * Returns 0, or -1 with d->status set. */
+static int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_t hint,
+                        struct doc *d, size_t *len)
+{
+    uint64_t max = r->opt->max_doc_bytes;
+    size_t limit = max >= SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)max + 1;
+    size_t want = hint < limit ? hint + 1 : limit;
+    if (want < 4096)
+        want = 4096 < limit ? 4096 : limit;
     if (w->cap < want) {
         w->buf = xrealloc(w->buf, want);
         w->cap = want;
     }
     size_t n = 0;
+    int probed = r->opt->binary;
     for (;;) {
         if (n == w->cap) {
-            w->cap *= 2;
+            if (w->cap >= limit)
+                break;
+            w->cap = w->cap > limit / 2 ? limit : w->cap * 2;
             w->buf = xrealloc(w->buf, w->cap);
         }
-        ssize_t got = read(fd, w->buf + n, w->cap - n);
+        size_t room = w->cap - n;
+        if (room > limit - n)
+            room = limit - n;
+        ssize_t got = reader_read(rd, w->buf + n, room);
         if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            *err = errno;
-            close(fd);
+            doc_skip(d, "%s", rd->msg);
             return -1;
+        }
+        n += (size_t)got;
+        if (!probed && (got == 0 || n >= BINARY_PROBE)) {
+            const char *nul = memchr(w->buf, 0, n < BINARY_PROBE ? n : BINARY_PROBE);
+            if (nul) {
+                doc_skip(d, "binary (NUL byte at offset %zu), skipped; --binary reads it",
+                         (size_t)(nul - w->buf));
+                return -1;
+            }
+            probed = 1;
         }
         if (got == 0)
             break;
-        n += (size_t)got;
+        if (n >= limit)
+            break;
     }
-    close(fd);
+    if (n > max) {
+        doc_skip(d, "%s more than --max-doc-bytes (%llu bytes), skipped",
+                 rd->codec == CODEC_PLAIN ? "holds" : "decompresses to",
+                 (unsigned long long)max);
+        return -1;
+    }
     *len = n;
     return 0;
+}
+
+static int read_path_doc(struct worker *w, const struct run *r, const char *path,
+                         struct doc *d, size_t *len)
+{
+    struct stat st;
+    int fd = open_regular(path, &st, d->msg, sizeof d->msg);
+    if (fd < 0) {
+        d->status = DOC_ESKIP;
+        return -1;
+    }
+    d->mtime_ns = mtime_ns(&st);
+    if ((uint64_t)st.st_size > r->opt->max_doc_bytes) {
+        close(fd);
+        doc_skip(d, "larger than --max-doc-bytes (%llu > %llu bytes), skipped",
+                 (unsigned long long)st.st_size, (unsigned long long)r->opt->max_doc_bytes);
+        return -1;
+    }
+    struct reader rd;
+    int rc = reader_open(&rd, fd);
+    if (rc != 0)
+        doc_skip(d, "%s", rd.msg);
+    else
+        rc = read_bounded(w, r, &rd, (size_t)st.st_size, d, len);
+    reader_close(&rd);
+    close(fd);
+    return rc;
 }
 
 static void sign_text(struct run *r, struct doc *d, simlsh_signature *sig, const char *text,
@@ -276,8 +458,16 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
     }
     const char *idf = r->opt->id_field, *tf = r->opt->text_field;
     json_t *id = NULL, *text = NULL;
+    int by_line = !strcmp(idf, "-"); /* the line number is the id */
     if (!json_is_object(obj)) {
         set_msg(d, DOC_EJSON, "%s", "invalid JSON: not an object");
+    } else if (by_line) {
+        if (!(text = json_object_get(obj, tf)))
+            set_msg(d, DOC_EFIELD, "missing field \"%s\"", tf);
+        else if (!json_is_string(text))
+            set_msg(d, DOC_EFIELD, "field \"%s\" is not a string", tf);
+        else
+            sign_text(r, d, sig, json_string_value(text), json_string_length(text));
     } else if (!(id = json_object_get(obj, idf))) {
         set_msg(d, DOC_EFIELD, "missing field \"%s\"", idf);
     } else if (!json_is_string(id) && !json_is_integer(id)) {
@@ -308,6 +498,7 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
         memcpy(b->ids + b->ids_len, ids, idl);
         d->id_off = b->ids_len;
         d->id_len = idl;
+        d->id_type = json_is_string(id) ? ID_STRING : ID_INT;
         b->ids_len += idl;
         sign_text(r, d, sig, json_string_value(text), json_string_length(text));
     }
@@ -331,10 +522,8 @@ static void sign_batch(struct worker *w, struct batch *b)
         case DOCK_PATH: {
             size_t len = 0;
             const char *path = strlist_get(&r->paths, d->path, NULL);
-            if (read_file(w, path, &len, &d->err) != 0) {
-                d->status = DOC_EOPEN;
+            if (read_path_doc(w, r, path, d, &len) != 0)
                 break;
-            }
             d->bytes = len;
             sign_text(r, d, sig, w->buf, len);
             break;
@@ -427,7 +616,7 @@ void doc_name(struct run *r, const struct batch *b, const struct doc *d, const c
         *s = strlist_get(&r->paths, d->path, len);
         return;
     case DOCK_JSON:
-        if (d->status == DOC_OK || d->id_len) {
+        if (d->id_type != ID_NONE) {
             *s = b->ids + d->id_off;
             *len = d->id_len;
             return;
@@ -494,6 +683,74 @@ static void ensure_sets(struct run *r, uint64_t id)
     r->sets_cap = cap;
 }
 
+void ensure_idmeta(struct run *r, uint64_t id)
+{
+    if (id < r->idmeta_cap)
+        return;
+    size_t cap = r->idmeta_cap ? r->idmeta_cap * 2 : 4096;
+    while (cap <= id)
+        cap *= 2;
+    r->id_bytes = xrealloc(r->id_bytes, cap * sizeof *r->id_bytes);
+    r->id_mtime = xrealloc(r->id_mtime, cap * sizeof *r->id_mtime);
+    memset(r->id_bytes + r->idmeta_cap, 0, (cap - r->idmeta_cap) * sizeof *r->id_bytes);
+    memset(r->id_mtime + r->idmeta_cap, 0, (cap - r->idmeta_cap) * sizeof *r->id_mtime);
+    r->idmeta_cap = cap;
+}
+
+static uint64_t hash_name(const char *s, size_t len)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* A JSONL id seen before in this run is reported (it stays a document:
+ * its text may differ), so outputs that name it are known to be ambiguous. */
+static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
+{
+    if (2 * (r->idset_n + 1) > r->idset_cap) {
+        size_t cap = r->idset_cap ? r->idset_cap * 2 : 1024;
+        struct idslot *t = calloc(cap, sizeof *t);
+        if (!t)
+            die_oom();
+        for (size_t i = 0; i < r->idset_cap; i++) {
+            if (!r->idset[i].id1)
+                continue;
+            size_t l;
+            const char *s = strlist_get(&r->names, r->idset[i].id1 - 1, &l);
+            size_t k = (size_t)hash_name(s, l) & (cap - 1);
+            while (t[k].id1)
+                k = (k + 1) & (cap - 1);
+            t[k] = r->idset[i];
+        }
+        free(r->idset);
+        r->idset = t;
+        r->idset_cap = cap;
+    }
+    size_t len, l2;
+    const char *s = strlist_get(&r->names, id, &len);
+    size_t k = (size_t)hash_name(s, len) & (r->idset_cap - 1);
+    while (r->idset[k].id1) {
+        const char *t = strlist_get(&r->names, r->idset[k].id1 - 1, &l2);
+        if (l2 == len && !memcmp(s, t, len)) {
+            const char *a1 = r->opt->inputs[d->input].arg;
+            const char *a0 = r->opt->inputs[r->idset[k].input].arg;
+            r->duplicate_ids++;
+            warnx_doc(r, "%s:%llu: duplicate id %s (first at %s:%llu)",
+                      qname(strcmp(a1, "-") ? a1 : "<stdin>"), (unsigned long long)d->line,
+                      qnamen(s, len), qname(strcmp(a0, "-") ? a0 : "<stdin>"),
+                      (unsigned long long)r->idset[k].line);
+            return;
+        }
+        k = (k + 1) & (r->idset_cap - 1);
+    }
+    r->idset[k].id1 = id + 1;
+    r->idset[k].line = d->line;
+    r->idset[k].input = d->input;
+    r->idset_n++;
+}
+
 /* Insert a signed batch; reports its bad documents in input order. */
 static int consume(struct run *r, struct batch *b)
 {
@@ -502,26 +759,23 @@ static int consume(struct run *r, struct batch *b)
         char where[512];
         if (d->status != DOC_OK) {
             doc_where(r, d, where, sizeof where);
+            int rc;
             switch (d->status) {
-            case DOC_EOPEN:
-                warnx_doc(r, "%s: cannot read: %s", where, strerror(d->err));
-                break;
             case DOC_EEMPTY:
-                warnx_doc(r, "%s: empty document, skipped", where);
+                rc = skip_input(r, where, strlen(where), "empty document, skipped");
                 break;
             case DOC_ELIB:
-                warnx_doc(r, "%s: %s", where, simlsh_strerror(d->err));
+                rc = skip_input(r, where, strlen(where), "%s", simlsh_strerror(d->err));
                 if (d->err == SIMLSH_ENOMEM) {
                     r->failed = EXIT_DEDUP_INTERNAL;
                     return -1;
                 }
                 break;
             default:
-                warnx_doc(r, "%s: %s", where, d->msg);
+                rc = skip_input(r, where, strlen(where), "%s", d->msg);
                 break;
             }
-            r->bytes += d->bytes;
-            if (input_failed(r))
+            if (rc)
                 return -1;
             continue;
         }
@@ -537,7 +791,17 @@ static int consume(struct run *r, struct batch *b)
         const char *name;
         size_t len;
         doc_name(r, b, d, &name, &len, tmp, sizeof tmp);
-        strlist_add(&r->names, name, len, 0);
+        /* size 1 marks a name that is a JSON integer (--format jsonl) */
+        int is_int = d->kind == DOCK_JSON &&
+                     (d->id_type == ID_INT || (d->id_type == ID_NONE && !r->lines_prefix));
+        strlist_add(&r->names, name, len, (uint64_t)is_int);
+        if (d->kind == DOCK_JSON && d->id_type != ID_NONE)
+            check_duplicate_id(r, id, d);
+        if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS)
+            strlist_add(&r->records, b->arena + d->text_off, d->text_len, 0);
+        ensure_idmeta(r, id);
+        r->id_bytes[id] = d->bytes;
+        r->id_mtime[id] = d->mtime_ns;
         if (d->set) {
             ensure_sets(r, id);
             r->sets[id] = d->set;
@@ -662,7 +926,7 @@ static struct doc *new_doc(struct run *r, size_t input, int kind, size_t text_le
 }
 
 static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, const char *text,
-                        size_t len, uint64_t bytes)
+                        size_t len, uint64_t bytes, int64_t mtime)
 {
     struct doc *d = new_doc(r, input, kind, len);
     if (!d)
@@ -674,6 +938,7 @@ static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, co
     b->arena_len += len;
     d->line = line;
     d->bytes = bytes;
+    d->mtime_ns = mtime;
     return 0;
 }
 
@@ -696,53 +961,76 @@ static int is_blank(const char *s, size_t len)
 }
 
 static int emit_line(struct run *r, size_t input, int json, uint64_t line, const char *s,
-                     size_t len, uint64_t bytes)
+                     size_t len, uint64_t bytes, int64_t mtime)
 {
     if (json) {
         /* Blank lines between JSON objects are tolerated, as most JSONL
          * writers and readers do. */
-        if (is_blank(s, len)) {
-            r->bytes += bytes;
+        if (is_blank(s, len))
             return 0;
-        }
-        return add_text_doc(r, input, DOCK_JSON, line, s, len, bytes);
+        return add_text_doc(r, input, DOCK_JSON, line, s, len, bytes, mtime);
     }
     if (len > 0 && s[len - 1] == '\r')
         len--; /* CRLF files */
-    return add_text_doc(r, input, DOCK_TEXT, line, s, len, bytes);
+    return add_text_doc(r, input, DOCK_TEXT, line, s, len, bytes, mtime);
+}
+
+static int skip_line(struct run *r, const char *shown, uint64_t line, const char *why)
+{
+    char where[600];
+    int n = snprintf(where, sizeof where, "%s:%llu", shown, (unsigned long long)line);
+    size_t wl = n < 0 ? 0 : (size_t)n >= sizeof where ? sizeof where - 1 : (size_t)n;
+    return skip_input(r, where, wl, "%s", why);
 }
 
 /* Large sequential reads, split at newlines; each line is copied into the
  * batch that carries it, so reading never waits for signing to release a
- * buffer, and standard input works like a file. */
+ * buffer, and standard input works like a file. A line longer than
+ * --max-doc-bytes is skipped without being held, so memory stays bounded
+ * whatever the input. */
 static int read_lines(struct run *r, size_t input)
 {
     const struct input *in = &r->opt->inputs[input];
     int json = in->kind == INPUT_JSONL;
     int use_stdin = !strcmp(in->arg, "-");
     const char *shown = use_stdin ? "<stdin>" : in->arg;
-    int fd = use_stdin ? STDIN_FILENO : open(in->arg, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        warnx_doc(r, "%s: cannot open: %s", shown, strerror(errno));
-        return input_failed(r);
+    int64_t mtime = 0;
+    int fd = STDIN_FILENO;
+    if (!use_stdin) {
+        struct stat st;
+        char msg[160];
+        fd = open_regular(in->arg, &st, msg, sizeof msg);
+        if (fd < 0)
+            return skip_input(r, shown, strlen(shown), "%s", msg);
+        mtime = mtime_ns(&st);
     }
+    struct reader rd;
+    int rc = 0;
+    if (reader_open(&rd, fd) != 0) {
+        rc = skip_input(r, shown, strlen(shown), "%s", rd.msg);
+        reader_close(&rd);
+        if (!use_stdin)
+            close(fd);
+        return rc;
+    }
+    uint64_t max = r->opt->max_doc_bytes;
     size_t cap = 4u << 20, len = 0;
     char *buf = xmalloc(cap);
     uint64_t line = 0;
-    int rc = 0;
+    int discarding = 0; /* inside a line longer than max */
     for (;;) {
-        ssize_t got = read(fd, buf + len, cap - len);
+        ssize_t got = reader_read(&rd, buf + len, cap - len);
         if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            warnx_doc(r, "%s: read error after line %llu: %s", shown,
-                      (unsigned long long)line, strerror(errno));
-            rc = input_failed(r);
+            char why[200];
+            snprintf(why, sizeof why, "%s after line %llu", rd.msg, (unsigned long long)line);
+            rc = skip_input(r, shown, strlen(shown), "%s", why);
             break;
         }
         if (got == 0) {
-            if (len > 0)
-                rc = emit_line(r, input, json, ++line, buf, len, len);
+            if (discarding)
+                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+            else if (len > 0)
+                rc = emit_line(r, input, json, ++line, buf, len, len, mtime);
             break;
         }
         len += (size_t)got;
@@ -750,47 +1038,54 @@ static int read_lines(struct run *r, size_t input)
         const char *nl;
         while (rc == 0 && (nl = memchr(buf + start, '\n', len - start)) != NULL) {
             size_t l = (size_t)(nl - (buf + start));
-            rc = emit_line(r, input, json, ++line, buf + start, l, l + 1);
+            if (discarding) {
+                discarding = 0;
+                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+            } else if (l > max) {
+                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+            } else {
+                rc = emit_line(r, input, json, ++line, buf + start, l, l + 1, mtime);
+            }
             start += l + 1;
         }
         if (rc)
             break;
         memmove(buf, buf + start, len - start);
         len -= start;
-        if (len == cap) {
+        if (discarding || len > max) {
+            discarding = 1;
+            len = 0;
+        } else if (len == cap) {
             cap *= 2;
             buf = xrealloc(buf, cap);
         }
     }
     free(buf);
+    reader_close(&rd);
     if (!use_stdin)
         close(fd);
     return rc;
 }
 
+/* "-": standard input as one document, bounded like a file. */
 static int read_stdin_doc(struct run *r, size_t input)
 {
-    size_t cap = 1u << 20, len = 0;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        if (len == cap) {
-            cap *= 2;
-            buf = xrealloc(buf, cap);
-        }
-        ssize_t got = read(STDIN_FILENO, buf + len, cap - len);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            warnx_doc(r, "<stdin>: read error: %s", strerror(errno));
-            free(buf);
-            return input_failed(r);
-        }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-    }
-    int rc = add_text_doc(r, input, DOCK_TEXT, 0, buf, len, len);
-    free(buf);
+    struct worker w;
+    memset(&w, 0, sizeof w);
+    w.r = r;
+    struct doc d;
+    memset(&d, 0, sizeof d);
+    struct reader rd;
+    size_t len = 0;
+    int bad = reader_open(&rd, STDIN_FILENO);
+    if (bad)
+        doc_skip(&d, "%s", rd.msg);
+    else
+        bad = read_bounded(&w, r, &rd, 0, &d, &len);
+    reader_close(&rd);
+    int rc = bad ? skip_input(r, "<stdin>", 7, "%s", d.msg)
+                 : add_text_doc(r, input, DOCK_TEXT, 0, w.buf, len, len, 0);
+    free(w.buf);
     return rc;
 }
 
@@ -803,7 +1098,8 @@ int run_inputs(struct run *r)
         switch (in->kind) {
         case INPUT_PATHS:
             for (size_t p = 0; p < in->npaths && rc == 0; p++)
-                rc = add_path_doc(r, i, in->first_path + p);
+                if (r->pmeta[in->first_path + p].alias_of == SIZE_MAX)
+                    rc = add_path_doc(r, i, in->first_path + p);
             break;
         case INPUT_STDIN:
             rc = read_stdin_doc(r, i);
@@ -811,6 +1107,8 @@ int run_inputs(struct run *r)
         case INPUT_LINES:
         case INPUT_JSONL:
             rc = read_lines(r, i);
+            break;
+        case INPUT_LIST: /* expanded by parse_args */
             break;
         }
     }

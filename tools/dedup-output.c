@@ -2,9 +2,12 @@
 #include "dedup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct pair {
     uint64_t a, b;
@@ -35,6 +38,8 @@ static int verified_pairs(struct run *r, simlsh_results *res, struct pair **out,
     int rc = simlsh_index_pairs(res, r->index, flags, r->opt->max_pairs);
     if (rc != 0)
         return lib_fail("enumerating pairs", rc);
+    if (simlsh_results_truncated(res) == 1)
+        r->truncated = 1;
     if (simlsh_results_truncated(res) == 1)
         fprintf(stderr, "simlsh-dedup: warning: stopped at %zu candidate pairs (--max-pairs);"
                         " results are incomplete\n", r->opt->max_pairs);
@@ -133,7 +138,9 @@ static void put_name(const struct run *r, FILE *out, uint64_t id)
 {
     size_t len;
     const char *s = strlist_get(&r->names, id, &len);
-    if (r->opt->format == FMT_JSONL)
+    if (r->opt->format == FMT_JSONL && r->names.size[id] == 1)
+        fwrite(s, 1, len, out); /* a JSONL id that was an integer stays one */
+    else if (r->opt->format == FMT_JSONL)
         escape_json(out, s, len);
     else
         escape_tsv(out, s, len);
@@ -170,7 +177,7 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
     if (rc != 0)
         return lib_fail("results", rc);
     uint64_t *label = xmalloc((n ? n : 1) * sizeof *label);
-    uint64_t *order = NULL, *start = NULL;
+    uint64_t *order = NULL, *start = NULL, *kept = NULL;
     int ret = -1;
     if (cluster_labels(r, res, label))
         goto done;
@@ -192,10 +199,39 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
         start[i] = start[i - 1];
     start[0] = 0;
 
+    /* kept[g] for every group: the id --keep chooses. A group with an id
+     * from --index keeps that one (it is already in the collection). */
+    kept = xmalloc((n ? n : 1) * sizeof *kept);
+    if (n)
+        ensure_idmeta(r, n - 1);
+    for (size_t l = 0; l < n; l++) {
+        size_t b = start[l], e = start[l + 1];
+        if (e == b)
+            continue;
+        uint64_t best = order[b];
+        if (best >= first_new) {
+            for (size_t k = b + 1; k < e; k++) {
+                uint64_t id = order[k];
+                int better = 0;
+                switch (r->opt->keep) {
+                case KEEP_SHORTEST: better = r->id_bytes[id] < r->id_bytes[best]; break;
+                case KEEP_LONGEST: better = r->id_bytes[id] > r->id_bytes[best]; break;
+                case KEEP_OLDEST: better = r->id_mtime[id] < r->id_mtime[best]; break;
+                case KEEP_NEWEST: better = r->id_mtime[id] > r->id_mtime[best]; break;
+                default: break;
+                }
+                if (better)
+                    best = id; /* ties keep the earlier id: order is by id */
+            }
+        }
+        for (size_t k = b; k < e; k++)
+            kept[order[k]] = best;
+    }
+
     *clusters = 0;
     *duplicates = 0;
     for (size_t i = first_new; i < n; i++)
-        if (label[i] != i)
+        if (kept[i] != i)
             (*duplicates)++;
 
     uint64_t cluster_no = 0;
@@ -225,9 +261,20 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
         }
     }
 
-    if (r->opt->output == OUT_KEEP) {
+    if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS) {
+        int want_kept = r->opt->output == OUT_RECORDS;
         for (size_t i = first_new; i < n; i++) {
-            if (label[i] != i)
+            if ((kept[i] == i) != want_kept)
+                continue;
+            size_t len;
+            const char *s = strlist_get(&r->records, i - first_new, &len);
+            fwrite(s, 1, len, out);
+            fputc('\n', out);
+        }
+    } else if (r->opt->output == OUT_KEEP || r->opt->output == OUT_DROP) {
+        int want_kept = r->opt->output == OUT_KEEP;
+        for (size_t i = first_new; i < n; i++) {
+            if ((kept[i] == i) != want_kept)
                 continue;
             if (r->opt->format == FMT_JSONL) {
                 fputs("{\"id\":", out);
@@ -250,6 +297,7 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
     }
     ret = 0;
 done:
+    free(kept);
     free(label);
     free(order);
     free(start);
@@ -265,20 +313,56 @@ done:
  * The library's index file holds signatures and band tables under numeric
  * ids; simlsh-dedup keeps the rest in INDEX.names, a text file:
  *
- *   simlsh-dedup-names 1
+ *   simlsh-dedup-names 2
  *   param <key name> <value>        one per contract key
  *   fingerprint <16 hex digits>     simlsh_index_fingerprint() of INDEX
+ *   index-checksum <16 hex digits>  the last 8 bytes of INDEX (its checksum)
  *   count <N>
  *   <name of id 0>                  N lines, escaped as TSV fields
  *   ...
  *   end
+ *   checksum <16 hex digits>        FNV-1a 64 of every byte above this line
  *
- * The params are needed because a loaded index does not give its params
- * back, and new documents must be signed with the same contract.
+ * The params make the file say which contract the index was built with.
+ * index-checksum ties the names to one save of INDEX: a names file from
+ * another save (same count or not) is refused instead of naming the ids
+ * wrongly, and the checksum catches an edited or damaged names file.
+ * Version 1 files (no index-checksum, no checksum) still load.
  */
 
-#define SIDECAR_MAGIC "simlsh-dedup-names 1"
+#define SIDECAR_MAGIC "simlsh-dedup-names 2"
+#define SIDECAR_MAGIC_V1 "simlsh-dedup-names 1"
 #define MAX_KEY 64
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h;
+}
+#define FNV_INIT UINT64_C(14695981039346656037)
+
+/* The checksum the library stores in the last 8 bytes of a saved object,
+ * as 16 hex digits in file order. */
+int index_file_checksum(const char *index_path, char hex[17])
+{
+    int fd = open(index_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    unsigned char b[8];
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 8 &&
+             pread(fd, b, 8, st.st_size - 8) == 8;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (!ok) {
+        fprintf(stderr, "simlsh-dedup: %s: cannot read its checksum: %s\n", qname(index_path),
+                e ? strerror(e) : "too short");
+        return -1;
+    }
+    for (int i = 0; i < 8; i++)
+        snprintf(hex + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
 
 static char *sidecar_path(const char *index_path)
 {
@@ -295,18 +379,15 @@ int sidecar_save(const struct run *r, const char *index_path)
     int rc = simlsh_index_fingerprint(&fp, r->index);
     if (rc != 0)
         return lib_fail("index fingerprint", rc);
-    char *path = sidecar_path(index_path);
-    size_t pl = strlen(path);
-    char *tmp = xmalloc(pl + 5);
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "simlsh-dedup: %s: %s\n", tmp, strerror(errno));
-        free(tmp);
-        free(path);
+    char ixsum[17];
+    if (index_file_checksum(index_path, ixsum) != 0)
         return -1;
-    }
+    /* The body is composed in memory so its checksum can follow it. */
+    char *body = NULL;
+    size_t body_len = 0;
+    FILE *f = open_memstream(&body, &body_len);
+    if (!f)
+        die_oom();
     fprintf(f, "%s\n", SIDECAR_MAGIC);
     for (int key = 1; key < MAX_KEY; key++) {
         const char *name = simlsh_params_key_name(key);
@@ -320,6 +401,7 @@ int sidecar_save(const struct run *r, const char *index_path)
             fprintf(f, "param %s %.17g\n", name, dv);
     }
     fprintf(f, "fingerprint %016" PRIx64 "\n", fp);
+    fprintf(f, "index-checksum %s\n", ixsum);
     fprintf(f, "count %zu\n", r->names.count);
     for (size_t i = 0; i < r->names.count; i++) {
         size_t len;
@@ -328,31 +410,21 @@ int sidecar_save(const struct run *r, const char *index_path)
         fputc('\n', f);
     }
     fputs("end\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
+    if (fclose(f) != 0)
+        die_oom();
+    char *path = sidecar_path(index_path);
+    struct outfile of;
+    if (outfile_open(&of, path) != 0) {
         free(path);
+        free(body);
         return -1;
     }
-    free(tmp);
+    fwrite(body, 1, body_len, of.f);
+    fprintf(of.f, "checksum %016" PRIx64 "\n", fnv1a(FNV_INIT, body, body_len));
+    free(body);
+    int rc2 = outfile_commit(&of);
     free(path);
-    return 0;
-}
-
-static size_t unescape_tsv(char *s, size_t len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '\\' && i + 1 < len) {
-            char c = s[++i];
-            s[o++] = c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c == '0' ? '\0' : c;
-        } else {
-            s[o++] = s[i];
-        }
-    }
-    return o;
+    return rc2;
 }
 
 static int key_by_name(const char *name)
@@ -367,13 +439,16 @@ static int key_by_name(const char *name)
 
 /* Reads INDEX.names: the contract into *params, the names into r->names. */
 int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
-                 uint64_t *fingerprint)
+                 uint64_t *fingerprint, char index_sum[17])
 {
+    uint64_t sum = FNV_INIT;
+    int version = 0, summed = 0;
+    index_sum[0] = '\0';
     char *path = sidecar_path(index_path);
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "simlsh-dedup: %s: %s (written next to the index by --save-index)\n",
-                path, strerror(errno));
+                qname(path), strerror(errno));
         free(path);
         return -1;
     }
@@ -392,10 +467,21 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     const char *why = NULL;
     while (!why && (len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (state == 4 && version == 2 && !strncmp(line, "checksum ", 9)) {
+            char want[32];
+            snprintf(want, sizeof want, "checksum %016" PRIx64 "\n", sum);
+            if (strcmp(line, want))
+                why = "checksum mismatch: the names file was changed or damaged";
+            summed = 1;
+            state = 5;
+            continue;
+        }
+        sum = fnv1a(sum, line, (size_t)len);
         if (len > 0 && line[len - 1] == '\n')
             line[--len] = '\0';
         if (state == 0) {
-            if (strcmp(line, SIDECAR_MAGIC))
+            version = !strcmp(line, SIDECAR_MAGIC) ? 2 : !strcmp(line, SIDECAR_MAGIC_V1) ? 1 : 0;
+            if (!version)
                 why = "not a simlsh-dedup names file (or a newer version)";
             state = 1;
         } else if (state == 1 && !strncmp(line, "param ", 6)) {
@@ -420,12 +506,15 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
             if (rc == SIMLSH_EINVAL && *end == '\0') /* an integer given to a double key */
                 rc = simlsh_params_set_double(p, key, strtod(value, NULL));
             if (rc != 0) {
-                fprintf(stderr, "simlsh-dedup: %s:%zu: param %s: %s\n", path, lineno, name,
+                fprintf(stderr, "simlsh-dedup: %s:%zu: param %s: %s\n", qname(path), lineno,
+                        qname(name),
                         simlsh_strerror(rc));
                 why = "cannot apply the saved contract";
             }
         } else if (state == 1 && !strncmp(line, "fingerprint ", 12)) {
             *fingerprint = strtoull(line + 12, NULL, 16);
+        } else if (state == 1 && !strncmp(line, "index-checksum ", 15) && len == 31) {
+            memcpy(index_sum, line + 15, 17);
         } else if (state == 1 && !strncmp(line, "count ", 6)) {
             char *end;
             count = (size_t)strtoull(line + 6, &end, 10);
@@ -433,7 +522,7 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
             if (count == 0)
                 state = 3;
         } else if (state == 2) {
-            size_t l = unescape_tsv(line, (size_t)len);
+            size_t l = unescape_name(line, (size_t)len);
             strlist_add(&r->names, line, l, 0);
             if (++names == count)
                 state = 3;
@@ -445,10 +534,12 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     }
     free(line);
     fclose(f);
-    if (!why && state != 4)
+    if (!why && (version == 2 ? !summed : state != 4))
         why = "truncated";
+    if (!why && version == 2 && !index_sum[0])
+        why = "no index-checksum line";
     if (why) {
-        fprintf(stderr, "simlsh-dedup: %s:%zu: %s\n", path, lineno, why);
+        fprintf(stderr, "simlsh-dedup: %s:%zu: %s\n", qname(path), lineno, why);
         simlsh_params_free(p);
         free(path);
         return -1;
@@ -456,4 +547,32 @@ int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
     free(path);
     *params = p;
     return 0;
+}
+
+/* --skipped: one line per input that was not read, with the reason; in
+ * TSV "NAME<TAB>REASON" (NAME escaped as in every output), in JSONL
+ * {"name":...,"reason":...}. */
+int write_skipped(const struct run *r, FILE *out)
+{
+    for (size_t i = 0; i < r->skips.count; i++) {
+        size_t len;
+        const char *s = strlist_get(&r->skips, i, &len);
+        if (r->opt->format == FMT_TSV) {
+            fwrite(s, 1, len, out);
+            fputc('\n', out);
+            continue;
+        }
+        const char *tab = memchr(s, '\t', len);
+        size_t nl = tab ? (size_t)(tab - s) : len;
+        char *raw = xmalloc(nl + 1);
+        memcpy(raw, s, nl);
+        size_t rl = unescape_name(raw, nl);
+        fputs("{\"name\":", out);
+        escape_json(out, raw, rl);
+        fputs(",\"reason\":", out);
+        escape_json(out, tab ? tab + 1 : "", tab ? len - nl - 1 : 0);
+        fputs("}\n", out);
+        free(raw);
+    }
+    return ferror(out) ? -1 : 0;
 }

@@ -80,6 +80,34 @@ void strlist_free(struct strlist *l)
     memset(l, 0, sizeof *l);
 }
 
+/* A skipped input: counted, reported (NAME escaped), and listed for
+ * --skipped; under --strict it stops the run. */
+int skip_input(struct run *r, const char *name, size_t name_len, const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    const char *shown = qnamen(name, name_len);
+    warnx_doc(r, "%s: %s", shown, reason);
+    if (r->opt->skipped_path) {
+        size_t sl = strlen(shown), rl = strlen(reason);
+        char *line = xmalloc(sl + rl + 2);
+        memcpy(line, shown, sl);
+        line[sl] = '\t';
+        memcpy(line + sl + 1, reason, rl + 1);
+        strlist_add(&r->skips, line, sl + rl + 1, 0);
+        free(line);
+    }
+    r->skipped++;
+    if (r->opt->strict) {
+        r->failed = EXIT_DEDUP_INPUT;
+        return -1;
+    }
+    return 0;
+}
+
 void warnx_doc(struct run *r, const char *fmt, ...)
 {
     va_list ap;
@@ -95,56 +123,6 @@ void warnx_doc(struct run *r, const char *fmt, ...)
     fputc('\n', stderr);
     if (r->warnings == MAX_WARNINGS)
         fprintf(stderr, "simlsh-dedup: further messages suppressed (see the skipped count)\n");
-}
-
-/* TSV fields cannot hold tabs or newlines; escape them (and the backslash)
- * the way PostgreSQL's text COPY format does, so names stay one field. */
-void escape_tsv(FILE *f, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        switch (c) {
-        case '\t': fputs("\\t", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\0': fputs("\\0", f); break;
-        default: fputc(c, f); break;
-        }
-    }
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t len)
-{
-    unsigned c = s[0];
-    size_t n;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len < n)
-        return 0;
-    unsigned cp = c & (0x7Fu >> n);
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
 }
 
 int utf8_valid(const unsigned char *s, size_t len, size_t *bad_at)

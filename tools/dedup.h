@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 /* Exit codes (docs/cli.md, EXIT STATUS). */
 enum {
@@ -18,10 +20,16 @@ enum {
     EXIT_DEDUP_FOUND = 1,    /* duplicates found and --exit-code given */
     EXIT_DEDUP_USAGE = 2,    /* bad command line or option values */
     EXIT_DEDUP_INPUT = 3,    /* bad input under --strict, unusable --index */
-    EXIT_DEDUP_INTERNAL = 4  /* library error, out of memory, write failure */
+    EXIT_DEDUP_INTERNAL = 4, /* library error, out of memory, write failure */
+    EXIT_DEDUP_NOTHING = 5,  /* inputs given, every one skipped: nothing read */
+    EXIT_DEDUP_TRUNCATED = 6 /* --max-pairs cut the answer short */
 };
 
-enum output_mode { OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP };
+/* 64 MiB: far above any text document, far below what hurts. */
+#define DEFAULT_MAX_DOC_BYTES (UINT64_C(64) << 20)
+
+enum output_mode { OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP, OUT_RECORDS, OUT_DROP_RECORDS };
+enum keep_policy { KEEP_FIRST, KEEP_SHORTEST, KEEP_LONGEST, KEEP_OLDEST, KEEP_NEWEST };
 enum output_format { FMT_TSV, FMT_JSONL };
 enum verify_mode { VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT };
 
@@ -30,7 +38,8 @@ enum input_kind {
     INPUT_PATHS, /* a file or directory: one document per file */
     INPUT_STDIN, /* "-": all of standard input is one document */
     INPUT_LINES, /* --lines: one document per line */
-    INPUT_JSONL  /* --jsonl: one JSON object per line */
+    INPUT_JSONL, /* --jsonl: one JSON object per line */
+    INPUT_LIST   /* --files-from, replaced by its names after parsing */
 };
 
 struct input {
@@ -61,10 +70,12 @@ enum doc_status {
     DOC_EUTF8,  /* invalid UTF-8 under --strict-utf8 */
     DOC_EJSON,  /* invalid JSON line (msg) */
     DOC_EFIELD, /* missing or mistyped JSON field (msg) */
-    DOC_ELIB    /* library error (err = SIMLSH_E*) */
+    DOC_ELIB,   /* library error (err = SIMLSH_E*) */
+    DOC_ESKIP   /* not read: special file, too large, binary, compressed (msg) */
 };
 
 enum doc_kind { DOCK_PATH, DOCK_TEXT, DOCK_JSON };
+enum id_type { ID_NONE, ID_STRING, ID_INT };
 
 struct doc {
     uint32_t input;       /* index into the run's inputs */
@@ -77,7 +88,9 @@ struct doc {
     size_t text_len;
     size_t id_off;        /* DOCK_JSON: the id, in batch->ids */
     size_t id_len;
-    uint64_t bytes;       /* input bytes this document accounts for */
+    uint8_t id_type;      /* DOCK_JSON: enum id_type */
+    uint64_t bytes;       /* bytes of the document's text */
+    int64_t mtime_ns;     /* modification time of its file, for --keep */
     simlsh_shingleset *set; /* --verify exact: the document's shingles */
     char msg[120];
 };
@@ -102,6 +115,17 @@ struct batch {
     struct batch *todo_next; /* queue of batches waiting for a worker */
 };
 
+/* Device and inode of a file, to recognise one file under several names. */
+struct fileid {
+    uint64_t dev, ino;
+};
+
+struct fileids {
+    struct fileid *v;
+    size_t n, cap;
+    int sorted;
+};
+
 struct options {
     /* hashing contract: explicit values, applied over the defaults or over
      * the contract loaded with --index */
@@ -112,7 +136,15 @@ struct options {
     enum verify_mode verify;
     enum output_mode output;
     enum output_format format;
-    const char *output_path;
+    const char *output_path, *stats_path, *skipped_path;
+    enum keep_policy keep;
+    uint64_t max_doc_bytes;
+    int binary, include_vcs;
+    const char **globs_in, **globs_ex;
+    size_t nglobs_in, nglobs_ex;
+    char **owned; /* strings read by --files-from, freed at exit */
+    size_t nowned;
+    struct fileids list_ids; /* the --files-from files themselves */
     const char *save_index, *load_index;
     const char *id_field, *text_field;
     size_t max_pairs;
@@ -120,6 +152,19 @@ struct options {
     int quiet, strict, strict_utf8, exit_code;
     struct input *inputs;
     size_t ninputs;
+};
+
+/* What the walk learnt about each path. */
+struct pathmeta {
+    uint64_t dev, ino;
+    int is_link;     /* the name is a symbolic link */
+    size_t alias_of; /* SIZE_MAX, or the path that stands for the same file */
+};
+
+struct idslot {
+    uint64_t id1; /* id + 1; 0 is an empty slot */
+    uint64_t line;
+    size_t input;
 };
 
 /* Everything one run owns. */
@@ -131,6 +176,19 @@ struct run {
     double threshold;
 
     struct strlist paths; /* files found under INPUT_PATHS inputs */
+    struct pathmeta *pmeta; /* one per path */
+    size_t pmeta_cap;
+    struct fileids input_ids; /* every input file: no output may replace one */
+    uint64_t aliases;         /* names that are another name of an input file */
+    uint64_t *id_bytes;       /* per id: text bytes and mtime, for --keep */
+    int64_t *id_mtime;
+    size_t idmeta_cap;
+    struct strlist skips;     /* "NAME\tREASON" for --skipped */
+    int truncated;            /* --max-pairs cut the answer short */
+    struct strlist records;   /* --output records: the line of each new id */
+    struct idslot *idset;     /* JSONL ids seen, to report duplicates */
+    size_t idset_cap, idset_n;
+    uint64_t duplicate_ids;
     struct strlist names; /* output name of each indexed id (id = position) */
     uint64_t first_new;   /* ids below this came from --index */
     simlsh_shingleset **sets; /* --verify exact: set of each id */
@@ -169,23 +227,76 @@ void warnx_doc(struct run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-void escape_tsv(FILE *f, const char *s, size_t len);
 void escape_json(FILE *f, const char *s, size_t len);
 int utf8_valid(const unsigned char *s, size_t len, size_t *bad_len);
 void human_bytes(char *buf, size_t cap, double bytes);
+int skip_input(struct run *r, const char *name, size_t name_len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* dedup-io.c */
+size_t utf8_seq(const unsigned char *s, size_t len);
+size_t escape_name(char *dst, const char *s, size_t len);
+size_t unescape_name(char *s, size_t len);
+void escape_tsv(FILE *f, const char *s, size_t len);
+const char *qname(const char *s);
+const char *qnamen(const char *s, size_t len);
+const char *file_type_name(mode_t mode);
+const char *pseudo_fs_name(const char *dir);
+int open_regular(const char *path, struct stat *st, char *msg, size_t msgcap);
+
+enum { CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD };
+
+/* A byte stream from a descriptor, decompressed when its first bytes are
+ * a gzip or zstd magic number. */
+struct reader {
+    int fd;
+    int codec;
+    char *in;
+    size_t in_len, in_pos;
+    int eof, member_open, unsupported, err;
+    void *state;
+    char msg[112];
+};
+int reader_open(struct reader *rd, int fd);
+ssize_t reader_read(struct reader *rd, char *out, size_t cap);
+void reader_close(struct reader *rd);
+
+struct outfile {
+    const char *path;
+    char *tmp;
+    FILE *f;
+};
+int outfile_open(struct outfile *o, const char *path);
+int outfile_commit(struct outfile *o);
+int outfile_finish(struct outfile *o);
+int outfile_publish(struct outfile *o);
+void outfile_abort(struct outfile *o);
+int fsync_dir_of(const char *path);
+
+void fileids_add(struct fileids *s, const struct stat *st);
+int fileids_has(struct fileids *s, const struct stat *st);
+void fileids_free(struct fileids *s);
+int output_path_ok(struct fileids *inputs, const char *path, const char *what,
+                   const char *allowed_same);
 
 /* dedup-input.c */
 int inputs_enumerate(struct run *r);
 int run_pipeline_start(struct run *r);
 int run_inputs(struct run *r);
 void run_pipeline_stop(struct run *r);
+void ensure_idmeta(struct run *r, uint64_t id);
 void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
               size_t *len, char *tmp, size_t tmpcap);
 
 /* dedup-output.c */
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
+int write_skipped(const struct run *r, FILE *out);
 int sidecar_save(const struct run *r, const char *index_path);
 int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
-                 uint64_t *fingerprint);
+                 uint64_t *fingerprint, char index_sum[17]);
+int index_file_checksum(const char *index_path, char hex[17]);
 
 #endif

@@ -13,6 +13,18 @@
 #else
 #define JSON_SUPPORT "no"
 #endif
+#if DEDUP_HAVE_ZLIB
+#include <zlib.h>
+#define ZLIB_SUPPORT ZLIB_VERSION
+#else
+#define ZLIB_SUPPORT "no"
+#endif
+#if DEDUP_HAVE_ZSTD
+#include <zstd.h>
+#define ZSTD_SUPPORT ZSTD_VERSION_STRING
+#else
+#define ZSTD_SUPPORT "no"
+#endif
 
 #include <errno.h>
 #include <getopt.h>
@@ -20,28 +32,43 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PROG "simlsh-dedup"
 
-static const char usage_text[] =
-    "Usage: " PROG " [OPTION]... [PATH | - | --lines FILE | --jsonl FILE]...\n"
+/* In parts: ISO C limits a string literal to 4095 bytes. */
+static const char *const usage_text[] = {
+    "Usage: " PROG " [OPTION]... [PATH | - | --lines FILE | --jsonl FILE | --files-from FILE]...\n"
     "Find near-duplicate documents with shingling, MinHash and LSH banding.\n"
     "\n"
     "Input (read in command-line order):\n"
-    "  PATH                  a file (one document; its id is the path) or a directory\n"
-    "                        (all regular files below it, in byte order of names)\n"
+    "  PATH                  a regular file (one document; its id is the path) or a\n"
+    "                        directory (all regular files below it, in byte order of\n"
+    "                        names); other file types are skipped with a reason\n"
     "  -                     all of standard input as one document\n"
     "      --lines FILE      one document per line; the id is the line number\n"
     "                        (FILE:LINE when several inputs are given); FILE may be -\n"
     "      --jsonl FILE      one JSON object per line; FILE may be -\n"
-    "      --id-field NAME   JSONL field with the id, a string or integer (default: id)\n"
+    "      --files-from FILE read PATHs from FILE (one per line; - for standard input)\n"
+    "  -0, --null            --files-from names end with NUL, not newline\n"
+    "      --id-field NAME   JSONL field with the id, a string or integer (default: id;\n"
+    "                        - numbers the lines instead)\n"
     "      --text-field NAME JSONL field with the text (default: text)\n"
+    "      --include GLOB    in directories, read only files matching GLOB (repeatable)\n"
+    "      --exclude GLOB    in directories, skip files and directories matching GLOB\n"
+    "      --include-vcs     also walk .git, .hg and .svn directories\n"
+    "      --binary          also read files with a NUL byte in their first 8 KiB\n"
+    "      --max-doc-bytes N skip documents (and lines) longer than N bytes after\n"
+    "                        decompression; K, M, G suffixes (default 64M)\n"
     "      --strict-utf8     skip documents with invalid UTF-8 (default: replace them\n"
     "                        with U+FFFD and keep the document)\n"
     "      --strict          stop at the first bad input with exit status 3\n"
-    "\n"
+    "  gzip and zstd files are decompressed, recognised by their first bytes.\n"
+    "\n",
     "Hashing (the contract; a saved index keeps it):\n"
     "      --unit UNIT       byte, char (UTF-8 code points; default) or word\n"
     "  -k, --k N             units per shingle (default 5)\n"
@@ -63,14 +90,21 @@ static const char usage_text[] =
     "                        threshold; default) or exact (true Jaccard of the shingle\n"
     "                        sets; keeps them in memory)\n"
     "      --max-pairs N     stop enumerating candidate pairs after N (default\n"
-    "                        10000000; 0 = no limit)\n"
-    "\n"
-    "Output:\n"
-    "  -o, --output-file FILE  write results to FILE (default: standard output)\n"
+    "                        10000000; 0 = no limit); exit status 6 when reached\n"
+    "\n",
+    "Output (files are replaced only when the run succeeds; no output may name\n"
+    "an input, a symbolic link or a special file):\n"
+    "  -o, --output-file FILE  write results to FILE (default, or -: standard output)\n"
     "      --output MODE     clusters (one line per cluster of 2+ documents; default),\n"
-    "                        pairs (id, id, similarity) or keep (one id per cluster\n"
-    "                        plus every singleton)\n"
+    "                        pairs (id, id, similarity), keep (one id per cluster plus\n"
+    "                        every singleton), drop (every other clustered id), or,\n"
+    "                        for --lines and --jsonl inputs, records or drop-records\n"
+    "                        (the input lines of the keep or drop list)\n"
+    "      --keep POLICY     which member of a cluster is kept: first (in input order;\n"
+    "                        default), shortest, longest, oldest or newest\n"
     "      --format FMT      tsv (default) or jsonl\n"
+    "      --skipped FILE    list the inputs not read, with the reason\n"
+    "      --stats FILE      write the summary and the contract as JSON\n"
     "      --exit-code       exit with status 1 when duplicates were found\n"
     "\n"
     "Incremental runs:\n"
@@ -85,8 +119,13 @@ static const char usage_text[] =
     "  -h, --help            show this help\n"
     "  -V, --version         show versions\n"
     "\n"
+    "Names in messages and TSV output are escaped: \\\\ \\t \\n \\r, and \\xHH for other\n"
+    "control bytes and bytes that are not UTF-8.\n"
+    "\n"
     "Exit status: 0 success, 1 duplicates found (with --exit-code), 2 usage error,\n"
-    "3 input error (with --strict, or an unusable --index), 4 internal error.\n";
+    "3 input error (with --strict, or an unusable --index), 4 internal or write error,\n"
+    "5 nothing could be read (every input skipped), 6 --max-pairs truncated the answer.\n",
+    NULL};
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -119,7 +158,16 @@ enum {
     OPT_FORMAT,
     OPT_EXIT_CODE,
     OPT_SAVE_INDEX,
-    OPT_INDEX
+    OPT_INDEX,
+    OPT_MAX_DOC_BYTES,
+    OPT_KEEP,
+    OPT_SKIPPED,
+    OPT_STATS,
+    OPT_BINARY,
+    OPT_INCLUDE,
+    OPT_EXCLUDE,
+    OPT_INCLUDE_VCS,
+    OPT_FILES_FROM
 };
 
 static const struct option long_options[] = {
@@ -148,6 +196,16 @@ static const struct option long_options[] = {
     {"exit-code", no_argument, NULL, OPT_EXIT_CODE},
     {"save-index", required_argument, NULL, OPT_SAVE_INDEX},
     {"index", required_argument, NULL, OPT_INDEX},
+    {"max-doc-bytes", required_argument, NULL, OPT_MAX_DOC_BYTES},
+    {"keep", required_argument, NULL, OPT_KEEP},
+    {"skipped", required_argument, NULL, OPT_SKIPPED},
+    {"stats", required_argument, NULL, OPT_STATS},
+    {"binary", no_argument, NULL, OPT_BINARY},
+    {"include", required_argument, NULL, OPT_INCLUDE},
+    {"exclude", required_argument, NULL, OPT_EXCLUDE},
+    {"include-vcs", no_argument, NULL, OPT_INCLUDE_VCS},
+    {"files-from", required_argument, NULL, OPT_FILES_FROM},
+    {"null", no_argument, NULL, '0'},
     {"threads", required_argument, NULL, 'j'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -165,6 +223,30 @@ static int64_t parse_int(const char *opt, const char *s)
         exit(EXIT_DEDUP_USAGE);
     }
     return (int64_t)v;
+}
+
+/* A byte count: digits with an optional K, M or G (powers of 1024). */
+static uint64_t parse_size(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (errno || end == s || *end != '\0' || s[0] == '-' || v == 0 ||
+        v > (UINT64_MAX >> shift)) {
+        fprintf(stderr, PROG ": %s: expected a size of at least 1 byte (N, NK, NM or NG), "
+                             "not '%s'\n", opt, s);
+        exit(EXIT_DEDUP_USAGE);
+    }
+    return (uint64_t)v << shift;
 }
 
 static void set_int(struct options *o, int key, int64_t v)
@@ -231,11 +313,90 @@ static void add_input(struct options *o, enum input_kind kind, const char *arg)
     o->ninputs++;
 }
 
+static void add_glob(const char ***v, size_t *n, const char *g)
+{
+    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = g;
+}
+
+/* --files-from: its names become PATH inputs in its place. Read after the
+ * whole command line, so -0 applies wherever it is given. */
+static void expand_lists(struct options *o, int nul)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < o->ninputs; i++)
+        extra += o->inputs[i].kind == INPUT_LIST;
+    if (!extra)
+        return;
+    struct input *old = o->inputs;
+    size_t nold = o->ninputs;
+    o->inputs = NULL;
+    o->ninputs = 0;
+    for (size_t i = 0; i < nold; i++) {
+        if (old[i].kind != INPUT_LIST) {
+            add_input(o, old[i].kind, old[i].arg);
+            continue;
+        }
+        const char *arg = old[i].arg;
+        int fd = STDIN_FILENO;
+        struct stat st;
+        if (strcmp(arg, "-")) {
+            char msg[160];
+            fd = open_regular(arg, &st, msg, sizeof msg);
+            if (fd < 0) {
+                fprintf(stderr, PROG ": --files-from %s: %s\n", qname(arg), msg);
+                exit(EXIT_DEDUP_INPUT);
+            }
+            fileids_add(&o->list_ids, &st);
+        }
+        size_t cap = 1 << 16, len = 0;
+        char *buf = xmalloc(cap);
+        for (;;) {
+            if (len == cap) {
+                cap *= 2;
+                buf = xrealloc(buf, cap);
+            }
+            ssize_t got = read(fd, buf + len, cap - len);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                fprintf(stderr, PROG ": --files-from %s: read error: %s\n",
+                        strcmp(arg, "-") ? qname(arg) : "<stdin>", strerror(errno));
+                exit(EXIT_DEDUP_INPUT);
+            }
+            if (got == 0)
+                break;
+            len += (size_t)got;
+        }
+        if (fd != STDIN_FILENO)
+            close(fd);
+        char sep = nul ? '\0' : '\n';
+        for (size_t b = 0; b < len;) {
+            char *e = memchr(buf + b, sep, len - b);
+            size_t l = e ? (size_t)(e - (buf + b)) : len - b;
+            if (l > 0) {
+                /* a listed "-" is a file named "-", not standard input */
+                int dash = l == 1 && buf[b] == '-';
+                char *name = xmalloc(l + 3);
+                memcpy(name, dash ? "./-" : buf + b, dash ? 3 : l);
+                name[dash ? 3 : l] = '\0';
+                o->owned = xrealloc(o->owned, (o->nowned + 1) * sizeof *o->owned);
+                o->owned[o->nowned++] = name;
+                add_input(o, INPUT_PATHS, name);
+            }
+            b += l + 1;
+        }
+        free(buf);
+    }
+    free(old);
+}
+
 static void print_version(void)
 {
-    printf(PROG " %s (libsimlsh %s, header %d.%d.%d; jansson %s; unicode %s)\n",
+    printf(PROG " %s (libsimlsh %s, header %d.%d.%d; jansson %s; zlib %s; zstd %s; "
+                "unicode %s)\n",
            simlsh_version_string(), simlsh_version_string(), SIMLSH_VERSION_MAJOR,
-           SIMLSH_VERSION_MINOR, SIMLSH_VERSION_PATCH, JSON_SUPPORT,
+           SIMLSH_VERSION_MINOR, SIMLSH_VERSION_PATCH, JSON_SUPPORT, ZLIB_SUPPORT, ZSTD_SUPPORT,
            simlsh_has_unicode() ? "yes" : "no");
 }
 
@@ -247,8 +408,15 @@ static void parse_args(struct options *o, int argc, char **argv)
     static const int scheme_v[] = {SIMLSH_SCHEME_OPH, SIMLSH_SCHEME_CLASSIC};
     static const char *const verifies[] = {"none", "estimate", "exact", NULL};
     static const int verify_v[] = {VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT};
-    static const char *const outputs[] = {"clusters", "pairs", "keep", NULL};
-    static const int output_v[] = {OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP};
+    static const char *const outputs[] = {"clusters", "pairs", "keep", "drop", "records",
+                                          "drop-records", NULL};
+    static const int output_v[] = {OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP, OUT_RECORDS,
+                                   OUT_DROP_RECORDS};
+    static const char *const keeps[] = {"first", "shortest", "longest", "oldest", "newest",
+                                        NULL};
+    static const int keep_v[] = {KEEP_FIRST, KEEP_SHORTEST, KEEP_LONGEST, KEEP_OLDEST,
+                                 KEEP_NEWEST};
+    int nul = 0;
     static const char *const formats[] = {"tsv", "jsonl", NULL};
     static const int format_v[] = {FMT_TSV, FMT_JSONL};
 
@@ -259,11 +427,13 @@ static void parse_args(struct options *o, int argc, char **argv)
     o->text_field = "text";
     o->max_pairs = 10000000;
     o->threads = 0;
+    o->max_doc_bytes = DEFAULT_MAX_DOC_BYTES;
+    o->keep = KEEP_FIRST;
 
     int c;
     /* A leading '-' returns operands in place (as option 1), so inputs keep
      * their command-line order among --lines and --jsonl. */
-    while ((c = getopt_long(argc, argv, "-k:j:o:qhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "-k:j:o:0qhV", long_options, NULL)) != -1) {
         switch (c) {
         case 1:
             add_input(o, strcmp(optarg, "-") ? INPUT_PATHS : INPUT_STDIN, optarg);
@@ -331,6 +501,16 @@ static void parse_args(struct options *o, int argc, char **argv)
         case OPT_EXIT_CODE: o->exit_code = 1; break;
         case OPT_SAVE_INDEX: o->save_index = optarg; break;
         case OPT_INDEX: o->load_index = optarg; break;
+        case OPT_MAX_DOC_BYTES: o->max_doc_bytes = parse_size("--max-doc-bytes", optarg); break;
+        case OPT_KEEP: o->keep = (enum keep_policy)pick("--keep", optarg, keeps, keep_v); break;
+        case OPT_SKIPPED: o->skipped_path = optarg; break;
+        case OPT_STATS: o->stats_path = optarg; break;
+        case OPT_BINARY: o->binary = 1; break;
+        case OPT_INCLUDE: add_glob(&o->globs_in, &o->nglobs_in, optarg); break;
+        case OPT_EXCLUDE: add_glob(&o->globs_ex, &o->nglobs_ex, optarg); break;
+        case OPT_INCLUDE_VCS: o->include_vcs = 1; break;
+        case OPT_FILES_FROM: add_input(o, INPUT_LIST, optarg); break;
+        case '0': nul = 1; break;
         case 'j': {
             int64_t v = parse_int("-j", optarg);
             if (v < 0 || v > 256)
@@ -340,7 +520,8 @@ static void parse_args(struct options *o, int argc, char **argv)
         }
         case 'q': o->quiet = 1; break;
         case 'h':
-            fputs(usage_text, stdout);
+            for (size_t i = 0; usage_text[i]; i++)
+                fputs(usage_text[i], stdout);
             exit(ferror(stdout) ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_OK);
         case 'V':
             print_version();
@@ -350,13 +531,23 @@ static void parse_args(struct options *o, int argc, char **argv)
             exit(EXIT_DEDUP_USAGE);
         }
     }
+    if (optind < argc) /* after "--": inputs, even when named like options */
+        for (int i = optind; i < argc; i++)
+            add_input(o, strcmp(argv[i], "-") ? INPUT_PATHS : INPUT_STDIN, argv[i]);
     if (o->ninputs == 0)
-        usage_error("%s", "no input: give files, directories, -, --lines or --jsonl");
+        usage_error("%s", "no input: give files, directories, -, --lines, --jsonl or "
+                          "--files-from");
     int stdin_uses = 0;
     for (size_t i = 0; i < o->ninputs; i++)
         stdin_uses += !strcmp(o->inputs[i].arg, "-");
     if (stdin_uses > 1)
         usage_error("%s", "standard input (-) can be read only once");
+    expand_lists(o, nul);
+    if (o->output == OUT_RECORDS || o->output == OUT_DROP_RECORDS)
+        for (size_t i = 0; i < o->ninputs; i++)
+            if (o->inputs[i].kind != INPUT_LINES && o->inputs[i].kind != INPUT_JSONL)
+                usage_error("--output records and drop-records write input lines: every "
+                            "input must be --lines or --jsonl, not '%s'", o->inputs[i].arg);
     if (o->verify == VERIFY_EXACT && o->load_index)
         usage_error("%s", "--verify exact cannot be combined with --index: the shingle "
                           "sets of indexed documents are not saved");
@@ -476,13 +667,36 @@ static void setup_new(struct run *r, const struct options *o)
 static void setup_loaded(struct run *r, const struct options *o)
 {
     uint64_t saved_fp = 0, index_fp = 0, want_fp = 0;
-    if (sidecar_load(r, o->load_index, &r->params, &saved_fp) != 0)
+    char saved_sum[17], index_sum[17];
+    /* A shared lock on FILE.lock (when there is one: --save-index made
+     * it) so a save running now does not replace one file of the pair
+     * between the two reads. */
+    size_t ll = strlen(o->load_index);
+    char *lock_path = xmalloc(ll + 6);
+    memcpy(lock_path, o->load_index, ll);
+    memcpy(lock_path + ll, ".lock", 6);
+    int lock = open(lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    free(lock_path);
+    if (lock >= 0)
+        while (flock(lock, LOCK_SH) != 0 && errno == EINTR) {
+        }
+    if (sidecar_load(r, o->load_index, &r->params, &saved_fp, saved_sum) != 0)
         exit(EXIT_DEDUP_INPUT);
     int rc = simlsh_index_load_file(&r->index, o->load_index, NULL);
     if (rc != 0) {
-        fprintf(stderr, PROG ": %s: cannot load the index: %s\n", o->load_index,
+        fprintf(stderr, PROG ": %s: cannot load the index: %s\n", qname(o->load_index),
                 simlsh_strerror(rc));
         exit(rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_INPUT);
+    }
+    /* A version 1 names file has no index checksum to compare. */
+    int mismatch = saved_sum[0] && (index_file_checksum(o->load_index, index_sum) != 0 ||
+                                    strcmp(saved_sum, index_sum));
+    if (lock >= 0)
+        close(lock);
+    if (mismatch) {
+        fprintf(stderr, PROG ": %s.names does not belong to %s (it names the ids of another "
+                        "save of the index)\n", qname(o->load_index), qname(o->load_index));
+        exit(EXIT_DEDUP_INPUT);
     }
     size_t count = 0;
     rc = simlsh_index_fingerprint(&index_fp, r->index);
@@ -492,7 +706,7 @@ static void setup_loaded(struct run *r, const struct options *o)
         fatal_lib("index", rc, EXIT_DEDUP_INTERNAL);
     if (index_fp != saved_fp || count != r->names.count) {
         fprintf(stderr, PROG ": %s.names does not belong to %s (index has %zu ids, the "
-                        "names file %zu)\n", o->load_index, o->load_index, count,
+                        "names file %zu)\n", qname(o->load_index), qname(o->load_index), count,
                 r->names.count);
         exit(EXIT_DEDUP_INPUT);
     }
@@ -514,22 +728,49 @@ static const char *plural(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
-static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t dups)
+static double peak_memory(void)
 {
     struct rusage ru;
-    double peak = 0;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
-        peak = (double)ru.ru_maxrss * 1024.0; /* KiB on Linux */
+        return (double)ru.ru_maxrss * 1024.0; /* KiB on Linux */
+    return 0;
+}
+
+static const struct {
+    int flag;
+    const char *name;
+} norm_names[] = {{SIMLSH_NORM_LOWER_ASCII, "lower"}, {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
+                  {SIMLSH_NORM_STRIP_PUNCT, "punct"}, {SIMLSH_NORM_CASEFOLD, "casefold"},
+                  {SIMLSH_NORM_NFKC, "nfkc"}};
+
+/* "lower,space" for a normalisation bitmask, "none" for 0: the spelling
+ * --normalize takes. */
+static void normalize_names(char *buf, size_t cap, int64_t norm)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof norm_names / sizeof norm_names[0]; i++)
+        if (norm & norm_names[i].flag)
+            o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%s", o ? "," : "",
+                                  norm_names[i].name);
+    if (o == 0)
+        snprintf(buf, cap, "none");
+}
+
+static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t dups)
+{
     char bytes[32], mem[32];
     human_bytes(bytes, sizeof bytes, (double)r->bytes);
-    human_bytes(mem, sizeof mem, peak);
+    human_bytes(mem, sizeof mem, peak_memory());
     double rate = elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0;
     fprintf(stderr, PROG ": %" PRIu64 " document%s (%s", r->docs, plural(r->docs), bytes);
     if (r->first_new)
-        fprintf(stderr, "; %" PRIu64 " more in %s", r->first_new, r->opt->load_index);
-    fprintf(stderr, "), %" PRIu64 " cluster%s, %" PRIu64 " duplicate%s, %" PRIu64
-                    " skipped; %.2f s, %.1f MB/s, peak memory %s\n",
-            clusters, plural(clusters), dups, plural(dups), r->skipped, elapsed, rate, mem);
+        fprintf(stderr, "; %" PRIu64 " more in %s", r->first_new, qname(r->opt->load_index));
+    fprintf(stderr, "), %" PRIu64 " cluster%s, %" PRIu64 " duplicate%s, %" PRIu64 " skipped",
+            clusters, plural(clusters), dups, plural(dups), r->skipped);
+    if (r->aliases)
+        fprintf(stderr, ", %" PRIu64 " alias%s", r->aliases, r->aliases == 1 ? "" : "es");
+    fprintf(stderr, "; %.2f s, %.1f MB/s, peak memory %s\n", elapsed, rate, mem);
     int64_t unit = 0, k = 0, np = 0;
     uint32_t b = 0, rows = 0;
     simlsh_params_get_int(r->params, SIMLSH_PARAM_UNIT, &unit);
@@ -540,6 +781,95 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
                     " rows, threshold %.2f, verify %s, %d thread%s\n",
             unit >= 0 && unit <= 2 ? unit_names[unit] : "?", k, np, b, rows, r->threshold,
             verify_names[r->opt->verify], r->nthreads, r->nthreads == 1 ? "" : "s");
+    /* The whole contract, so a run can be reproduced with the library
+     * alone (whose defaults differ: normalisation and the weights). */
+    fputs(PROG ": contract:", stderr);
+    for (int key = 1; key < 64; key++) {
+        const char *name = simlsh_params_key_name(key);
+        int64_t iv;
+        double dv;
+        if (!name || key == SIMLSH_PARAM_ISA) /* ISA is not part of the contract */
+            continue;
+        if (simlsh_params_get_int(r->params, key, &iv) == 0) {
+            if (key == SIMLSH_PARAM_BANDS)
+                iv = b;
+            else if (key == SIMLSH_PARAM_ROWS)
+                iv = rows;
+            if (key == SIMLSH_PARAM_NORMALIZE) {
+                char norm[64];
+                normalize_names(norm, sizeof norm, iv);
+                fprintf(stderr, " %s=%s", name, norm);
+            } else if (key == SIMLSH_PARAM_UNIT && iv >= 0 && iv <= 2) {
+                fprintf(stderr, " %s=%s", name, unit_names[iv]);
+            } else if (key == SIMLSH_PARAM_SCHEME) {
+                fprintf(stderr, " %s=%s", name, iv == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph");
+            } else if (key == SIMLSH_PARAM_UTF8_POLICY) {
+                fprintf(stderr, " %s=%s", name, iv == SIMLSH_UTF8_REJECT ? "reject" : "replace");
+            } else {
+                fprintf(stderr, " %s=%" PRId64, name, iv);
+            }
+        } else if (simlsh_params_get_double(r->params, key, &dv) == 0) {
+            fprintf(stderr, " %s=%g", name, dv);
+        }
+    }
+    fputc('\n', stderr);
+}
+
+static const char *const keep_names[] = {"first", "shortest", "longest", "oldest", "newest"};
+
+/* --stats: the summary as one JSON object, with the whole contract (every
+ * key the library names, normalisation spelt out too), so a run can be
+ * reproduced and compared from this file alone. */
+static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t clusters,
+                        uint64_t dups, int status)
+{
+    fprintf(f, "{\"program\":\"" PROG "\",\"version\":\"%s\"", simlsh_version_string());
+    fprintf(f, ",\"exit_status\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64, status,
+            r->docs, r->bytes);
+    fprintf(f, ",\"indexed_before\":%" PRIu64 ",\"clusters\":%" PRIu64
+               ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64
+               ",\"duplicate_ids\":%" PRIu64,
+            r->first_new, clusters, dups, r->skipped, r->aliases, r->duplicate_ids);
+    fprintf(f, ",\"truncated\":%s,\"seconds\":%.3f,\"peak_memory_bytes\":%.0f,\"threads\":%d",
+            r->truncated ? "true" : "false", elapsed, peak_memory(), r->nthreads);
+    fprintf(f, ",\"verify\":\"%s\",\"keep\":\"%s\",\"max_pairs\":%zu,\"max_doc_bytes\":%" PRIu64,
+            verify_names[r->opt->verify], keep_names[r->opt->keep], r->opt->max_pairs,
+            r->opt->max_doc_bytes);
+    fputs(",\"params\":{", f);
+    int first = 1;
+    for (int key = 1; key < 64; key++) {
+        const char *name = simlsh_params_key_name(key);
+        int64_t iv;
+        double dv;
+        if (!name)
+            continue;
+        if (simlsh_params_get_int(r->params, key, &iv) == 0)
+            fprintf(f, "%s\"%s\":%" PRId64, first ? "" : ",", name, iv);
+        else if (simlsh_params_get_double(r->params, key, &dv) == 0)
+            fprintf(f, "%s\"%s\":%.17g", first ? "" : ",", name, dv);
+        else
+            continue;
+        first = 0;
+    }
+    int64_t unit = 0, norm = 0, scheme = 0;
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_UNIT, &unit);
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_NORMALIZE, &norm);
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_SCHEME, &scheme);
+    fprintf(f, "},\"unit\":\"%s\",\"scheme\":\"%s\",\"normalize\":[",
+            unit >= 0 && unit <= 2 ? unit_names[unit] : "?",
+            scheme == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph");
+    first = 1;
+    for (size_t i = 0; i < sizeof norm_names / sizeof norm_names[0]; i++) {
+        if (norm & norm_names[i].flag) {
+            fprintf(f, "%s\"%s\"", first ? "" : ",", norm_names[i].name);
+            first = 0;
+        }
+    }
+    uint32_t b = 0, rows = 0;
+    uint64_t fp = 0;
+    simlsh_index_bands(&b, &rows, r->index);
+    simlsh_index_fingerprint(&fp, r->index);
+    fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"}\n", b, rows, fp);
 }
 
 static void run_free(struct run *r, struct options *opt)
@@ -551,7 +881,133 @@ static void run_free(struct run *r, struct options *opt)
     simlsh_params_free(r->params);
     strlist_free(&r->paths);
     strlist_free(&r->names);
+    strlist_free(&r->skips);
+    strlist_free(&r->records);
+    free(r->idset);
+    free(r->pmeta);
+    free(r->id_bytes);
+    free(r->id_mtime);
+    fileids_free(&r->input_ids);
+    fileids_free(&opt->list_ids);
+    for (size_t i = 0; i < opt->nowned; i++)
+        free(opt->owned[i]);
+    free(opt->owned);
+    free(opt->globs_in);
+    free(opt->globs_ex);
     free(opt->inputs);
+}
+
+/* The file an output path would be: its directory resolved, plus its
+ * last component (which need not exist yet). */
+static char *output_key(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir)
+        die_oom();
+    char *real = realpath(dir, NULL);
+    free(dir);
+    const char *base = slash ? slash + 1 : path;
+    size_t rl = real ? strlen(real) : 0, bl = strlen(base);
+    char *key = xmalloc(rl + bl + 2);
+    snprintf(key, rl + bl + 2, "%s/%s", real ? real : "", base);
+    free(real);
+    return key;
+}
+
+/* No output may replace an input, something that is not a regular file,
+ * or another output of the same run. Checked after every input is known
+ * and before any output is created. */
+static int check_outputs(struct run *r, const struct options *o)
+{
+    struct stat st;
+    if (o->load_index) {
+        char *names = xmalloc(strlen(o->load_index) + 7);
+        sprintf(names, "%s.names", o->load_index);
+        if (stat(o->load_index, &st) == 0)
+            fileids_add(&r->input_ids, &st);
+        if (stat(names, &st) == 0)
+            fileids_add(&r->input_ids, &st);
+        free(names);
+    }
+    for (size_t i = 0; i < o->list_ids.n; i++) {
+        struct stat fake;
+        memset(&fake, 0, sizeof fake);
+        fake.st_dev = (dev_t)o->list_ids.v[i].dev;
+        fake.st_ino = (ino_t)o->list_ids.v[i].ino;
+        fileids_add(&r->input_ids, &fake);
+    }
+    char *save_names = NULL, *load_names = NULL;
+    if (o->save_index) {
+        save_names = xmalloc(strlen(o->save_index) + 7);
+        sprintf(save_names, "%s.names", o->save_index);
+    }
+    if (o->load_index) {
+        load_names = xmalloc(strlen(o->load_index) + 7);
+        sprintf(load_names, "%s.names", o->load_index);
+    }
+    struct {
+        const char *path, *what, *same;
+    } outs[] = {
+        {o->output_path && strcmp(o->output_path, "-") ? o->output_path : NULL, "-o", NULL},
+        {o->stats_path, "--stats", NULL},
+        {o->skipped_path, "--skipped", NULL},
+        {o->save_index, "--save-index", o->load_index},
+        {save_names, "--save-index", load_names},
+    };
+    size_t n = sizeof outs / sizeof outs[0];
+    int rc = 0;
+    char *keys[sizeof outs / sizeof outs[0]] = {NULL};
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (!outs[i].path)
+            continue;
+        if (output_path_ok(&r->input_ids, outs[i].path, outs[i].what, outs[i].same) != 0) {
+            rc = -1;
+            break;
+        }
+        keys[i] = output_key(outs[i].path);
+        for (size_t j = 0; j < i; j++) {
+            if (keys[j] && !strcmp(keys[i], keys[j])) {
+                fprintf(stderr, PROG ": %s %s: also the file of %s; give each output its "
+                                "own file\n", outs[i].what, qname(outs[i].path), outs[j].what);
+                rc = -1;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(keys[i]);
+    free(save_names);
+    free(load_names);
+    return rc;
+}
+
+/* FILE.lock, held (flock) while FILE and FILE.names are replaced. It is
+ * never removed: removing it would let a third run lock a new file while
+ * the second still holds the old one. */
+static int lock_save(const char *index_path)
+{
+    size_t l = strlen(index_path);
+    char *path = xmalloc(l + 6);
+    memcpy(path, index_path, l);
+    memcpy(path + l, ".lock", 6);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+    struct stat st;
+    int e = fd < 0 ? errno : 0;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+        e = EINVAL;
+    while (!e && flock(fd, LOCK_EX) != 0)
+        if (errno != EINTR)
+            e = errno;
+    if (e) {
+        fprintf(stderr, PROG ": %s: cannot lock: %s\n", qname(path),
+                e == EINVAL ? "not a regular file" : strerror(e));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    free(path);
+    return fd;
 }
 
 /* Everything after setup; returns the exit status. */
@@ -569,24 +1025,28 @@ static int dedup(struct run *r, const struct options *opt)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
 
-    /* Open the output first: a typo in -o should not cost a long run. */
-    FILE *out = stdout;
-    if (opt->output_path && strcmp(opt->output_path, "-")) {
-        out = fopen(opt->output_path, "w");
-        if (!out) {
-            fprintf(stderr, PROG ": %s: %s\n", opt->output_path, strerror(errno));
-            return EXIT_DEDUP_INTERNAL;
-        }
+    /* Every input is known before any output is opened, so no output can
+     * replace one; outputs are then created at once (a bad -o fails before
+     * the long part of the run) as temporary files renamed at the end. */
+    if (inputs_enumerate(r) != 0)
+        return r->failed ? r->failed : EXIT_DEDUP_INPUT;
+    if (check_outputs(r, opt) != 0)
+        return EXIT_DEDUP_USAGE;
+    struct outfile out, stats, skipped;
+    memset(&stats, 0, sizeof stats);
+    memset(&skipped, 0, sizeof skipped);
+    if (outfile_open(&out, opt->output_path) != 0)
+        return EXIT_DEDUP_INTERNAL;
+    int status = EXIT_DEDUP_OK;
+    if ((opt->stats_path && outfile_open(&stats, opt->stats_path) != 0) ||
+        (opt->skipped_path && outfile_open(&skipped, opt->skipped_path) != 0)) {
+        status = EXIT_DEDUP_INTERNAL;
+        goto fail;
     }
     static char outbuf[1 << 16];
-    setvbuf(out, outbuf, _IOFBF, sizeof outbuf);
+    setvbuf(out.f, outbuf, _IOFBF, sizeof outbuf);
 
-    int status = EXIT_DEDUP_OK;
     uint64_t clusters = 0, dups = 0;
-    if (inputs_enumerate(r) != 0) {
-        status = r->failed ? r->failed : EXIT_DEDUP_INPUT;
-        goto close;
-    }
     if (r->paths.count && !opt->load_index) {
         rc = simlsh_index_reserve(r->index, r->paths.count);
         if (rc != 0 && rc != SIMLSH_ENOMEM)
@@ -600,42 +1060,69 @@ static int dedup(struct run *r, const struct options *opt)
         if (!opt->quiet && r->failed == EXIT_DEDUP_INPUT)
             fprintf(stderr, PROG ": stopped at the first bad input (--strict)\n");
         status = r->failed ? r->failed : EXIT_DEDUP_INTERNAL;
-        goto close;
+        goto fail;
     }
 
-    if (write_results(r, out, &clusters, &dups) != 0) {
+    if (write_results(r, out.f, &clusters, &dups) != 0) {
         status = EXIT_DEDUP_INTERNAL;
-        goto close;
+        goto fail;
     }
-    if (fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, PROG ": %s: write error: %s\n",
-                opt->output_path ? opt->output_path : "<stdout>", strerror(errno));
-        status = EXIT_DEDUP_INTERNAL;
-        goto close;
-    }
-
     if (opt->save_index) {
+        /* Two runs saving to one path take turns, so the index and its
+         * .names always come from the same run (the last one). */
+        int lock = lock_save(opt->save_index);
+        if (lock < 0) {
+            status = EXIT_DEDUP_INTERNAL;
+            goto fail;
+        }
+        errno = 0;
         rc = simlsh_index_save_file(r->index, opt->save_index);
         if (rc != 0) {
-            fprintf(stderr, PROG ": %s: cannot save the index: %s\n", opt->save_index,
-                    simlsh_strerror(rc));
+            /* the library reports SIMLSH_EIO; errno still holds the cause */
+            int e = errno;
+            fprintf(stderr, PROG ": %s: cannot save the index: %s\n", qname(opt->save_index),
+                    rc == SIMLSH_EIO && e ? strerror(e) : simlsh_strerror(rc));
+            close(lock);
             status = EXIT_DEDUP_INTERNAL;
-            goto close;
+            goto fail;
         }
-        if (sidecar_save(r, opt->save_index) != 0) {
+        rc = sidecar_save(r, opt->save_index);
+        close(lock);
+        if (rc != 0) {
             status = EXIT_DEDUP_INTERNAL;
-            goto close;
+            goto fail;
         }
+    }
+    if (skipped.f && write_skipped(r, skipped.f) != 0) {
+        status = EXIT_DEDUP_INTERNAL;
+        goto fail;
+    }
+    if (r->docs == 0 && r->skipped > 0)
+        status = EXIT_DEDUP_NOTHING;
+    else if (r->truncated)
+        status = EXIT_DEDUP_TRUNCATED;
+    else if (opt->exit_code && dups > 0)
+        status = EXIT_DEDUP_FOUND;
+    double elapsed = now_seconds() - r->t_start;
+    if (stats.f)
+        write_stats(r, stats.f, elapsed, clusters, dups, status);
+    /* Every output complete and synced before the first is renamed: a
+     * failure leaves all of them as they were. */
+    if (outfile_finish(&out) != 0 || outfile_finish(&skipped) != 0 ||
+        outfile_finish(&stats) != 0 || outfile_publish(&out) != 0 ||
+        outfile_publish(&skipped) != 0 || outfile_publish(&stats) != 0) {
+        status = EXIT_DEDUP_INTERNAL;
+        goto fail;
     }
     if (!opt->quiet)
-        summary(r, now_seconds() - r->t_start, clusters, dups);
-    if (opt->exit_code && dups > 0)
-        status = EXIT_DEDUP_FOUND;
-close:
-    if (out != stdout && fclose(out) != 0 && status == EXIT_DEDUP_OK) {
-        fprintf(stderr, PROG ": %s: write error: %s\n", opt->output_path, strerror(errno));
-        status = EXIT_DEDUP_INTERNAL;
-    }
+        summary(r, elapsed, clusters, dups);
+    if (status == EXIT_DEDUP_NOTHING)
+        fprintf(stderr, PROG ": nothing could be read: every input was skipped\n");
+    return status;
+fail:
+    outfile_abort(&out);
+    outfile_abort(&stats);
+    outfile_abort(&skipped);
     return status;
 }
 

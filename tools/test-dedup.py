@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """End-to-end tests of simlsh-dedup on the bundled corpus (data/sample).
 
-Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE [json | no-json]
+Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE [FEATURES]
 Each CASE is one meson test (tools/meson.build); see the functions below.
-no-json says the program was built without jansson: --jsonl must then be
-refused, and the jsonl case checks that and reports SKIP (exit 77).
+FEATURES is a comma list of json|no-json, zlib|no-zlib, zstd|no-zstd (what
+the program was built with; default: all). no-json: --jsonl must be
+refused, and the jsonl cases check that and report SKIP (exit 77); no-zlib
+and no-zstd: compressed input must be skipped with the reason.
 What the corpus plants is described in data/README.md.
 """
 import json
@@ -16,7 +18,8 @@ import sys
 import tempfile
 
 DEDUP, SAMPLE, CASE = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
-JSON = {"json": True, "no-json": False}[sys.argv[4] if len(sys.argv) > 4 else "json"]
+FEATURES = set((sys.argv[4] if len(sys.argv) > 4 else "json,zlib,zstd").split(","))
+JSON, ZLIB, ZSTD = "json" in FEATURES, "zlib" in FEATURES, "zstd" in FEATURES
 SKIP = 77  # meson's exit status for a skipped test
 
 # The clusters data/sample must give with the defaults (data/README.md).
@@ -33,13 +36,14 @@ DUPLICATES = sum(len(c) - 1 for c in EXPECTED)
 def fail(msg, proc=None):
     if proc is not None:
         sys.stderr.write("--- command: %s\n--- exit %d\n--- stdout:\n%s\n--- stderr:\n%s\n" % (
-            " ".join(proc.args), proc.returncode, proc.stdout.decode(errors="replace"),
+            " ".join(map(os.fsdecode, proc.args)), proc.returncode, proc.stdout.decode(errors="replace"),
             proc.stderr.decode(errors="replace")))
     sys.exit("FAIL: " + msg)
 
 
 def run(args, expect=0, stdin=None):
-    proc = subprocess.run([DEDUP] + [str(a) for a in args], input=stdin,
+    proc = subprocess.run([DEDUP] + [a if isinstance(a, bytes) else str(a) for a in args],
+                          input=stdin,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     if expect is not None and proc.returncode != expect:
         fail("expected exit %d, got %d" % (expect, proc.returncode), proc)
@@ -306,7 +310,7 @@ def case_jsonl():
         write_jsonl(other, files, bad=False, id_field="name", text_field="body")
         p = run(["--jsonl", other, "--id-field", "name", "--text-field", "body"])
         check(set(tsv_clusters(p)) == EXPECTED, "custom field names", p)
-        p = run(["--jsonl", other])
+        p = run(["--jsonl", other], expect=5)  # nothing could be read
         check(summary_count(p, "skipped") == len(files) + 1, "default fields missing", p)
 
 
@@ -380,12 +384,12 @@ def case_unreadable():
         check("%s/c.txt" % d in err, "dangling link not reported", p)
         check("%s: No such file or directory" % missing in err, "missing path", p)
         check("%s/empty.txt: empty document" % d in err, "empty file", p)
-        check("%s/fifo: not a regular file" % d in err, "fifo", p)
+        check("%s/fifo: not a regular file (FIFO)" % d in err, "fifo", p)
         if os.geteuid() != 0:
-            check("d.txt: cannot read: Permission denied" in err, "unreadable file", p)
+            check("d.txt: cannot open: Permission denied" in err, "unreadable file", p)
         check(summary_count(p, "skipped") == skipped, "skipped count", p)
         check(p.stdout.decode() == "%s/a.txt\t%s/b.txt\n" % (d, d), "clusters", p)
-        run(["--lines", missing], expect=0)
+        run(["--lines", missing], expect=5)  # nothing could be read
         run([d, "--strict"], expect=3)
         if JSON:
             run(["--jsonl", missing, "--strict"], expect=3)
@@ -446,6 +450,39 @@ def case_index():
         p = run([os.path.join(SAMPLE, "field-report.txt"), "--index", idx2, "--output", "pairs"])
         check(len(p.stdout.decode().splitlines()) == 2, "third run finds both old copies", p)
 
+        # The names file belongs to one save of its index: a names file
+        # from another save with the same number of documents is refused
+        # (it used to load and print the wrong names), and so is an edited
+        # one (its checksum).
+        other = os.path.join(tmp, "other")
+        os.mkdir(other)
+        flat_first = [os.path.join(first, n) for n in sorted(os.listdir(first))
+                      if os.path.isfile(os.path.join(first, n))]
+        three = flat_first[:3]
+        for n in flat_first[3:6]:  # other texts: an index with other contents
+            shutil.copy(n, os.path.join(other, "x-" + os.path.basename(n)))
+        pa, pb = os.path.join(tmp, "pa.idx"), os.path.join(tmp, "pb.idx")
+        run(three + ["--save-index", pa, "-q"])
+        run([other, "--save-index", pb, "-q"])
+        shutil.copy(pb + ".names", pa + ".names")  # same count, other names
+        p = run([second, "--index", pa], expect=3)
+        check(b"does not belong to" in p.stderr, "names of another save", p)
+        run(three + ["--save-index", pa, "-q"])
+        with open(pa + ".names", "rb") as f:
+            text = f.read()
+        victim = os.path.basename(three[1]).encode()
+        with open(pa + ".names", "wb") as f:
+            f.write(text.replace(victim, victim[:-1] + b"X"))
+        p = run([second, "--index", pa], expect=3)
+        check(b"checksum mismatch" in p.stderr, "edited names file", p)
+        # version 1 files (no checksums) still load
+        with open(pa + ".names", "wb") as f:
+            f.write(b"\n".join(l for l in text.split(b"\n")
+                               if not l.startswith((b"index-checksum ", b"checksum "))
+                               ).replace(b"simlsh-dedup-names 2", b"simlsh-dedup-names 1"))
+        p = run([three[1], "--index", pa, "--output", "pairs"])
+        check(p.stdout.startswith(three[1].encode()), "a version 1 names file loads", p)
+
         # The contract is saved: conflicting options, bad or missing files.
         p = run([second, "--index", idx, "-k", "7"], expect=2)
         run([second, "--index", idx, "-k", "5"])  # same as saved: fine
@@ -501,15 +538,27 @@ def case_usage():
     check(b"Usage: simlsh-dedup" in p.stdout and b"Exit status" in p.stdout, "--help", p)
     p = run(["--version"])
     check(p.stdout.startswith(b"simlsh-dedup "), "--version", p)
-    jansson = re.search(rb"; jansson ([^;]+);", p.stdout)
-    check(jansson and (jansson.group(1) != b"no") == JSON,
-          "--version disagrees with the build about JSON support", p)
+    for lib, built in ((b"jansson", JSON), (b"zlib", ZLIB), (b"zstd", ZSTD)):
+        m = re.search(rb"; " + lib + rb" ([^;]+);", p.stdout)
+        check(m and (m.group(1) != b"no") == built,
+              "--version disagrees with the build about %s" % lib.decode(), p)
+    # after --, an argument that looks like an option is a path
+    with tempfile.TemporaryDirectory() as tmp:
+        odd = os.path.join(tmp, "-k")
+        shutil.copy(os.path.join(SAMPLE, "field-report.txt"), odd)
+        q = subprocess.run([os.path.abspath(DEDUP), "--output", "keep", "--", "-k"], cwd=tmp,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        check(q.returncode == 0 and q.stdout == b"-k\n", "-- ends the options", q)
     for args in ([], ["--bogus"], ["--unit", "syllable", SAMPLE], ["-k", "0", SAMPLE],
                  ["-k", "x", SAMPLE], ["--threshold", "1.5", SAMPLE],
                  ["--threshold", "abc", SAMPLE], ["--bands", "100", "--rows", "100", SAMPLE],
                  ["--verify", "exact", "--index", "x", SAMPLE], ["--normalize", "upper", SAMPLE],
                  ["-j", "-1", SAMPLE], ["--output", "everything", SAMPLE],
-                 ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"]):
+                 ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"],
+                 ["--keep", "biggest", SAMPLE], ["--max-doc-bytes", "0", SAMPLE],
+                 ["--max-doc-bytes", "1x", SAMPLE], ["--max-doc-bytes", "-1", SAMPLE],
+                 ["--output", "records", SAMPLE],
+                 ["--files-from", "-", "-"]):
         p = run(args, expect=2)
         check(p.stdout == b"", "usage error wrote output", p)
         check(p.stderr.startswith(b"simlsh-dedup: ") or b"Try" in p.stderr,
@@ -526,6 +575,807 @@ def case_exit_code():
     run([SAMPLE, "--quiet"], expect=0)
     run([os.path.join(SAMPLE, "notes-01.txt"), os.path.join(SAMPLE, "notes-02.txt"),
          "--exit-code"], expect=0)
+
+
+def tree_state(d):
+    """{relative path: (type, bytes or link target)} of everything under d."""
+    out = {}
+    for root, dirs, files in os.walk(d):
+        for name in dirs + files:
+            full = os.path.join(root, name)
+            key = os.path.relpath(full, d)
+            if os.path.islink(full):
+                out[key] = ("link", os.readlink(full))
+            elif os.path.isfile(full):
+                with open(full, "rb") as f:
+                    out[key] = ("file", f.read())
+            elif os.path.isdir(full):
+                out[key] = ("dir", None)
+            else:
+                out[key] = ("other", None)
+    return out
+
+
+def no_temp_files(d, proc=None):
+    left = [n for n in tree_state(d) if (".simlsh-" in n and "ghijkl" not in n) or ".tmp" in n]
+    check(not left, "temporary files left behind: %s" % left, proc)
+
+
+def case_output_safety():
+    """Issue 18 item 2: no output replaces an input (same file through any
+    name), a directory, device, FIFO or symbolic link; -o is written to a
+    temporary file renamed at the end, so a failed run leaves the old output
+    as it was and no temporary file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "in")
+        os.mkdir(d)
+        for name, src in (("a.txt", "harbour-log.txt"), ("b.txt", "harbour-log-typos.txt"),
+                          ("c.txt", "notes-01.txt")):
+            shutil.copy(os.path.join(SAMPLE, src), os.path.join(d, name))
+        os.link(os.path.join(d, "c.txt"), os.path.join(tmp, "hard.txt"))
+        os.symlink(os.path.join(d, "b.txt"), os.path.join(tmp, "soft.txt"))
+        lines = os.path.join(tmp, "lines.txt")
+        with open(lines, "wb") as f:
+            f.write(flat("harbour-log.txt") + b"\n" + flat("notes-02.txt") + b"\n")
+        idx = os.path.join(tmp, "s.idx")
+        run([d, "--save-index", idx, "-q"])
+        listing = os.path.join(tmp, "list.txt")
+        with open(listing, "w") as f:
+            f.write(os.path.join(d, "a.txt") + "\n")
+        before = tree_state(tmp)
+        a = os.path.join(d, "a.txt")
+        refusals = [
+            ([a, "-o", a], "is one of the inputs"),                      # the input itself
+            ([d, "-o", a], "is one of the inputs"),                      # found in a directory
+            ([d, "-o", os.path.join(tmp, "hard.txt")], "is one of the inputs"),  # hard link
+            ([os.path.join(tmp, "soft.txt"), "-o", os.path.join(d, "b.txt")],
+             "is one of the inputs"),                                   # through a symlink
+            ([d, "-o", os.path.join(tmp, "soft.txt")], "is a symbolic link"),
+            (["--lines", lines, "-o", lines], "is one of the inputs"),
+            (["--files-from", listing, "-o", listing], "is one of the inputs"),
+            ([d, "--index", idx, "-o", idx], "is one of the inputs"),
+            ([d, "--index", idx, "-o", idx + ".names"], "is one of the inputs"),
+            ([d, "--save-index", a], "is one of the inputs"),
+            ([d, "--stats", a], "is one of the inputs"),
+            ([d, "--skipped", os.path.join(d, "c.txt")], "is one of the inputs"),
+            ([d, "-o", tmp], "is a directory"),
+            ([d, "-o", "/dev/null"], "is a character device"),
+            ([d, "--save-index", os.path.join(tmp, "soft.txt")], "is a symbolic link"),
+            ([d, "-o", os.path.join(tmp, "x"), "--stats", os.path.join(tmp, "x")],
+             "also the file of -o"),
+            ([d, "--save-index", os.path.join(tmp, "y"), "-o", os.path.join(tmp, "y.names")],
+             "also the file of -o"),
+        ]
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        refusals.append(([d, "-o", fifo], "is a FIFO"))
+        before = tree_state(tmp)
+        for args, why in refusals:
+            p = run(args, expect=2)
+            check(why in p.stderr.decode(), "refusal should say '%s'" % why, p)
+            check(p.stdout == b"", "refused run wrote output", p)
+            check(tree_state(tmp) == before, "a refused run changed the files", p)
+        # --save-index over the index it loaded is the way to extend it.
+        run([d, "--index", idx, "--save-index", idx, "-q"])
+
+        # A failed run leaves the old output intact, and no temporary file.
+        out = os.path.join(tmp, "out.tsv")
+        with open(out, "w") as f:
+            f.write("old results\n")
+        os.chmod(out, 0o640)
+        open(os.path.join(d, "z-empty.txt"), "w").close()
+        p = run([d, "--strict", "-o", out], expect=3)
+        with open(out) as f:
+            check(f.read() == "old results\n", "failed run changed the old output", p)
+        no_temp_files(tmp, p)
+        os.remove(os.path.join(d, "z-empty.txt"))
+        # A good run replaces it whole, keeping its mode.
+        p = run([d, "-o", out, "--output", "keep"])
+        with open(out) as f:
+            check(f.read() == "%s\n%s\n" % (a, os.path.join(d, "c.txt")), "new output", p)
+        check(os.stat(out).st_mode & 0o777 == 0o640, "mode of the replaced output", p)
+        no_temp_files(tmp, p)
+        # An output in a directory that does not exist: the cause, and exit 4.
+        p = run([d, "-o", os.path.join(tmp, "no", "such", "out")], expect=4)
+        check(b"No such file or directory" in p.stderr, "cause of the -o failure", p)
+        p = run([d, "--save-index", os.path.join(tmp, "no", "such.idx")], expect=4)
+        check(b"No such file or directory" in p.stderr, "cause of the save failure", p)
+        if os.geteuid() != 0:  # root writes anywhere
+            ro = os.path.join(tmp, "ro")
+            os.mkdir(ro, 0o555)
+            p = run([d, "-o", os.path.join(ro, "out")], expect=4)
+            check(b"Permission denied" in p.stderr, "permission cause", p)
+            p = run([d, "--save-index", os.path.join(ro, "x.idx")], expect=4)
+            check(b"Permission denied" in p.stderr, "permission cause of a save", p)
+        # A killed run (SIGTERM) removes its temporary output.
+        big = os.path.join(tmp, "big.txt")
+        with open(big, "w") as f:
+            for i in range(200000):
+                f.write("line %d of a long file with words %d %d\n" % (i, i * 7, i * 13))
+        proc = subprocess.Popen([DEDUP, "--lines", big, "-j", "1", "-o",
+                                 os.path.join(tmp, "killed.tsv")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        import time
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(".simlsh-" in n for n in os.listdir(tmp)):
+            if proc.poll() is not None:
+                break
+            time.sleep(0.005)
+        proc.terminate()
+        proc.communicate(timeout=60)
+        check(not os.path.exists(os.path.join(tmp, "killed.tsv")), "killed run left its output")
+        no_temp_files(tmp)
+
+
+def run_bounded(args, expect, stdin=subprocess.DEVNULL):
+    """A run that must end: the timeout only guards against a hang."""
+    try:
+        proc = subprocess.run([DEDUP] + [str(a) for a in args], stdin=stdin,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
+    except subprocess.TimeoutExpired:
+        fail("simlsh-dedup %s did not finish (hang guard: 10 s)" % " ".join(map(str, args)))
+    if proc.returncode != expect:
+        fail("expected exit %d, got %d" % (expect, proc.returncode), proc)
+    return proc
+
+
+def case_special_inputs():
+    """Issue 18 items 3 and 7: special files are skipped with a reason and
+    never read (/dev/zero through a symbolic link, a FIFO with no writer,
+    /proc/self); exit 5 when nothing could be read. --max-doc-bytes bounds
+    every document, also a file whose size stat() does not tell."""
+    with tempfile.TemporaryDirectory() as tmp:
+        zero = os.path.join(tmp, "zero")
+        os.symlink("/dev/zero", zero)
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        good = os.path.join(tmp, "good.txt")
+        shutil.copy(os.path.join(SAMPLE, "harbour-log.txt"), good)
+        for args, why in (([zero], "not a regular file (character device)"),
+                          ([fifo], "not a regular file (FIFO)"),
+                          (["--lines", zero], "not a regular file (character device)"),
+                          (["--lines", fifo], "not a regular file (FIFO)"),
+                          (["/proc/self"], "pseudo file system (proc)")):
+            p = run_bounded(args, 5)
+            err = p.stderr.decode()
+            check(why in err, "reason '%s'" % why, p)
+            check("nothing could be read" in err, "exit 5 explained", p)
+            check(summary_count(p, "skipped") == 1, "one skipped", p)
+        if os.path.isdir("/sys/kernel"):
+            p = run_bounded(["/sys/kernel"], 5)
+            check(b"pseudo file system (sysfs)" in p.stderr, "sysfs", p)
+        # With a readable document the run succeeds and reports the rest.
+        d = os.path.join(tmp, "dir")
+        os.mkdir(d)
+        os.symlink("/dev/zero", os.path.join(d, "z"))
+        os.mkfifo(os.path.join(d, "f"))
+        shutil.copy(good, os.path.join(d, "g.txt"))
+        p = run_bounded([d, zero], 0)
+        err = p.stderr.decode()
+        check("%s/z: symbolic link to a character device" % d in err, "link to a device", p)
+        check("%s/f: not a regular file (FIFO)" % d in err, "fifo in a directory", p)
+        check(summary_count(p, "skipped") == 3 and summary_count(p, "documents") == 1,
+              "counts", p)
+        # - is the way to read a stream.
+        p = run_bounded(["-", "--lines", good], 0, stdin=open(good, "rb"))
+        # --max-doc-bytes: larger documents and lines are skipped with a reason.
+        size = os.path.getsize(good)
+        p = run_bounded([good, "--max-doc-bytes", size], 0)
+        check(summary_count(p, "documents") == 1, "a document of exactly the bound", p)
+        p = run_bounded([good, "--max-doc-bytes", size - 1], 5)
+        check(b"larger than --max-doc-bytes" in p.stderr, "too large", p)
+        check(size < 4096, "the sample file is small")
+        p = run_bounded([good, "--max-doc-bytes", "4K"], 0)
+        p = run_bounded([good, "--max-doc-bytes", "1k"], 5)
+        check(b"(%d > 1024 bytes)" % size in p.stderr, "1k is 1024 bytes", p)
+        # /proc files claim size 0: the bound holds on what is read.
+        p = run_bounded(["/proc/self/status", "--max-doc-bytes", "16"], 5)
+        check(b"holds more than --max-doc-bytes (16 bytes)" in p.stderr, "bound on read", p)
+        p = run_bounded(["/proc/self/status"], 0)
+        check(summary_count(p, "documents") == 1, "a named /proc file is read", p)
+        lines = os.path.join(tmp, "lines.txt")
+        with open(lines, "w") as f:
+            f.write("short line one here\n" + "x" * 5000 + "\nshort line two here\n" +
+                    "y" * 70)
+        p = run_bounded(["--lines", lines, "--max-doc-bytes", "64"], 0)
+        err = p.stderr.decode()
+        check("%s:2: line longer than --max-doc-bytes" % lines in err, "long line", p)
+        check("%s:4: line longer than --max-doc-bytes" % lines in err, "long last line", p)
+        check(summary_count(p, "documents") == 2, "short lines read", p)
+        p = run_bounded(["--max-doc-bytes", "0", good], 2)
+
+        # A file replaced by a FIFO after the walk: the type check on the
+        # opened descriptor skips it, nothing blocks. Outputs are created
+        # right after the walk, so the temporary -o file appearing says the
+        # walk is over; slow signing (classic, 1024 permutations, -j 1)
+        # leaves time to swap the last file before it is read.
+        race = os.path.join(tmp, "race")
+        os.mkdir(race)
+        words = read("harbour-log.txt")
+        for i in range(60):
+            with open(os.path.join(race, "f%03d.txt" % i), "wb") as f:
+                f.write(words * 4)
+        last = os.path.join(race, "f059.txt")
+        seen = 0
+        for attempt in range(3):
+            out = os.path.join(tmp, "race.out")
+            proc = subprocess.Popen([DEDUP, race, "-j", "1", "--scheme", "classic",
+                                     "--num-perm", "1024", "-o", out],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            while proc.poll() is None and not any(".race.out.simlsh-" in n
+                                                  for n in os.listdir(tmp)):
+                pass
+            swapped = proc.poll() is None
+            if swapped:
+                os.remove(last)
+                os.mkfifo(last)
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                fail("a file replaced by a FIFO made the run hang")
+            check(proc.returncode == 0, "race run exit %d" % proc.returncode)
+            if swapped and b"f059.txt: not a regular file (FIFO), skipped" in err:
+                seen += 1
+            os.remove(last)
+            with open(last, "wb") as f:
+                f.write(words * 4)
+        check(seen > 0, "the FIFO swap never landed before the read (machine too fast?)")
+
+
+def unescape(field):
+    """docs/cli.md, NAMES: the inverse of the escaping of names."""
+    out = bytearray()
+    i = 0
+    b = field.encode("utf-8", "surrogateescape") if isinstance(field, str) else field
+    while i < len(b):
+        c = b[i:i + 1]
+        if c != b"\\":
+            out += c
+            i += 1
+            continue
+        n = b[i + 1:i + 2]
+        if n == b"x":
+            out.append(int(b[i + 2:i + 4], 16))
+            i += 4
+        else:
+            out += {b"t": b"\t", b"n": b"\n", b"r": b"\r", b"\\": b"\\"}[n]
+            i += 2
+    return bytes(out)
+
+
+def case_names():
+    """Issue 18 item 4: names with control bytes, tabs, newlines, backslashes
+    and invalid UTF-8 are escaped in diagnostics and TSV, and parse back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "m").encode()
+        os.mkdir(d)
+        text = read("council-minutes.txt")
+        names = [b"evil\nsimlsh-dedup: 0 documents (0 B), 0 clusters", b"tab\there",
+                 b"esc\x1b[31mred", b"back\\slash", b"latin1-\xe9", b"c1-\xc2\x9b-csi",
+                 b"plain-\xc3\xa9t\xc3\xa9"]
+        for n in names:
+            with open(os.path.join(d, n), "wb") as f:
+                f.write(text)
+        with open(os.path.join(d, b"empty\x07bell"), "wb") as f:
+            pass
+        p = run([d, "--output", "keep", "--output", "clusters"])
+        for stream in (p.stdout, p.stderr):
+            bad = [c for c in stream if c < 0x20 and c not in (0x09, 0x0a)]
+            check(not bad, "raw control bytes in output: %r" % bytes(bad), p)
+            check(b"\xe9" not in stream.replace(b"\xc3\xa9", b""), "raw invalid UTF-8", p)
+        err_lines = p.stderr.split(b"\n")
+        check(sum(l.startswith(b"simlsh-dedup: 0 documents") for l in err_lines) == 0,
+              "a name forged a summary line", p)
+        check(b"empty\\x07bell: empty document" in p.stderr, "escaped diagnostic", p)
+        lines = p.stdout.split(b"\n")
+        check(len(lines) == 2 and lines[1] == b"", "one cluster line", p)
+        got = {unescape(f) for f in lines[0].split(b"\t")}
+        check(got == {os.path.join(d, n) for n in names}, "names parse back: %r" % got, p)
+        # the same escaping in the names file of a saved index
+        idx = os.path.join(tmp, "n.idx")
+        run([d, "--save-index", idx, "-q"])
+        p = run([os.path.join(SAMPLE, "council-minutes.txt"), "--index", idx, "--output",
+                 "pairs"])
+        got = {unescape(l.split(b"\t")[0]) for l in p.stdout.splitlines()}
+        check(got == {os.path.join(d, n) for n in names}, "names through --index", p)
+
+
+def case_aliases():
+    """Issue 10 item 1: one file under several names (hard links, symbolic
+    links, given twice) is one document, never its own duplicate, read
+    under its first name that is not a link; the others are aliases."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "licenses")
+        os.mkdir(d)
+        # as in /usr/share/common-licenses: the link sorts before its target
+        shutil.copy(os.path.join(SAMPLE, "harbour-log.txt"), os.path.join(d, "GPL-3"))
+        os.symlink("GPL-3", os.path.join(d, "GPL"))
+        shutil.copy(os.path.join(SAMPLE, "harbour-log-typos.txt"), os.path.join(d, "LGPL-3"))
+        os.symlink("LGPL-3", os.path.join(d, "LGPL"))
+        shutil.copy(os.path.join(SAMPLE, "notes-03.txt"), os.path.join(d, "MIT"))
+        os.link(os.path.join(d, "MIT"), os.path.join(d, "MIT-hard"))
+        skipped = os.path.join(tmp, "skipped.tsv")
+        p = run([d, os.path.join(d, "MIT"), "--output", "keep", "--skipped", skipped])
+        keep = p.stdout.decode().splitlines()
+        check(keep == [os.path.join(d, n) for n in ("GPL-3", "MIT")],
+              "keep lists the real files: %s" % keep, p)
+        check(summary_count(p, "documents") == 3, "three documents", p)
+        check(summary_count(p, "aliases") == 4 and summary_count(p, "skipped") == 0,
+              "alias count", p)
+        q = run([d, os.path.join(d, "MIT"), "--output", "keep", "--quiet"])
+        check(q.stderr == b"" and q.stdout == p.stdout, "--quiet silences aliases", q)
+        p = run([d, os.path.join(d, "MIT"), "--output", "drop"])
+        check(p.stdout.decode().splitlines() == [os.path.join(d, "LGPL-3")], "drop", p)
+        with open(skipped) as f:
+            rows = [l.split("\t") for l in f.read().splitlines()]
+        want = {(os.path.join(d, "GPL"), "same file as %s" % os.path.join(d, "GPL-3")),
+                (os.path.join(d, "LGPL"), "same file as %s" % os.path.join(d, "LGPL-3")),
+                (os.path.join(d, "MIT-hard"), "same file as %s" % os.path.join(d, "MIT")),
+                (os.path.join(d, "MIT"), "same file as %s" % os.path.join(d, "MIT"))}
+        # the argument MIT and the walked MIT are one file: the first name
+        # in input order (the walked one) stands for it
+        check({tuple(r) for r in rows} == want, "skipped rows: %s" % rows)
+        p = run([d, "--output", "pairs"])
+        for line in p.stdout.decode().splitlines():
+            a, b, _ = line.split("\t")
+            check(os.path.realpath(a) != os.path.realpath(b), "a file paired with itself", p)
+        # only links: the first link's name stands for the file
+        only = os.path.join(tmp, "links")
+        os.mkdir(only)
+        os.symlink(os.path.join(d, "GPL-3"), os.path.join(only, "b"))
+        os.symlink(os.path.join(d, "GPL-3"), os.path.join(only, "a"))
+        p = run([only, "--output", "keep"])
+        check(p.stdout.decode() == os.path.join(only, "a") + "\n", "first link kept", p)
+
+
+def case_keep():
+    """Issue 10 item 1: --keep policies, --output drop, --skipped, exit
+    statuses 5 and 6, bytes of read documents only, --stats JSON."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "c")
+        os.mkdir(d)
+        base = read("council-minutes.txt")
+        docs = {"a.txt": base, "b.txt": base + b" one more closing line of text.",
+                "c.txt": base[:-40], "d.txt": read("notes-07.txt")}
+        mtimes = {"a.txt": 2000000000, "b.txt": 1000000000, "c.txt": 1500000000,
+                  "d.txt": 1200000000}
+        for n, data in docs.items():
+            path = os.path.join(d, n)
+            with open(path, "wb") as f:
+                f.write(data)
+            os.utime(path, (mtimes[n], mtimes[n]))
+        with open(os.path.join(d, "e.bin"), "wb") as f:
+            f.write(b"\x00binary" * 1000)
+        full = lambda n: os.path.join(d, n)
+        expect = {"first": "a.txt", "shortest": "c.txt", "longest": "b.txt",
+                  "oldest": "b.txt", "newest": "a.txt"}
+        for policy, kept in expect.items():
+            k = run([d, "--keep", policy, "--output", "keep"], expect=0)
+            dr = run([d, "--keep", policy, "--output", "drop"], expect=0)
+            keep, drop = k.stdout.decode().splitlines(), dr.stdout.decode().splitlines()
+            check(keep == [full(kept), full("d.txt")], "--keep %s: %s" % (policy, keep), k)
+            check(not set(keep) & set(drop), "keep and drop overlap", dr)
+            check(sorted(keep + drop) == [full(n) for n in sorted(docs)],
+                  "keep and drop cover every document read", dr)
+            check(summary_count(dr, "duplicates") == 2, "duplicates", dr)
+        # --skipped lists the binary file with its reason, in neither list
+        sk = os.path.join(tmp, "skipped")
+        p = run([d, "--skipped", sk, "--output", "drop"])
+        with open(sk) as f:
+            rows = f.read().splitlines()
+        check(rows == ["%s\tbinary (NUL byte at offset 0), skipped; --binary reads it"
+                       % full("e.bin")], "skipped rows %s" % rows, p)
+        p = run([d, "--skipped", sk, "--format", "jsonl", "--output", "keep"])
+        with open(sk) as f:
+            obj = json.loads(f.read())
+        check(obj["name"] == full("e.bin") and obj["reason"].startswith("binary"),
+              "jsonl skipped", p)
+        # bytes: only documents read
+        p = run([d])
+        total = sum(len(v) for v in docs.values())
+        check(("(%.1f KB)" % (total / 1000.0)) in p.stderr.decode(), "bytes of read docs", p)
+        p = run([d, "--binary"])
+        check(summary_count(p, "documents") == 5, "--binary reads it", p)
+        # --stats
+        st = os.path.join(tmp, "stats.json")
+        p = run([d, "--stats", st, "-k", "7", "--normalize", "lower,punct"])
+        with open(st) as f:
+            stats = json.load(f)
+        check(stats["documents"] == 4 and stats["skipped"] == 1 and stats["bytes"] == total
+              and stats["clusters"] == 1 and stats["duplicates"] == 2 and
+              stats["exit_status"] == 0 and stats["truncated"] is False, "stats %s" % stats, p)
+        check(stats["params"]["k"] == 7 and stats["normalize"] == ["lower", "punct"] and
+              stats["params"]["normalize"] == 5 and stats["unit"] == "char" and
+              abs(stats["params"]["threshold"] - 0.8) < 1e-12 and
+              stats["bands"] * stats["rows"] <= stats["params"]["num_perm"] and
+              len(stats["fingerprint"]) == 16, "stats contract %s" % stats, p)
+        for key in ("unit", "k", "normalize", "utf8_policy", "seed", "num_perm", "scheme",
+                    "bands", "rows", "threshold", "fp_weight", "fn_weight"):
+            check(key in stats["params"], "stats params lack %s" % key, p)
+        # the summary's contract line shows the same contract (issue 16 item 1)
+        m = re.search(r"^simlsh-dedup: contract: (.*)$", p.stderr.decode(), re.M)
+        check(m is not None, "no contract line in the summary", p)
+        shown = dict(kv.split("=", 1) for kv in m.group(1).split())
+        check(shown.pop("normalize") == "lower,punct" and shown.pop("unit") == "char" and
+              shown.pop("scheme") == "oph" and shown.pop("utf8_policy") == "replace",
+              "contract line names: %s" % m.group(1), p)
+        shown["bands"], shown["rows"] = str(stats["bands"]), str(stats["rows"])
+        for key, value in shown.items():
+            want = stats["bands"] if key == "bands" else stats["rows"] if key == "rows" \
+                else stats["params"][key]
+            check(float(value) == float(want), "contract %s=%s, stats %s" % (key, value, want), p)
+        check(set(shown) | {"normalize", "unit", "scheme", "utf8_policy", "isa"} ==
+              set(stats["params"]), "contract line keys", p)
+        # exit 5: inputs given, nothing read; an empty directory is not that
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)
+        run([empty], expect=0)
+        p = run([full("e.bin"), "--stats", st], expect=5)
+        with open(st) as f:
+            check(json.load(f)["exit_status"] == 5, "stats exit status 5", p)
+        run([full("e.bin"), "--exit-code"], expect=5)
+        # exit 6: --max-pairs cut the answer (the cluster has 3 pairs)
+        p = run([d, "--output", "pairs", "--max-pairs", "1"], expect=6)
+        check(b"results are incomplete" in p.stderr, "truncation warning", p)
+        run([d, "--output", "pairs", "--max-pairs", "1", "--exit-code"], expect=6)
+        run([d, "--output", "pairs", "--max-pairs", "3"], expect=0)
+        # with --index, an indexed document is the kept one
+        idx = os.path.join(tmp, "i.idx")
+        run([full("b.txt"), "--save-index", idx])
+        p = run([full("a.txt"), full("c.txt"), "--index", idx, "--keep", "shortest",
+                 "--output", "drop"])
+        check(p.stdout.decode().splitlines() == [full("a.txt"), full("c.txt")],
+              "indexed documents are kept", p)
+
+
+def zstd_frame(data):
+    """A zstd frame of raw (stored) blocks, written by hand (RFC 8878) so the
+    test needs no zstd module: single segment, 4-byte content size."""
+    out = bytearray(b"\x28\xb5\x2f\xfd\xa0") + len(data).to_bytes(4, "little")
+    chunks = [data[i:i + 65536] for i in range(0, len(data), 65536)] or [b""]
+    for i, c in enumerate(chunks):
+        last = 1 if i == len(chunks) - 1 else 0
+        out += ((len(c) << 3) | last).to_bytes(3, "little") + c
+    return bytes(out)
+
+
+def case_compressed():
+    """Issue 10 item 2: gzip and zstd inputs, recognised by magic bytes not by
+    name, for files, -, --lines and --jsonl; corrupt data and decompression
+    bombs are skipped with a reason; a build without the library says so."""
+    import gzip
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "man")
+        os.mkdir(d)
+        plain = read("release-plan.txt")
+        with open(os.path.join(d, "ls.1.gz"), "wb") as f:
+            f.write(gzip.compress(plain))
+        with open(os.path.join(d, "dir.1"), "wb") as f:  # gzip, no .gz name
+            f.write(gzip.compress(plain[:len(plain) // 2]) + gzip.compress(plain[len(plain) // 2:]))
+        with open(os.path.join(d, "vdir.1.zst"), "wb") as f:
+            f.write(zstd_frame(read("release-plan-reformatted.txt")))
+        with open(os.path.join(d, "other.txt"), "wb") as f:
+            f.write(read("notes-04.txt"))
+        with open(os.path.join(d, "broken.gz"), "wb") as f:
+            f.write(gzip.compress(read("notes-05.txt"))[:-30])
+        with open(os.path.join(d, "bomb.gz"), "wb") as f:
+            f.write(gzip.compress(b"a " * 600000))
+        p = run([d, "--max-doc-bytes", "1000000"], expect=None)
+        err = p.stderr.decode()
+        gz = ["ls.1.gz", "dir.1"]
+        if not ZLIB:
+            check("%s/ls.1.gz: gzip-compressed, and simlsh-dedup was built without zlib" % d
+                  in err, "no-zlib reason", p)
+        else:
+            check("%s/broken.gz: truncated gzip data" % d in err or
+                  "%s/broken.gz: corrupt gzip data" % d in err, "broken gzip", p)
+            check("%s/bomb.gz: decompresses to more than --max-doc-bytes" % d in err,
+                  "bounded decompression", p)
+        if not ZSTD:
+            check("%s/vdir.1.zst: zstd-compressed, and simlsh-dedup was built without libzstd"
+                  % d in err, "no-zstd reason", p)
+        readable = (gz if ZLIB else []) + (["vdir.1.zst"] if ZSTD else [])
+        got = set()
+        for c in tsv_clusters(p, mapper=lambda n: os.path.basename(n)):
+            got |= c
+        check(got == set(readable) if len(readable) > 1 else not got,
+              "compressed clusters: %s, want %s" % (got, readable), p)
+        if ZLIB:
+            lines = os.path.join(tmp, "l.gz")
+            with open(lines, "wb") as f:
+                f.write(gzip.compress(flat("harbour-log.txt") + b"\n" + flat("notes-01.txt") +
+                                      b"\n" + flat("harbour-log-typos.txt") + b"\n"))
+            p = run(["--lines", lines])
+            check(p.stdout == b"1\t3\n", "--lines on gzip", p)
+            p = run(["--lines", "-"], stdin=open(lines, "rb").read())
+            check(p.stdout == b"1\t3\n", "--lines - on gzip", p)
+            p = run(["-", os.path.join(SAMPLE, "field-report.txt")],
+                    stdin=gzip.compress(read("field-report-extended.txt")))
+            check(p.stdout.startswith(b"-\t"), "- on gzip", p)
+            if JSON:
+                j = os.path.join(tmp, "c.jsonl.gz")
+                rows = b"".join(json.dumps({"id": n, "text": read(n).decode()}).encode() + b"\n"
+                                for n in ("release-plan.txt", "notes-02.txt",
+                                          "release-plan-reformatted.txt"))
+                with open(j, "wb") as f:
+                    f.write(gzip.compress(rows))
+                p = run(["--jsonl", j, "--output", "pairs"])
+                check(p.stdout.startswith(b"release-plan.txt\trelease-plan-reformatted.txt"),
+                      "--jsonl on gzip", p)
+        if ZSTD:
+            lines = os.path.join(tmp, "l.zst")
+            with open(lines, "wb") as f:
+                f.write(zstd_frame(flat("harbour-log.txt") + b"\n" + flat("notes-01.txt") +
+                                   b"\n") + zstd_frame(flat("harbour-log-typos.txt") + b"\n"))
+            p = run(["--lines", lines])
+            check(p.stdout == b"1\t3\n", "--lines on zstd (two frames)", p)
+            if shutil.which("zstd"):  # a real compressed frame too
+                real = os.path.join(tmp, "real.zst")
+                subprocess.run(["zstd", "-q", "-19", os.path.join(SAMPLE, "harbour-log.txt"),
+                                "-o", real], check=True)
+                p = run([real, os.path.join(SAMPLE, "harbour-log-edited.txt"), "--output",
+                         "pairs"])
+                check(p.stdout.startswith(real.encode() + b"\t"), "zstd -19 frame", p)
+
+
+def case_files_from():
+    """Issue 10 item 2: --files-from FILE|- with -0, in its place in the
+    input order; one run takes any number of names."""
+    names = [os.path.join(SAMPLE, n) for n in sample_files()]
+    with tempfile.TemporaryDirectory() as tmp:
+        lst = os.path.join(tmp, "list")
+        with open(lst, "w") as f:
+            f.write("\n".join(names) + "\n\n")
+        p = run(["--files-from", lst])
+        check(set(tsv_clusters(p)) == EXPECTED, "--files-from clusters", p)
+        q = run([SAMPLE])
+        check(p.stdout == q.stdout, "same as the directory", p)
+        p = run(["--files-from", "-", "-0"], stdin=b"\0".join(n.encode() for n in names))
+        check(p.stdout == q.stdout, "--files-from - -0", p)
+        # a name with a newline needs -0
+        odd = os.path.join(tmp, "a\nb.txt")
+        shutil.copy(os.path.join(SAMPLE, "field-report.txt"), odd)
+        p = run(["--null", "--files-from", "-", os.path.join(SAMPLE, "field-report-extended.txt")],
+                stdin=odd.encode() + b"\0")
+        check(p.stdout.decode() == "%s\\nb.txt\t%s\n" % (
+            os.path.join(tmp, "a"), os.path.join(SAMPLE, "field-report-extended.txt")),
+            "name with a newline through -0", p)
+        run(["--files-from", os.path.join(tmp, "missing")], expect=3)
+        run(["--files-from", "-", "-"], expect=2, stdin=b"")
+
+
+def case_walk_filters():
+    """Issue 10 item 2: --include / --exclude globs, version-control
+    directories skipped unless --include-vcs, binary files skipped with a
+    reason unless --binary."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "repo")
+        for sub in (".git/objects", "src", "build", ".hg", ".svn"):
+            os.makedirs(os.path.join(d, sub))
+        text = read("harbour-log.txt")
+        for rel_name in ("src/a.txt", "src/b.md", "build/c.txt", ".git/objects/d.txt",
+                         ".hg/e.txt", ".svn/f.txt", "g.txt"):
+            with open(os.path.join(d, rel_name), "wb") as f:
+                f.write(text)
+        with open(os.path.join(d, "src", "img.bin"), "wb") as f:
+            f.write(b"PNG\x00\x01" + text)
+        found = lambda p: {os.path.relpath(n, d) for c in tsv_clusters(p, mapper=lambda n: n)
+                           for n in c}
+        p = run([d])
+        check(found(p) == {"src/a.txt", "src/b.md", "build/c.txt", "g.txt"}, "vcs skipped", p)
+        check("img.bin: binary (NUL byte at offset 3)" in p.stderr.decode(), "binary reason", p)
+        p = run([d, "--include-vcs", "--binary"])
+        check(found(p) == {"src/a.txt", "src/b.md", "build/c.txt", "g.txt",
+                           ".git/objects/d.txt", ".hg/e.txt", ".svn/f.txt", "src/img.bin"},
+              "--include-vcs --binary", p)
+        p = run([d, "--include", "*.txt"])
+        check(found(p) == {"src/a.txt", "build/c.txt", "g.txt"}, "--include", p)
+        p = run([d, "--include", "*.txt", "--include", "*.md", "--exclude", "build"])
+        check(found(p) == {"src/a.txt", "src/b.md", "g.txt"}, "--exclude a directory", p)
+        p = run([d, "--exclude", "*/src/*"])
+        check(found(p) == {"build/c.txt", "g.txt"}, "glob with a slash", p)
+        # names given on the command line are read whatever the filters
+        p = run([d, os.path.join(d, ".git", "objects", "d.txt"), "--include", "*.md"])
+        check(found(p) == {"src/b.md", ".git/objects/d.txt"}, "named files are read", p)
+
+
+def case_jsonl_records():
+    """Issue 10 item 2: JSONL end to end: --output records / drop-records
+    write the original lines, integer ids stay integers, duplicate ids are
+    reported, --id-field - uses the line number."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.jsonl")
+        if not JSON:
+            refuses_jsonl(["--jsonl", path, "--output", "records"])
+            print("SKIP: simlsh-dedup was built without JSON support; --jsonl is refused")
+            sys.exit(SKIP)
+        rows = [{"id": 10, "text": read("release-plan.txt").decode(), "extra": [1, 2]},
+                {"id": "n2", "text": read("notes-02.txt").decode()},
+                {"id": 11, "text": read("release-plan-reformatted.txt").decode()},
+                {"id": "n2", "text": read("notes-03.txt").decode()},
+                {"id": 12, "text": read("release-plan.txt").decode()}]
+        raw = [json.dumps(r, separators=(",", " : ")).encode() for r in rows]
+        with open(path, "wb") as f:
+            f.write(b"\n".join(raw) + b"\n")
+        p = run(["--jsonl", path, "--output", "records"])
+        check(p.stdout == raw[0] + b"\n" + raw[1] + b"\n" + raw[3] + b"\n", "records", p)
+        check(("%s:4: duplicate id n2 (first at %s:2)" % (path, path)) in p.stderr.decode(),
+              "duplicate id reported", p)
+        p = run(["--jsonl", path, "--output", "drop-records", "--keep", "longest"])
+        kept_long = run(["--jsonl", path, "--output", "keep", "--keep", "longest"])
+        dropped = [json.loads(l)["id"] for l in p.stdout.decode().splitlines()]
+        kept = kept_long.stdout.decode().splitlines()
+        check(len(dropped) == 2 and not {str(x) for x in dropped} & set(kept),
+              "drop-records never holds a kept record", p)
+        p = run(["--jsonl", path, "--format", "jsonl", "--output", "clusters"])
+        obj = json.loads(p.stdout)
+        check(obj["ids"] == [10, 11, 12], "integer ids stay integers: %s" % obj, p)
+        st = os.path.join(tmp, "s.json")
+        run(["--jsonl", path, "--stats", st])
+        with open(st) as f:
+            check(json.load(f)["duplicate_ids"] == 1, "duplicate_ids in --stats")
+        noid = os.path.join(tmp, "noid.jsonl")
+        with open(noid, "w") as f:
+            for r in rows:
+                f.write(json.dumps({"text": r["text"]}) + "\n")
+        p = run(["--jsonl", noid, "--id-field", "-", "--format", "jsonl", "--output", "keep"])
+        check([json.loads(l)["id"] for l in p.stdout.decode().splitlines()] == [1, 2, 4],
+              "line numbers as ids", p)
+        p = run(["--jsonl", noid, "--id-field", "-", "--output", "records"])
+        check(p.stdout.decode().splitlines() == [json.dumps({"text": rows[i]["text"]})
+                                                 for i in (0, 1, 3)], "records by line", p)
+        run([SAMPLE, "--output", "records"], expect=2)
+        lines = os.path.join(tmp, "l.txt")
+        with open(lines, "wb") as f:
+            f.write(flat("harbour-log.txt") + b"\n" + flat("harbour-log-typos.txt") + b"\n")
+        p = run(["--lines", lines, "--output", "records"])
+        check(p.stdout == flat("harbour-log.txt") + b"\n", "--lines records", p)
+
+
+def case_man():
+    """Issue 10 item 5: the man page (generated from docs/cli.md next to the
+    program) documents every option --help lists and the reverse, and
+    renders without warnings."""
+    page = os.path.join(os.path.dirname(os.path.abspath(DEDUP)), "simlsh-dedup.1")
+    check(os.path.exists(page), "no generated man page at %s" % page)
+    with open(page, encoding="utf-8") as f:
+        man = f.read()
+    check(man.startswith(".TH SIMLSH\\-DEDUP 1"), "man page header")
+    help_text = run(["--help"]).stdout.decode()
+    in_help = set(re.findall(r"--[a-z][a-z0-9-]+", help_text))
+    in_man = {o.replace("\\-", "-")
+              for o in re.findall(r"\\-\\-[a-z](?:[a-z0-9]|\\-(?=[a-z0-9]))*", man)}
+    check(in_help <= in_man, "options in --help but not in the man page: %s"
+          % sorted(in_help - in_man))
+    documented = set(re.findall(r"^\.TP\n\\fB(\\-\\-[a-z](?:[a-z0-9]|\\-)*)", man, re.M))
+    documented = {o.replace("\\-", "-") for o in documented}
+    check(documented <= in_help, "options documented but not in --help: %s"
+          % sorted(documented - in_help))
+    check(len(documented) > 25, "option definitions in the man page: %d" % len(documented))
+    if shutil.which("groff"):
+        g = subprocess.run(["groff", "-man", "-ww", "-z", page], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        check(g.returncode == 0 and g.stderr == b"", "groff warnings: %s" % g.stderr.decode())
+
+
+def case_faults():
+    """Issue 18 item 7 (tool side): writes that fail at the k-th byte, for k
+    across the whole output: -o keeps the old file byte for byte, leaves no
+    temporary file, and the message gives the system's cause; --save-index
+    likewise while the index itself is being written. The fault is a file
+    size limit (RLIMIT_FSIZE, with SIGXFSZ ignored: write() then fails with
+    EFBIG at exactly that byte), which needs no mount and no preloaded shim
+    (glibc's stdio calls write() internally, where a shim cannot reach it).
+    Also: a temporary file left by a killed run (its process gone) is
+    removed by the next run."""
+    import resource
+    import signal
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.tsv")
+        p = run([SAMPLE, "--output", "pairs", "-o", out])
+        with open(out, "rb") as f:
+            size = len(f.read())
+        check(size > 100, "pairs output too small to cut")
+        old = b"the old results\n"
+
+        def faulty(args, budget):
+            def limit():
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (budget, budget))
+            return subprocess.run([DEDUP] + args, preexec_fn=limit, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=120)
+
+        for k in sorted({0, 1, size // 3, size // 2, size - 1} | set(range(0, size, 97))):
+            with open(out, "wb") as f:
+                f.write(old)
+            p = faulty([SAMPLE, "--output", "pairs", "-o", out, "-q"], k)
+            check(p.returncode == 4, "budget %d: exit %d" % (k, p.returncode), p)
+            check(b"File too large" in p.stderr, "budget %d: cause" % k, p)
+            with open(out, "rb") as f:
+                check(f.read() == old, "budget %d: the old output changed" % k, p)
+            no_temp_files(tmp, p)
+        p = faulty([SAMPLE, "--output", "pairs", "-o", out, "-q"], size)
+        check(p.returncode == 0, "exactly enough space", p)
+        # Several outputs: room for -o but not for --stats; neither changes.
+        st = os.path.join(tmp, "stats.json")
+        pair = [os.path.join(SAMPLE, "field-report.txt"),
+                os.path.join(SAMPLE, "field-report-extended.txt"), "--output", "pairs"]
+        small = len(run(pair).stdout)
+        for n in (out, st):
+            with open(n, "wb") as f:
+                f.write(old)
+        p = faulty(pair + ["-o", out, "--stats", st, "-q"], small)
+        check(p.returncode == 4, "--stats too large for the limit", p)
+        for n in (out, st):
+            with open(n, "rb") as f:
+                check(f.read() == old, "%s replaced although --stats failed" % n, p)
+        no_temp_files(tmp, p)
+        p = faulty(pair + ["-o", out, "--stats", st, "-q"], 1 << 20)
+        check(p.returncode == 0, "room for both", p)
+
+        idx = os.path.join(tmp, "s.idx")
+        half = [os.path.join(SAMPLE, n) for n in sample_files()[:20]]
+        run(half + ["--save-index", idx, "-q"])
+        with open(idx, "rb") as f:
+            old_idx = f.read()
+        with open(idx + ".names", "rb") as f:
+            old_names = f.read()
+        for k in sorted({0, 1, 100} | set(range(0, len(old_idx), max(1, len(old_idx) // 25)))):
+            p = faulty([SAMPLE, "--save-index", idx, "-q"], k)
+            check(p.returncode == 4 and b"File too large" in p.stderr, "save budget %d" % k, p)
+            with open(idx, "rb") as f:
+                same_idx = f.read() == old_idx
+            with open(idx + ".names", "rb") as f:
+                same_names = f.read() == old_names
+            # the index is written first: cut inside it, both files are the old ones
+            check(same_names, "save budget %d: the old names changed" % k, p)
+            if k < len(old_idx):
+                check(same_idx, "save budget %d: the old index changed" % k, p)
+            no_temp_files(tmp, p)
+            run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
+
+        # a temporary file of a run that no longer exists is cleaned up
+        stale = os.path.join(tmp, ".out.tsv.simlsh-999999999-abcdef")
+        live = os.path.join(tmp, ".out.tsv.simlsh-%d-ghijkl" % os.getpid())
+        for n in (stale, live):
+            with open(n, "w") as f:
+                f.write("partial")
+        run([SAMPLE, "-o", out, "-q"])
+        check(not os.path.exists(stale), "stale temporary file not removed")
+        check(os.path.exists(live), "a live run's temporary file was removed")
+
+
+def case_concurrent_saves():
+    """Issue 18 item 1/7 (tool side): runs saving to one index path at the
+    same time take turns (FILE.lock), so the index and its .names always
+    come from one run, the last: the pair loads and names that run's
+    documents."""
+    files = sample_files()
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+        os.mkdir(a)
+        os.mkdir(b)
+        for i, n in enumerate(files):
+            shutil.copy(os.path.join(SAMPLE, n), os.path.join(a if i % 3 else b,
+                                                              n.replace("/", "-")))
+        names_a = sorted(os.path.join(a, n) for n in os.listdir(a))
+        names_b = sorted(os.path.join(b, n) for n in os.listdir(b))
+        idx = os.path.join(tmp, "shared.idx")
+        for round_no in range(12):
+            procs = [subprocess.Popen([DEDUP, d, "--save-index", idx, "-q", "-j", "1"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                     for d in ((a, b) if round_no % 2 else (b, a))]
+            for p in procs:
+                _, err = p.communicate(timeout=120)
+                check(p.returncode == 0, "concurrent save exit %d: %s" % (p.returncode, err))
+            p = run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
+            with open(idx + ".names") as f:
+                lines = f.read().splitlines()
+            start = next(i for i, l in enumerate(lines) if l.startswith("count ")) + 1
+            saved = sorted(lines[start:lines.index("end")])
+            check(saved in (names_a, names_b), "round %d: names from neither run" % round_no)
+            no_temp_files(tmp)
 
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()

@@ -1,0 +1,767 @@
+/*
+ * simlsh-dedup: the file system side. Bounded, type-checked reads (with
+ * transparent gzip and zstd), output files that replace their target only
+ * when complete, the checks that keep an output from overwriting an input,
+ * and the escaping of names in diagnostics.
+ */
+#include "dedup.h"
+
+#if DEDUP_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#if DEDUP_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/vfs.h>
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Names in messages                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is invalid. */
+size_t utf8_seq(const unsigned char *s, size_t len)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n)
+        return 0;
+    unsigned cp = c & (0x7Fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+/* The one escaping of names (docs/cli.md, NAMES): printable UTF-8 as is;
+ * backslash, tab, newline and carriage return as \\ \t \n \r; every other
+ * control byte (C0, DEL, and the two-byte C1 controls a terminal may obey)
+ * and every byte that is not part of valid UTF-8 as \xHH. The result has
+ * no byte below 0x20, so it can neither forge a line nor move the cursor,
+ * and unescape_name() gives the original bytes back. dst holds 4 * len + 1. */
+size_t escape_name(char *dst, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t o = 0, i = 0;
+    while (i < len) {
+        unsigned c = u[i];
+        size_t n = c < 0x80 ? 1 : utf8_seq(u + i, len - i);
+        int c1 = n == 2 && c == 0xC2 && u[i + 1] < 0xA0;
+        if (c == '\\' || c == '\t' || c == '\n' || c == '\r') {
+            dst[o++] = '\\';
+            dst[o++] = c == '\\' ? '\\' : c == '\t' ? 't' : c == '\n' ? 'n' : 'r';
+            i++;
+        } else if (c < 0x20 || c == 0x7F || n == 0 || c1) {
+            size_t m = n ? n : 1;
+            for (size_t k = 0; k < m; k++) {
+                dst[o++] = '\\';
+                dst[o++] = 'x';
+                dst[o++] = hex[u[i + k] >> 4];
+                dst[o++] = hex[u[i + k] & 15];
+            }
+            i += m;
+        } else {
+            memcpy(dst + o, u + i, n);
+            o += n;
+            i += n;
+        }
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The inverse of escape_name(), in place; also reads the \0 that names
+ * files written by earlier versions hold. */
+size_t unescape_name(char *s, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '\\' || i + 1 == len) {
+            s[o++] = s[i];
+            continue;
+        }
+        char c = s[++i];
+        if (c == 'x' && i + 2 < len && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+            s[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+            i += 2;
+        } else {
+            s[o++] = c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c == '0' ? '\0' : c;
+        }
+    }
+    return o;
+}
+
+void escape_tsv(FILE *f, const char *s, size_t len)
+{
+    char stack[1024];
+    char *buf = 4 * len + 1 <= sizeof stack ? stack : xmalloc(4 * len + 1);
+    size_t n = escape_name(buf, s, len);
+    fwrite(buf, 1, n, f);
+    if (buf != stack)
+        free(buf);
+}
+
+/* Messages are printed by the main thread only; a small ring of buffers
+ * lets one message show a few names. */
+const char *qnamen(const char *s, size_t len)
+{
+    static char *ring[4];
+    static size_t cap[4];
+    static unsigned next;
+    unsigned k = next++ % 4;
+    if (cap[k] < 4 * len + 1) {
+        cap[k] = 4 * len + 1;
+        ring[k] = xrealloc(ring[k], cap[k]);
+    }
+    escape_name(ring[k], s, len);
+    return ring[k];
+}
+
+const char *qname(const char *s)
+{
+    return qnamen(s, strlen(s));
+}
+
+/* ------------------------------------------------------------------------ */
+/* File types                                                               */
+/* ------------------------------------------------------------------------ */
+
+const char *file_type_name(mode_t mode)
+{
+    if (S_ISREG(mode))
+        return "regular file";
+    if (S_ISDIR(mode))
+        return "directory";
+    if (S_ISLNK(mode))
+        return "symbolic link";
+    if (S_ISFIFO(mode))
+        return "FIFO";
+    if (S_ISCHR(mode))
+        return "character device";
+    if (S_ISBLK(mode))
+        return "block device";
+    if (S_ISSOCK(mode))
+        return "socket";
+    return "special file";
+}
+
+/* The name of the pseudo file system a directory is on, or NULL. Their
+ * files are generated on read, can be endless (/proc/self/task/N/pagemap)
+ * or have side effects, so walks never enter them. */
+const char *pseudo_fs_name(const char *dir)
+{
+#if defined(__linux__)
+    static const struct {
+        unsigned long magic;
+        const char *name;
+    } fs[] = {
+        {0x9fa0, "proc"},           {0x62656572, "sysfs"},      {0x64626720, "debugfs"},
+        {0x74726163, "tracefs"},    {0x73636673, "securityfs"}, {0x27e0eb, "cgroup"},
+        {0x63677270, "cgroup2"},    {0x1cd1, "devpts"},         {0x6165676C, "pstore"},
+        {0xcafe4a11, "bpf"},        {0x62656570, "configfs"},   {0xde5e81e4, "efivarfs"},
+        {0xf97cff8c, "selinuxfs"},  {0x42494e4d, "binfmt_misc"}, {0x65735543, "fusectl"},
+        {0x19800202, "mqueue"},
+    };
+    struct statfs sf;
+    if (statfs(dir, &sf) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+        if ((unsigned long)sf.f_type == fs[i].magic)
+            return fs[i].name;
+#else
+    (void)dir;
+#endif
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading: plain, gzip or zstd, recognised by their first bytes            */
+/* ------------------------------------------------------------------------ */
+
+#define READER_IN (256u << 10)
+
+static ssize_t read_fd(int fd, void *buf, size_t n)
+{
+    for (;;) {
+        ssize_t got = read(fd, buf, n);
+        if (got >= 0 || errno != EINTR)
+            return got;
+    }
+}
+
+/* Fill the input buffer from the descriptor; 0 at end of file. */
+static ssize_t refill(struct reader *rd)
+{
+    if (rd->in_pos == rd->in_len) {
+        rd->in_pos = rd->in_len = 0;
+    } else if (rd->in_pos > 0) {
+        memmove(rd->in, rd->in + rd->in_pos, rd->in_len - rd->in_pos);
+        rd->in_len -= rd->in_pos;
+        rd->in_pos = 0;
+    }
+    ssize_t got = read_fd(rd->fd, rd->in + rd->in_len, READER_IN - rd->in_len);
+    if (got < 0) {
+        rd->err = errno;
+        snprintf(rd->msg, sizeof rd->msg, "read error: %s", strerror(errno));
+        return -1;
+    }
+    if (got == 0)
+        rd->eof = 1;
+    rd->in_len += (size_t)got;
+    return got;
+}
+
+int reader_open(struct reader *rd, int fd)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->fd = fd;
+    rd->in = xmalloc(READER_IN);
+    /* Enough bytes to see the magic (a pipe may deliver fewer at first). */
+    while (rd->in_len < 4 && !rd->eof)
+        if (refill(rd) < 0)
+            return -1;
+    const unsigned char *m = (const unsigned char *)rd->in;
+    if (rd->in_len >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
+        rd->codec = CODEC_GZIP;
+#if DEDUP_HAVE_ZLIB
+        z_stream *z = calloc(1, sizeof *z);
+        if (!z)
+            die_oom();
+        if (inflateInit2(z, 15 + 32) != Z_OK) {
+            free(z);
+            snprintf(rd->msg, sizeof rd->msg, "cannot start gzip decompression");
+            return -1;
+        }
+        rd->state = z;
+#else
+        rd->unsupported = 1;
+        snprintf(rd->msg, sizeof rd->msg,
+                 "gzip-compressed, and simlsh-dedup was built without zlib (meson option zlib)");
+        return -1;
+#endif
+    } else if (rd->in_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) {
+        rd->codec = CODEC_ZSTD;
+#if DEDUP_HAVE_ZSTD
+        ZSTD_DStream *zs = ZSTD_createDStream();
+        if (!zs)
+            die_oom();
+        ZSTD_initDStream(zs);
+        rd->state = zs;
+#else
+        rd->unsupported = 1;
+        snprintf(rd->msg, sizeof rd->msg,
+                 "zstd-compressed, and simlsh-dedup was built without libzstd (meson option zstd)");
+        return -1;
+#endif
+    }
+    return 0;
+}
+
+void reader_close(struct reader *rd)
+{
+#if DEDUP_HAVE_ZLIB
+    if (rd->codec == CODEC_GZIP && rd->state) {
+        inflateEnd(rd->state);
+        free(rd->state);
+    }
+#endif
+#if DEDUP_HAVE_ZSTD
+    if (rd->codec == CODEC_ZSTD && rd->state)
+        ZSTD_freeDStream(rd->state);
+#endif
+    free(rd->in);
+    memset(rd, 0, sizeof *rd);
+}
+
+#if DEDUP_HAVE_ZLIB
+static ssize_t read_gzip(struct reader *rd, char *out, size_t cap)
+{
+    z_stream *z = rd->state;
+    for (;;) {
+        if (rd->in_pos == rd->in_len && !rd->eof && refill(rd) < 0)
+            return -1;
+        if (rd->in_pos == rd->in_len && rd->eof) {
+            if (rd->member_open) {
+                snprintf(rd->msg, sizeof rd->msg, "truncated gzip data");
+                return -1;
+            }
+            return 0;
+        }
+        z->next_in = (unsigned char *)rd->in + rd->in_pos;
+        z->avail_in = (uInt)(rd->in_len - rd->in_pos);
+        z->next_out = (unsigned char *)out;
+        z->avail_out = (uInt)(cap > (1u << 30) ? (1u << 30) : cap);
+        uInt before = z->avail_out;
+        int zr = inflate(z, Z_NO_FLUSH);
+        rd->in_pos = rd->in_len - z->avail_in;
+        size_t made = before - z->avail_out;
+        rd->member_open = 1;
+        if (zr == Z_STREAM_END) {
+            /* concatenated members (cat a.gz b.gz) are one stream */
+            inflateReset(z);
+            rd->member_open = 0;
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            snprintf(rd->msg, sizeof rd->msg, "corrupt gzip data: %s",
+                     z->msg ? z->msg : "inflate error");
+            return -1;
+        }
+        if (made > 0)
+            return (ssize_t)made;
+    }
+}
+#endif
+
+#if DEDUP_HAVE_ZSTD
+static ssize_t read_zstd(struct reader *rd, char *out, size_t cap)
+{
+    for (;;) {
+        if (rd->in_pos == rd->in_len && !rd->eof && refill(rd) < 0)
+            return -1;
+        if (rd->in_pos == rd->in_len && rd->eof && !rd->member_open)
+            return 0;
+        ZSTD_inBuffer ib = {rd->in, rd->in_len, rd->in_pos};
+        ZSTD_outBuffer ob = {out, cap, 0};
+        size_t zr = ZSTD_decompressStream(rd->state, &ob, &ib);
+        rd->in_pos = ib.pos;
+        if (ZSTD_isError(zr)) {
+            snprintf(rd->msg, sizeof rd->msg, "corrupt zstd data: %s", ZSTD_getErrorName(zr));
+            return -1;
+        }
+        rd->member_open = zr != 0; /* 0: a frame just ended */
+        if (ob.pos > 0)
+            return (ssize_t)ob.pos;
+        if (rd->in_pos == rd->in_len && rd->eof) {
+            if (rd->member_open) {
+                snprintf(rd->msg, sizeof rd->msg, "truncated zstd data");
+                return -1;
+            }
+            return 0;
+        }
+    }
+}
+#endif
+
+ssize_t reader_read(struct reader *rd, char *out, size_t cap)
+{
+    switch (rd->codec) {
+#if DEDUP_HAVE_ZLIB
+    case CODEC_GZIP: return read_gzip(rd, out, cap);
+#endif
+#if DEDUP_HAVE_ZSTD
+    case CODEC_ZSTD: return read_zstd(rd, out, cap);
+#endif
+    default: break;
+    }
+    if (rd->in_pos < rd->in_len) {
+        size_t n = rd->in_len - rd->in_pos;
+        if (n > cap)
+            n = cap;
+        memcpy(out, rd->in + rd->in_pos, n);
+        rd->in_pos += n;
+        return (ssize_t)n;
+    }
+    if (rd->eof)
+        return 0;
+    ssize_t got = read_fd(rd->fd, out, cap);
+    if (got < 0) {
+        rd->err = errno;
+        snprintf(rd->msg, sizeof rd->msg, "read error: %s", strerror(errno));
+    }
+    return got;
+}
+
+/* Open an input that must be a regular file. O_NONBLOCK makes a FIFO (or a
+ * file swapped for one since the walk) fail the type check instead of
+ * blocking in open(); O_NOCTTY keeps a terminal from becoming ours. */
+int open_regular(const char *path, struct stat *st, char *msg, size_t msgcap)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(msg, msgcap, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) != 0) {
+        snprintf(msg, msgcap, "cannot stat: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(msg, msgcap, "not a regular file (%s), skipped", file_type_name(st->st_mode));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output files: a temporary file beside the target, renamed over it       */
+/* ------------------------------------------------------------------------ */
+
+/* Every temporary output still to be removed if the run dies (exit paths
+ * and SIGINT/SIGTERM/SIGHUP). Names only: unlink() is async-signal-safe. */
+#define MAX_OUTFILES 8
+static char *volatile pending_tmp[MAX_OUTFILES];
+
+static void remove_pending(void)
+{
+    for (int i = 0; i < MAX_OUTFILES; i++) {
+        char *p = pending_tmp[i];
+        if (p)
+            unlink(p);
+    }
+}
+
+static void on_signal(int sig)
+{
+    remove_pending();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_cleanup(void)
+{
+    static int installed;
+    if (installed)
+        return;
+    installed = 1;
+    atexit(remove_pending);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static void track_tmp(char *p)
+{
+    for (int i = 0; i < MAX_OUTFILES; i++) {
+        if (!pending_tmp[i]) {
+            pending_tmp[i] = p;
+            return;
+        }
+    }
+}
+
+static void untrack_tmp(const char *p)
+{
+    for (int i = 0; i < MAX_OUTFILES; i++)
+        if (pending_tmp[i] == p)
+            pending_tmp[i] = NULL;
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strcpy(xmalloc(2), ".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *d = xmalloc(n + 1);
+    memcpy(d, path, n);
+    d[n] = '\0';
+    return d;
+}
+
+int fsync_dir_of(const char *path)
+{
+    char *d = dir_of(path);
+    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(d);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    /* some file systems cannot sync a directory; the rename is done */
+    if (rc != 0 && (errno == EINVAL || errno == ENOTSUP))
+        rc = 0;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+/* Temporary files of this target left by a run that was killed (SIGKILL,
+ * a crash, a power cut): ".BASE.simlsh-PID-XXXXXX" whose PID is no
+ * process. A live run's file is never touched (kill(PID, 0) succeeds, or
+ * fails with EPERM for another user's process). */
+static void remove_stale(const char *dir, const char *base)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t bl = strlen(base);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (n[0] != '.' || strncmp(n + 1, base, bl) || strncmp(n + 1 + bl, ".simlsh-", 8))
+            continue;
+        char *end;
+        errno = 0;
+        long pid = strtol(n + 1 + bl + 8, &end, 10);
+        if (errno || pid <= 0 || end[0] != '-' || strlen(end + 1) != 6)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        size_t dl = strlen(dir), nl = strlen(n);
+        char *p = xmalloc(dl + nl + 2);
+        snprintf(p, dl + nl + 2, "%s/%s", dir, n);
+        unlink(p);
+        free(p);
+    }
+    closedir(d);
+}
+
+/* "-" or NULL is standard output, written in place. Anything else gets a
+ * new file in the target's directory (mode 0666 minus the umask, or the
+ * mode of the file it replaces), so the rename in outfile_commit() is
+ * atomic and a failed run leaves the old file as it was. */
+int outfile_open(struct outfile *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    if (!path || !strcmp(path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = dir_of(path);
+    remove_stale(dir, base);
+    size_t dl = strlen(dir), bl = strlen(base);
+    o->tmp = xmalloc(dl + bl + 48);
+    snprintf(o->tmp, dl + bl + 48, "%s/.%s.simlsh-%ld-XXXXXX", dir, base, (long)getpid());
+    free(dir);
+    mode_t mask = umask(0);
+    umask(mask);
+    mode_t mode = 0666 & ~mask;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        mode = st.st_mode & 07777;
+    /* Signals wait while the file is created and recorded: one arriving in
+     * between would otherwise leave the file behind. */
+    install_cleanup();
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int fd = mkstemp(o->tmp);
+    int e = errno;
+    if (fd >= 0)
+        track_tmp(o->tmp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0) {
+        fprintf(stderr, "simlsh-dedup: %s: cannot create a file in its directory: %s\n",
+                qname(path), strerror(e));
+        free(o->tmp);
+        o->tmp = NULL;
+        return -1;
+    }
+    if (fchmod(fd, mode) != 0) {
+        /* not fatal: the file keeps mkstemp's 0600 */
+    }
+    o->f = fdopen(fd, "w");
+    if (!o->f) {
+        e = errno;
+        close(fd);
+        outfile_abort(o);
+        fprintf(stderr, "simlsh-dedup: %s: %s\n", qname(path), strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+void outfile_abort(struct outfile *o)
+{
+    if (o->f && o->f != stdout)
+        fclose(o->f);
+    o->f = NULL;
+    if (o->tmp) {
+        unlink(o->tmp);
+        untrack_tmp(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+}
+
+/* Flush and fsync; then only the rename is left, so a run with several
+ * outputs can finish them all before it replaces any. */
+int outfile_finish(struct outfile *o)
+{
+    if (!o->f)
+        return 0;
+    const char *shown = o->path && strcmp(o->path, "-") ? o->path : "<stdout>";
+    int e = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        e = errno ? errno : EIO;
+    if (o->f == stdout) {
+        o->f = NULL;
+        if (e) {
+            fprintf(stderr, "simlsh-dedup: %s: write error: %s\n", shown, strerror(e));
+            return -1;
+        }
+        return 0;
+    }
+    if (!e && fsync(fileno(o->f)) != 0)
+        e = errno;
+    if (fclose(o->f) != 0 && !e)
+        e = errno;
+    o->f = NULL;
+    if (e) {
+        fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", qname(shown), strerror(e));
+        outfile_abort(o);
+        return -1;
+    }
+    return 0;
+}
+
+/* Rename the finished file over the target, fsync the directory. */
+int outfile_publish(struct outfile *o)
+{
+    if (!o->tmp)
+        return 0; /* standard output, or nothing opened */
+    if (rename(o->tmp, o->path) != 0) {
+        int e = errno;
+        fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", qname(o->path), strerror(e));
+        outfile_abort(o);
+        return -1;
+    }
+    untrack_tmp(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    if (fsync_dir_of(o->path) != 0) {
+        fprintf(stderr, "simlsh-dedup: %s: cannot sync its directory: %s\n", qname(o->path),
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int outfile_commit(struct outfile *o)
+{
+    return outfile_finish(o) != 0 ? -1 : outfile_publish(o);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Outputs that would overwrite an input or something that is not a file   */
+/* ------------------------------------------------------------------------ */
+
+static int cmp_fileid(const void *a, const void *b)
+{
+    const struct fileid *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return 0;
+}
+
+void fileids_add(struct fileids *s, const struct stat *st)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n].dev = (uint64_t)st->st_dev;
+    s->v[s->n].ino = (uint64_t)st->st_ino;
+    s->n++;
+    s->sorted = 0;
+}
+
+int fileids_has(struct fileids *s, const struct stat *st)
+{
+    if (!s->sorted) {
+        if (s->n > 1)
+            qsort(s->v, s->n, sizeof *s->v, cmp_fileid);
+        s->sorted = 1;
+    }
+    struct fileid key = {(uint64_t)st->st_dev, (uint64_t)st->st_ino};
+    return s->n && bsearch(&key, s->v, s->n, sizeof *s->v, cmp_fileid) != NULL;
+}
+
+void fileids_free(struct fileids *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* May PATH be replaced by an output? It must not exist, or be a regular
+ * file (not a symbolic link: the rename would replace the link, not its
+ * target) that is none of the inputs. *what names the option. */
+int output_path_ok(struct fileids *inputs, const char *path, const char *what,
+                   const char *allowed_same)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        fprintf(stderr, "simlsh-dedup: %s %s: %s\n", what, qname(path), strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        fprintf(stderr, "simlsh-dedup: %s %s: is a symbolic link; outputs replace the file "
+                        "at the path given, so give the link's target instead\n",
+                what, qname(path));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "simlsh-dedup: %s %s: is a %s; outputs are written only to regular "
+                        "files%s\n", what, qname(path), file_type_name(st.st_mode),
+                !strcmp(what, "-o") ? " (-o - writes to standard output)" : "");
+        return -1;
+    }
+    if (allowed_same) {
+        struct stat st2;
+        if (stat(allowed_same, &st2) == 0 && st2.st_dev == st.st_dev &&
+            st2.st_ino == st.st_ino)
+            return 0;
+    }
+    if (fileids_has(inputs, &st)) {
+        fprintf(stderr, "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
+                        "to overwrite it\n", what, qname(path));
+        return -1;
+    }
+    return 0;
+}
