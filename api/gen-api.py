@@ -196,7 +196,8 @@ def parse(header_text):
     for em in re.finditer(r"\benum\b\s*(" + IDENT + r")?\s*\{(.*?)\}", enum_code, flags=re.S):
         members = re.findall(r"\b(SIMLSH_[A-Z0-9_]+)\s*=\s*(-?(?:0x[0-9a-fA-F]+|\d+))",
                              em.group(2))
-        members = [(n, int(v, 0)) for n, v in members if not n.startswith("SIMLSH__")]
+        members = [(n, int(v, 0)) for n, v in members
+                   if not n.startswith("SIMLSH__") and not n.endswith("_")]
         if not members:
             continue
         names = [n for n, _ in members]

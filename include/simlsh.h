@@ -586,8 +586,9 @@ SIMLSH_API int simlsh_signature_load(SIMLSH_OUT simlsh_signature **out, const vo
  * entries but not all), SIMLSH_EUNSUPPORTED (as simlsh_signature_new()),
  * SIMLSH_ENOMEM. Threads: safe on distinct outputs.
  */
-SIMLSH_API int simlsh_signature_from_values(simlsh_signature **out, const simlsh_params *params,
-                                            const uint32_t *values, size_t n);
+SIMLSH_API int simlsh_signature_from_values(SIMLSH_OUT simlsh_signature **out,
+                                            const simlsh_params *params, const uint32_t *values,
+                                            size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* Banding math                                                             */
@@ -731,7 +732,7 @@ SIMLSH_API int simlsh_index_contains(const simlsh_index *index, uint64_t id);
  * signatures), SIMLSH_ENOTFOUND (no such id), SIMLSH_ENOMEM.
  * Threads: a const call, like queries.
  */
-SIMLSH_API int simlsh_index_signature(simlsh_signature **out, const simlsh_index *index,
+SIMLSH_API int simlsh_index_signature(SIMLSH_OUT simlsh_signature **out, const simlsh_index *index,
                                       uint64_t id);
 /** Number of ids. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_index_count(SIMLSH_OUT size_t *out, const simlsh_index *index);
