@@ -60,7 +60,13 @@ elif binding == "rust":
         skip("cargo not found")
     env.update(CARGO_HOME=os.path.join(work, "cargo-home"),
                CARGO_TARGET_DIR=os.path.join(work, "target"), SIMLSH_NO_PKG_CONFIG="")
-    manifest = ["--manifest-path", os.path.join(here, "simlsh", "Cargo.toml"), "--offline"]
+    # Build a copy: cargo writes Cargo.lock next to the manifest, and a lock
+    # written by one cargo may not parse with another (format 4 vs 3), so
+    # the source tree keeps none.
+    crates = os.path.join(work, "src")
+    shutil.rmtree(crates, ignore_errors=True)
+    shutil.copytree(here, crates, ignore=shutil.ignore_patterns("Cargo.lock", "target"))
+    manifest = ["--manifest-path", os.path.join(crates, "simlsh", "Cargo.toml"), "--offline"]
     run(["cargo", "test", "-q"] + manifest)
     run(["cargo", "build", "-q", "--example", "dedup_pairs"] + manifest)
     pairs = [os.path.join(work, "target", "debug", "examples", "dedup_pairs")]
