@@ -19,7 +19,7 @@ static size_t lens[NDOCS];
 static void make_texts(void)
 {
     static const char *words[] = {"alpha", "beta", "gamma", "delta", "caf\xc3\xa9", "na\xc3\xafve",
-                                  "\xe6\x97\xa5\xe6\x9c\xac", "x", "THE", "of", "Stra\xc3\x9f" "e"};
+                                  "\xe6\x97\xa5\xe6\x9c\xac", "x", "THE", "of", "Stra\xc3\x9f\x65"};
     tu_rng r = {42};
     for (size_t i = 0; i < NDOCS; i++) {
         texts[i] = malloc(MAXLEN + 16);
