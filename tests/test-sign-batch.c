@@ -223,8 +223,12 @@ static void test_oom(uint32_t nthreads)
     CHECK(st.live == 0);
 }
 
+/* The build's thread switch is what the library reports. */
+static void test_has_threads(void) { CHECK(simlsh_has_threads() == SIMLSH_EXPECT_THREADS); }
+
 int main(void)
 {
+    test_has_threads();
     make_texts();
     for (int set = 0; set < 3; set++)
         test_identical(set);
