@@ -683,6 +683,17 @@ static void ensure_sets(struct run *r, uint64_t id)
     r->sets_cap = cap;
 }
 
+static void ensure_locs(struct run *r, uint64_t k)
+{
+    if (k < r->locs_cap)
+        return;
+    size_t cap = r->locs_cap ? r->locs_cap * 2 : 4096;
+    while (cap <= k)
+        cap *= 2;
+    r->locs = xrealloc(r->locs, cap * sizeof *r->locs);
+    r->locs_cap = cap;
+}
+
 void ensure_idmeta(struct run *r, uint64_t id)
 {
     if (id < r->idmeta_cap)
@@ -800,6 +811,12 @@ static int consume(struct run *r, struct batch *b)
         if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS)
             strlist_add(&r->records, b->arena + d->text_off, d->text_len, 0);
         ensure_idmeta(r, id);
+        ensure_locs(r, id - r->first_new);
+        struct docloc *loc = &r->locs[id - r->first_new];
+        loc->input = d->input;
+        loc->kind = d->kind;
+        loc->where = d->kind == DOCK_PATH ? (uint64_t)d->path : d->src_off;
+        loc->len = d->kind == DOCK_PATH ? 0 : d->text_len;
         r->id_bytes[id] = d->bytes;
         r->id_mtime[id] = d->mtime_ns;
         if (d->set) {
@@ -925,8 +942,8 @@ static struct doc *new_doc(struct run *r, size_t input, int kind, size_t text_le
     return d;
 }
 
-static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, const char *text,
-                        size_t len, uint64_t bytes, int64_t mtime)
+static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, uint64_t off,
+                        const char *text, size_t len, uint64_t bytes, int64_t mtime)
 {
     struct doc *d = new_doc(r, input, kind, len);
     if (!d)
@@ -937,6 +954,7 @@ static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, co
     d->text_len = len;
     b->arena_len += len;
     d->line = line;
+    d->src_off = off;
     d->bytes = bytes;
     d->mtime_ns = mtime;
     return 0;
@@ -960,19 +978,19 @@ static int is_blank(const char *s, size_t len)
     return 1;
 }
 
-static int emit_line(struct run *r, size_t input, int json, uint64_t line, const char *s,
-                     size_t len, uint64_t bytes, int64_t mtime)
+static int emit_line(struct run *r, size_t input, int json, uint64_t line, uint64_t off,
+                     const char *s, size_t len, uint64_t bytes, int64_t mtime)
 {
     if (json) {
         /* Blank lines between JSON objects are tolerated, as most JSONL
          * writers and readers do. */
         if (is_blank(s, len))
             return 0;
-        return add_text_doc(r, input, DOCK_JSON, line, s, len, bytes, mtime);
+        return add_text_doc(r, input, DOCK_JSON, line, off, s, len, bytes, mtime);
     }
     if (len > 0 && s[len - 1] == '\r')
         len--; /* CRLF files */
-    return add_text_doc(r, input, DOCK_TEXT, line, s, len, bytes, mtime);
+    return add_text_doc(r, input, DOCK_TEXT, line, off, s, len, bytes, mtime);
 }
 
 static int skip_line(struct run *r, const char *shown, uint64_t line, const char *why)
@@ -1017,6 +1035,7 @@ static int read_lines(struct run *r, size_t input)
     size_t cap = 4u << 20, len = 0;
     char *buf = xmalloc(cap);
     uint64_t line = 0;
+    uint64_t base = 0;  /* stream offset of buf[0] */
     int discarding = 0; /* inside a line longer than max */
     for (;;) {
         ssize_t got = reader_read(&rd, buf + len, cap - len);
@@ -1030,7 +1049,7 @@ static int read_lines(struct run *r, size_t input)
             if (discarding)
                 rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
             else if (len > 0)
-                rc = emit_line(r, input, json, ++line, buf, len, len, mtime);
+                rc = emit_line(r, input, json, ++line, base, buf, len, len, mtime);
             break;
         }
         len += (size_t)got;
@@ -1044,7 +1063,8 @@ static int read_lines(struct run *r, size_t input)
             } else if (l > max) {
                 rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
             } else {
-                rc = emit_line(r, input, json, ++line, buf + start, l, l + 1, mtime);
+                rc = emit_line(r, input, json, ++line, base + start, buf + start, l, l + 1,
+                               mtime);
             }
             start += l + 1;
         }
@@ -1052,8 +1072,10 @@ static int read_lines(struct run *r, size_t input)
             break;
         memmove(buf, buf + start, len - start);
         len -= start;
+        base += start;
         if (discarding || len > max) {
             discarding = 1;
+            base += len;
             len = 0;
         } else if (len == cap) {
             cap *= 2;
@@ -1084,7 +1106,7 @@ static int read_stdin_doc(struct run *r, size_t input)
         bad = read_bounded(&w, r, &rd, 0, &d, &len);
     reader_close(&rd);
     int rc = bad ? skip_input(r, "<stdin>", 7, "%s", d.msg)
-                 : add_text_doc(r, input, DOCK_TEXT, 0, w.buf, len, len, 0);
+                 : add_text_doc(r, input, DOCK_TEXT, 0, 0, w.buf, len, len, 0);
     free(w.buf);
     return rc;
 }

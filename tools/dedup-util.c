@@ -32,6 +32,30 @@ void *xrealloc(void *p, size_t n)
     return q;
 }
 
+const char *const phase_names[PH_COUNT] = {"setup", "read", "pairs", "verify",
+                                           "group", "write", "save"};
+
+/* CPU seconds of the whole process, every thread included. */
+double cpu_seconds(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Close the running phase (its wall and CPU time accumulate) and start
+ * another: phases follow each other, so every second lands in one. */
+void phase_switch(struct run *r, int phase)
+{
+    double t = now_seconds(), c = cpu_seconds();
+    r->phase_wall[r->phase] += t - r->t_phase;
+    r->phase_cpu[r->phase] += c - r->cpu_phase;
+    r->phase = phase;
+    r->t_phase = t;
+    r->cpu_phase = c;
+}
+
 double now_seconds(void)
 {
     struct timespec ts;

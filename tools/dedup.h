@@ -83,6 +83,8 @@ struct doc {
     uint8_t status;       /* enum doc_status */
     int err;
     uint64_t line;        /* 1-based line for line inputs, 0 otherwise */
+    uint64_t src_off;     /* line inputs: offset of the line's first byte in
+                           * the input's (decompressed) byte stream */
     size_t path;          /* DOCK_PATH: index into the run's path list */
     size_t text_off;      /* DOCK_TEXT / DOCK_JSON: bytes in batch->arena */
     size_t text_len;
@@ -161,6 +163,19 @@ struct pathmeta {
     size_t alias_of; /* SIZE_MAX, or the path that stands for the same file */
 };
 
+/* Where an indexed document came from, so a second pass can read it again
+ * (issue 9): a file by its path index, a line by its input and offset. */
+struct docloc {
+    uint32_t input; /* index into the run's inputs */
+    uint8_t kind;   /* enum doc_kind */
+    uint64_t where; /* DOCK_PATH: path index; otherwise the line's src_off */
+    uint64_t len;   /* bytes of the line without its newline (0 for files) */
+};
+
+/* Phases of a run, timed for --stats (wall and process CPU seconds). */
+enum phase { PH_SETUP, PH_READ, PH_PAIRS, PH_VERIFY, PH_GROUP, PH_WRITE, PH_SAVE, PH_COUNT };
+extern const char *const phase_names[PH_COUNT];
+
 struct idslot {
     uint64_t id1; /* id + 1; 0 is an empty slot */
     uint64_t line;
@@ -193,6 +208,13 @@ struct run {
     uint64_t first_new;   /* ids below this came from --index */
     simlsh_shingleset **sets; /* --verify exact: set of each id */
     size_t sets_cap;
+    struct docloc *locs; /* per new id (id - first_new): where to re-read it */
+    size_t locs_cap;
+
+    /* --stats: time spent in each phase; the current one runs since t_phase */
+    double phase_wall[PH_COUNT], phase_cpu[PH_COUNT];
+    int phase;
+    double t_phase, cpu_phase;
 
     /* statistics */
     uint64_t docs, bytes, skipped, total_bytes;
@@ -222,6 +244,8 @@ void die_oom(void);
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 double now_seconds(void);
+double cpu_seconds(void);
+void phase_switch(struct run *r, int phase);
 void warnx_doc(struct run *r, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

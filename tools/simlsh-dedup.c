@@ -869,7 +869,14 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     uint64_t fp = 0;
     simlsh_index_bands(&b, &rows, r->index);
     simlsh_index_fingerprint(&fp, r->index);
-    fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"}\n", b, rows, fp);
+    fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"", b, rows, fp);
+    /* the running phase is closed first, so the phases add up to the run */
+    phase_switch(r, r->phase);
+    fputs(",\"phases\":{", f);
+    for (int ph = 0; ph < PH_COUNT; ph++)
+        fprintf(f, "%s\"%s\":{\"wall_seconds\":%.6f,\"cpu_seconds\":%.6f}", ph ? "," : "",
+                phase_names[ph], r->phase_wall[ph], r->phase_cpu[ph]);
+    fputs("}}\n", f);
 }
 
 static void run_free(struct run *r, struct options *opt)
@@ -877,6 +884,7 @@ static void run_free(struct run *r, struct options *opt)
     for (size_t i = 0; i < r->sets_cap; i++)
         simlsh_shingleset_free(r->sets[i]);
     free(r->sets);
+    free(r->locs);
     simlsh_index_free(r->index);
     simlsh_params_free(r->params);
     strlist_free(&r->paths);
@@ -1052,6 +1060,7 @@ static int dedup(struct run *r, const struct options *opt)
         if (rc != 0 && rc != SIMLSH_ENOMEM)
             fatal_lib("index reserve", rc, EXIT_DEDUP_INTERNAL);
     }
+    phase_switch(r, PH_READ);
     rc = run_pipeline_start(r);
     if (rc == 0)
         rc = run_inputs(r);
@@ -1063,10 +1072,12 @@ static int dedup(struct run *r, const struct options *opt)
         goto fail;
     }
 
+    phase_switch(r, PH_PAIRS);
     if (write_results(r, out.f, &clusters, &dups) != 0) {
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }
+    phase_switch(r, PH_SAVE);
     if (opt->save_index) {
         /* Two runs saving to one path take turns, so the index and its
          * .names always come from the same run (the last one). */
@@ -1103,6 +1114,7 @@ static int dedup(struct run *r, const struct options *opt)
         status = EXIT_DEDUP_TRUNCATED;
     else if (opt->exit_code && dups > 0)
         status = EXIT_DEDUP_FOUND;
+    phase_switch(r, PH_WRITE);
     double elapsed = now_seconds() - r->t_start;
     if (stats.f)
         write_stats(r, stats.f, elapsed, clusters, dups, status);
@@ -1136,6 +1148,8 @@ int main(int argc, char **argv)
     memset(&run, 0, sizeof run);
     run.opt = &opt;
     run.t_start = now_seconds();
+    run.t_phase = run.t_start;
+    run.cpu_phase = cpu_seconds();
     run.progress = !opt.quiet && isatty(STDERR_FILENO);
     if (opt.load_index)
         setup_loaded(&run, &opt);

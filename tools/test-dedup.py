@@ -985,6 +985,12 @@ def case_keep():
         check(stats["documents"] == 4 and stats["skipped"] == 1 and stats["bytes"] == total
               and stats["clusters"] == 1 and stats["duplicates"] == 2 and
               stats["exit_status"] == 0 and stats["truncated"] is False, "stats %s" % stats, p)
+        ph = stats["phases"]
+        check(set(ph) == {"setup", "read", "pairs", "verify", "group", "write", "save"} and
+              all(v["wall_seconds"] >= 0 and v["cpu_seconds"] >= 0 for v in ph.values()) and
+              ph["read"]["wall_seconds"] > 0 and
+              sum(v["wall_seconds"] for v in ph.values()) <= stats["seconds"] + 1e-3,
+              "stats phases %s" % ph, p)
         check(stats["params"]["k"] == 7 and stats["normalize"] == ["lower", "punct"] and
               stats["params"]["normalize"] == 5 and stats["unit"] == "char" and
               abs(stats["params"]["threshold"] - 0.8) < 1e-12 and
