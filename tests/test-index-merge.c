@@ -3,6 +3,8 @@
  * independent, merges of shards that save to the bytes of one index built
  * from the union in id order, all or nothing under duplicates, mismatches
  * and every allocation failure, and thresholds against brute force. */
+#include <pthread.h>
+
 #include "index-common.h"
 #include "testutil.h"
 
@@ -139,6 +141,63 @@ static void test_copy(int store, int big)
     cp = (simlsh_index *)1;
     CHECK_RC(simlsh_index_copy(&cp, NULL), SIMLSH_EINVAL);
     CHECK(cp == NULL);
+    corpus_free(&c);
+    simlsh_params_free(p);
+}
+
+/* A snapshot in use: one thread writes the original (inserts, removals)
+ * while another queries the copy, whose answers must stay those taken
+ * before the writer started. */
+typedef struct {
+    simlsh_index *ix;
+    const corpus *c;
+} writer_job;
+
+static void *writer(void *arg)
+{
+    writer_job *w = arg;
+    for (size_t i = 0; i < w->c->n; i++) {
+        if (simlsh_index_remove(w->ix, w->c->id[i]) != 0 ||
+            simlsh_index_insert(w->ix, w->c->id[i] ^ 1, w->c->sig[(i + 1) % w->c->n]) != 0)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_snapshot_while_writing(void)
+{
+    static corpus c;
+    simlsh_params *p = mk_params(NULL, 64, 16, 4, 1);
+    CHECK_OK(simlsh_params_set_double(p, SIMLSH_PARAM_THRESHOLD, 0.5));
+    corpus_make(&c, p, 200, 77, 0);
+    simlsh_index *ix = corpus_index(&c, p), *snap = NULL;
+    CHECK_OK(simlsh_index_copy(&snap, ix));
+    simlsh_results *want = NULL, *got = NULL;
+    CHECK_OK(simlsh_results_new(&want, NULL));
+    CHECK_OK(simlsh_results_new(&got, NULL));
+    CHECK_OK(simlsh_index_query_batch(want, snap, (const simlsh_signature *const *)c.sig, c.n,
+                                      SIMLSH_QUERY_VERIFY));
+    writer_job w = {ix, &c};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, writer, &w) == 0);
+    int differ = 0;
+    for (int round = 0; round < 20; round++) {
+        CHECK_OK(simlsh_index_query_batch(got, snap, (const simlsh_signature *const *)c.sig, c.n,
+                                          SIMLSH_QUERY_VERIFY));
+        size_t n = simlsh_results_count(want);
+        differ += simlsh_results_count(got) != n ||
+                  memcmp(simlsh_results_a(got), simlsh_results_a(want), n * 8) != 0 ||
+                  memcmp(simlsh_results_b(got), simlsh_results_b(want), n * 8) != 0;
+    }
+    void *wrc = (void *)1;
+    CHECK(pthread_join(th, &wrc) == 0);
+    CHECK(wrc == NULL);
+    CHECK(differ == 0);
+    check_against_ref(&c, snap, true);
+    simlsh_results_free(want);
+    simlsh_results_free(got);
+    simlsh_index_free(snap);
+    simlsh_index_free(ix);
     corpus_free(&c);
     simlsh_params_free(p);
 }
@@ -546,6 +605,7 @@ int main(void)
         }
         test_oom(store);
     }
+    test_snapshot_while_writing();
     test_merge_contract();
     test_query_threshold();
     return tu_finish("index-merge");
