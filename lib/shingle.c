@@ -26,6 +26,7 @@
 #include "le.h"
 #include "murmur3.h"
 #include "shingle.h"
+#include "shingle-norm.h"
 
 #if SIMLSH_HAVE_UTF8PROC
 #include <utf8proc.h>
@@ -46,6 +47,7 @@ struct simlsh__shingler {
     simlsh_allocator alloc;
     int unit, k, norm, policy, hash_bits;
     const struct simlsh__kernels *kern; /* resolved at creation */
+    simlsh__ascii_norm_fn ascii_norm;   /* likewise */
     uint32_t seed;
     uint8_t lower[256]; /* byte -> byte after ASCII lowercasing (if asked) */
     uint8_t cls[256];   /* C_* for ASCII bytes */
@@ -171,6 +173,7 @@ int simlsh__shingler_new(simlsh__shingler **out, const struct simlsh_params *p)
     s->hash_bits = p->hash_bits;
     s->seed = p->seed;
     s->kern = simlsh__kernels_for(p->isa);
+    s->ascii_norm = simlsh__ascii_norm_for(s->kern->isa);
     for (int b = 0; b < 256; b++) {
         s->lower[b] = (uint8_t)b;
         if ((s->norm & SIMLSH_NORM_LOWER_ASCII) && b >= 'A' && b <= 'Z')
@@ -522,18 +525,31 @@ static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t
                     emitted = 1;
                 }
             }
-            unsigned prev_space = (unsigned)pending;
-            for (; i < len; i++) {
-                uint8_t b = d[i];
-                if (ascii_only && b >= 0x80)
-                    break;
-                unsigned space = s->cls[b] == C_SPACE, keep = space ^ 1u;
-                o[m] = ' ';
-                m += keep & prev_space;
-                o[m] = s->lower[b];
-                m += keep;
-                prev_space = space;
+            unsigned prev_space = (unsigned)pending, f = 0;
+            if (s->norm & SIMLSH_NORM_LOWER_ASCII)
+                f |= SIMLSH__AN_LOWER;
+            if (s->norm & SIMLSH_NORM_COLLAPSE_SPACE)
+                f |= SIMLSH__AN_COLLAPSE;
+            if (ascii_only)
+                f |= SIMLSH__AN_ASCII;
+            /* Once something is emitted, the kernel takes the blocks it can
+             * (nearly all of plain text) and this loop the block it refused. */
+            while (emitted && i < len) {
+                i += s->ascii_norm(o, &m, d + i, len - i, f, &prev_space);
+                size_t stop = len - i > SIMLSH__AN_BLOCK ? i + SIMLSH__AN_BLOCK : len;
+                for (; i < stop; i++) {
+                    uint8_t b = d[i];
+                    if (ascii_only && b >= 0x80)
+                        goto non_ascii;
+                    unsigned space = s->cls[b] == C_SPACE, keep = space ^ 1u;
+                    o[m] = ' ';
+                    m += keep & prev_space;
+                    o[m] = s->lower[b];
+                    m += keep;
+                    prev_space = space;
+                }
             }
+        non_ascii:
             pending = (int)(prev_space & (unsigned)emitted);
         } else {
             for (; i < len; i++) {

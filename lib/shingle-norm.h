@@ -1,0 +1,40 @@
+/* The shingler's ASCII normalisation kernels (shingle-norm.c): lowercasing
+ * and whitespace collapsing a block of bytes at a time. Object layer, used
+ * only by shingle.c. */
+#ifndef SIMLSH_SHINGLE_NORM_H
+#define SIMLSH_SHINGLE_NORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Flags of a kernel call. */
+#define SIMLSH__AN_LOWER 1u    /* A-Z -> a-z */
+#define SIMLSH__AN_COLLAPSE 2u /* ASCII whitespace runs -> one ' ' */
+#define SIMLSH__AN_ASCII 4u    /* stop before a block with a byte >= 0x80 */
+
+/* The kernels' block size in bytes, and the most a block writes to out. */
+#define SIMLSH__AN_BLOCK 16
+
+/*
+ * Normalise whole blocks of in[0..len) to out + *m while each block is
+ * simple: (ASCII) all bytes < 0x80, (COLLAPSE) no whitespace byte follows a
+ * whitespace byte, the one before the block included (*prev_space, 0 or 1).
+ * A whitespace byte becomes the ' ' owed before the next byte; one that
+ * ends the last block is left owed in *prev_space. Returns the bytes of in
+ * consumed (a multiple of the block size) and adds the bytes written to *m.
+ * Something must already have been emitted (leading whitespace is the
+ * caller's), and out + *m must have room for len + 1 bytes.
+ */
+typedef size_t (*simlsh__ascii_norm_fn)(uint8_t *out, size_t *m, const uint8_t *in, size_t len,
+                                        unsigned flags, unsigned *prev_space);
+
+/* Portable: eight bytes per step in a 64-bit word. */
+size_t simlsh__ascii_norm_swar(uint8_t *out, size_t *m, const uint8_t *in, size_t len,
+                               unsigned flags, unsigned *prev_space);
+
+/* The kernel for a resolved SIMLSH_ISA_*: SWAR for the scalar ISA (so that
+ * tests reach it on any machine), SSE2 (x86-64's baseline) for the others
+ * where the compiler has it. Same bytes either way. */
+simlsh__ascii_norm_fn simlsh__ascii_norm_for(int isa);
+
+#endif
