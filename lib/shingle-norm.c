@@ -4,11 +4,12 @@
  * two cost as much as hashing and MinHash together; here a block costs a
  * few word or vector operations.
  *
- * What makes a block cheap is that, in text, whitespace runs are almost
- * always one byte long: then collapsing changes no length, only the bytes
- * (a tab becomes ' '), and the block is written whole. A block with two
- * whitespace bytes in a row (CRLF, indentation, a blank line) is refused
- * and the caller's byte loop does it, so the kernels never compact.
+ * A block is loaded, mapped (A-Z -> a-z, whitespace -> ' ') and stored
+ * whole. What makes that enough is that in text whitespace runs are mostly
+ * one byte long: then collapsing changes no length. When a run is longer
+ * (CRLF, indentation, a blank line) the step keeps the bytes before its
+ * second byte and the next block starts where the run ends, so the kernels
+ * never compact bytes within a vector.
  */
 #include "shingle-norm.h"
 
@@ -38,35 +39,88 @@ static inline uint64_t in_range(uint64_t w, unsigned lo, unsigned hi)
     return (t + REP(0x80 - lo)) & ~(t + REP(0x7f - hi)) & ~w & REP(0x80);
 }
 
+static inline unsigned ctz(uint64_t x) /* x != 0 */
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(x);
+#else
+    unsigned n = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/*
+ * One step of both kernels, on masks with one bit per byte (bit `unit * b`
+ * for byte b, unit 8 in a word and 1 in a vector): the block's bytes are
+ * already mapped and stored at out + *m (after an owed ' ' if byte 0 is
+ * not whitespace), `lim` bytes of it count, `ws` marks its whitespace.
+ * Advances *m over the bytes kept and returns the bytes consumed, which
+ * stop after the first whitespace run that holds more than one byte, at
+ * the next non-whitespace byte (so the next block starts there), or at the
+ * block's end if the run goes on. A whitespace byte that ends what was
+ * kept is owed: *prev = 1.
+ */
+static AN_INLINE size_t collapse_step(uint64_t ws, uint64_t unit, size_t lim, size_t *m,
+                                      unsigned *prev)
+{
+    uint64_t in_lim = ((uint64_t)1 << (unit * (lim - 1)) << unit) - 1;
+    uint64_t bytes = unit == 1 ? ~(uint64_t)0 : REP(0x01); /* the bit of every byte */
+    ws &= in_lim;
+    uint64_t drop = ws & ((ws << unit) | *prev); /* whitespace after whitespace */
+    if (drop == 0) {
+        unsigned last = (unsigned)(ws >> (unit * (lim - 1))) & 1;
+        *m += lim - last;
+        *prev = last;
+        return lim;
+    }
+    size_t j = ctz(drop) / unit; /* bytes before j are kept; j - 1 is whitespace */
+    *m += j ? j - 1 : 0;
+    *prev = 1;
+    uint64_t rest = ~ws & (bytes << (unit * j)) & in_lim; /* where the run ends */
+    return rest ? ctz(rest) / unit : lim;
+}
+
 static AN_INLINE size_t swar_body(uint8_t *out, size_t *mp, const uint8_t *in, size_t len,
                                   unsigned f, unsigned *pp)
 {
     size_t i = 0, m = *mp;
-    uint64_t prev = *pp;
-    for (; i + 8 <= len; i += 8) {
+    unsigned prev = *pp;
+    while (i + 8 <= len) {
         uint64_t w = simlsh__rd64(in + i);
-        if ((f & SIMLSH__AN_ASCII) && (w & REP(0x80)))
-            break;
+        size_t lim = 8;
+        if ((f & SIMLSH__AN_ASCII) && (w & REP(0x80))) {
+            lim = ctz(w & REP(0x80)) / 8; /* the ASCII bytes before it */
+            if (lim == 0)
+                break;
+        }
         if (f & SIMLSH__AN_LOWER)
             w += in_range(w, 'A', 'Z') >> 2; /* bit 7 -> 0x20 */
         if (f & SIMLSH__AN_COLLAPSE) {
             uint64_t sp = in_range(w, 0x09, 0x0d) | in_range(w, ' ', ' ');
-            if (sp & ((sp << 8) | (prev << 7)))
-                break;
             uint64_t all = (sp >> 7) * 0xff;
             w = (w & ~all) | (all & REP(' '));
-            out[m] = ' '; /* owed from the block before; kept only if so */
-            m += prev;
+            out[m] = ' '; /* owed from before; kept if byte 0 is kept */
+            m += prev & (unsigned)(~sp >> 7) & 1;
             simlsh__wr64(out + m, w);
-            prev = sp >> 63;
-            m += 8 - prev; /* a trailing whitespace byte stays owed */
+            if (lim == 8 && !(sp & ((sp << 8) | ((uint64_t)prev << 7)))) {
+                prev = (unsigned)(sp >> 63); /* the common block, in short */
+                m += 8 - prev;
+                i += 8;
+            } else {
+                i += collapse_step(sp >> 7, 8, lim, &m, &prev);
+            }
         } else {
             simlsh__wr64(out + m, w);
-            m += 8;
+            m += lim;
+            i += lim;
         }
     }
     *mp = m;
-    *pp = (unsigned)prev;
+    *pp = prev;
     return i;
 }
 
@@ -83,10 +137,17 @@ static AN_INLINE size_t sse2_body(uint8_t *out, size_t *mp, const uint8_t *in, s
     const __m128i space = _mm_set1_epi8(' ');
     size_t i = 0, m = *mp;
     unsigned prev = *pp;
-    for (; i + 16 <= len; i += 16) {
+    while (i + 16 <= len) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(in + i));
-        if ((f & SIMLSH__AN_ASCII) && _mm_movemask_epi8(x))
-            break;
+        size_t lim = 16;
+        if (f & SIMLSH__AN_ASCII) {
+            unsigned high = (unsigned)_mm_movemask_epi8(x);
+            if (high) {
+                lim = ctz(high); /* the ASCII bytes before it */
+                if (lim == 0)
+                    break;
+            }
+        }
         if (f & SIMLSH__AN_LOWER) {
             __m128i up = _mm_cmplt_epi8(_mm_add_epi8(x, up_off), up_lim);
             x = _mm_add_epi8(x, _mm_and_si128(up, space));
@@ -95,17 +156,21 @@ static AN_INLINE size_t sse2_body(uint8_t *out, size_t *mp, const uint8_t *in, s
             __m128i ws = _mm_or_si128(_mm_cmpeq_epi8(x, space),
                                       _mm_cmplt_epi8(_mm_add_epi8(x, ws_off), ws_lim));
             unsigned mask = (unsigned)_mm_movemask_epi8(ws);
-            if (mask & ((mask << 1) | prev))
-                break;
             x = _mm_or_si128(_mm_andnot_si128(ws, x), _mm_and_si128(ws, space));
             out[m] = ' ';
-            m += prev;
+            m += prev & ~mask & 1;
             _mm_storeu_si128((__m128i *)(void *)(out + m), x);
-            prev = mask >> 15;
-            m += 16 - prev;
+            if (lim == 16 && !(mask & ((mask << 1) | prev))) {
+                prev = mask >> 15; /* the common block, in short */
+                m += 16 - prev;
+                i += 16;
+            } else {
+                i += collapse_step(mask, 1, lim, &m, &prev);
+            }
         } else {
             _mm_storeu_si128((__m128i *)(void *)(out + m), x);
-            m += 16;
+            m += lim;
+            i += lim;
         }
     }
     *mp = m;

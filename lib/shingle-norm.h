@@ -12,16 +12,15 @@
 #define SIMLSH__AN_COLLAPSE 2u /* ASCII whitespace runs -> one ' ' */
 #define SIMLSH__AN_ASCII 4u    /* stop before a block with a byte >= 0x80 */
 
-/* The kernels' block size in bytes, and the most a block writes to out. */
+/* The largest block: fewer bytes than this left are the caller's. */
 #define SIMLSH__AN_BLOCK 16
 
 /*
- * Normalise whole blocks of in[0..len) to out + *m while each block is
- * simple: (ASCII) all bytes < 0x80, (COLLAPSE) no whitespace byte follows a
- * whitespace byte, the one before the block included (*prev_space, 0 or 1).
- * A whitespace byte becomes the ' ' owed before the next byte; one that
- * ends the last block is left owed in *prev_space. Returns the bytes of in
- * consumed (a multiple of the block size) and adds the bytes written to *m.
+ * Normalise in[0..len) to out + *m a block at a time, stopping when less
+ * than a block is left or (ASCII) at a byte >= 0x80. With COLLAPSE, a
+ * whitespace run becomes the ' ' owed before the next byte kept; *prev_space
+ * (0 or 1) says one is owed, on entry from before in and on return at its
+ * end. Returns the bytes of in consumed and adds the bytes written to *m.
  * Something must already have been emitted (leading whitespace is the
  * caller's), and out + *m must have room for len + 1 bytes.
  */

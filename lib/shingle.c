@@ -532,8 +532,8 @@ static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t
                 f |= SIMLSH__AN_COLLAPSE;
             if (ascii_only)
                 f |= SIMLSH__AN_ASCII;
-            /* Once something is emitted, the kernel takes the blocks it can
-             * (nearly all of plain text) and this loop the block it refused. */
+            /* Once something is emitted, the kernel takes all but the tail
+             * and non-ASCII bytes; this loop takes those (up to a block). */
             while (emitted && i < len) {
                 i += s->ascii_norm(o, &m, d + i, len - i, f, &prev_space);
                 size_t stop = len - i > SIMLSH__AN_BLOCK ? i + SIMLSH__AN_BLOCK : len;
