@@ -15,10 +15,11 @@
 
 #include <simlsh.h>
 
+#include "cpu.h"
 #include "le.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#ifdef SIMLSH__HAVE_X86
+#include <immintrin.h>
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -124,24 +125,24 @@ static AN_INLINE size_t swar_body(uint8_t *out, size_t *mp, const uint8_t *in, s
     return i;
 }
 
-#if defined(__SSE2__)
-static AN_INLINE size_t sse2_body(uint8_t *out, size_t *mp, const uint8_t *in, size_t len,
-                                  unsigned f, unsigned *pp)
+#ifdef SIMLSH__HAVE_X86
+static SIMLSH__AVX2 AN_INLINE size_t avx2_body(uint8_t *out, size_t *mp, const uint8_t *in,
+                                               size_t len, unsigned f, unsigned *pp)
 {
     /* Ranges by one signed compare: x + (0x80 - lo) puts [lo, hi] at the
      * bottom of the signed range, for every byte value. */
-    const __m128i up_off = _mm_set1_epi8((char)(0x80 - 'A'));
-    const __m128i up_lim = _mm_set1_epi8((char)(-128 + 26));
-    const __m128i ws_off = _mm_set1_epi8((char)(0x80 - 0x09));
-    const __m128i ws_lim = _mm_set1_epi8((char)(-128 + 5));
-    const __m128i space = _mm_set1_epi8(' ');
+    const __m256i up_off = _mm256_set1_epi8((char)(0x80 - 'A'));
+    const __m256i up_lim = _mm256_set1_epi8((char)(-128 + 26));
+    const __m256i ws_off = _mm256_set1_epi8((char)(0x80 - 0x09));
+    const __m256i ws_lim = _mm256_set1_epi8((char)(-128 + 5));
+    const __m256i space = _mm256_set1_epi8(' ');
     size_t i = 0, m = *mp;
     unsigned prev = *pp;
-    while (i + 16 <= len) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(in + i));
-        size_t lim = 16;
+    while (i + 32 <= len) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
+        size_t lim = 32;
         if (f & SIMLSH__AN_ASCII) {
-            unsigned high = (unsigned)_mm_movemask_epi8(x);
+            unsigned high = (unsigned)_mm256_movemask_epi8(x);
             if (high) {
                 lim = ctz(high); /* the ASCII bytes before it */
                 if (lim == 0)
@@ -149,26 +150,26 @@ static AN_INLINE size_t sse2_body(uint8_t *out, size_t *mp, const uint8_t *in, s
             }
         }
         if (f & SIMLSH__AN_LOWER) {
-            __m128i up = _mm_cmplt_epi8(_mm_add_epi8(x, up_off), up_lim);
-            x = _mm_add_epi8(x, _mm_and_si128(up, space));
+            __m256i up = _mm256_cmpgt_epi8(up_lim, _mm256_add_epi8(x, up_off));
+            x = _mm256_add_epi8(x, _mm256_and_si256(up, space));
         }
         if (f & SIMLSH__AN_COLLAPSE) {
-            __m128i ws = _mm_or_si128(_mm_cmpeq_epi8(x, space),
-                                      _mm_cmplt_epi8(_mm_add_epi8(x, ws_off), ws_lim));
-            unsigned mask = (unsigned)_mm_movemask_epi8(ws);
-            x = _mm_or_si128(_mm_andnot_si128(ws, x), _mm_and_si128(ws, space));
+            __m256i ws = _mm256_or_si256(_mm256_cmpeq_epi8(x, space),
+                                         _mm256_cmpgt_epi8(ws_lim, _mm256_add_epi8(x, ws_off)));
+            unsigned mask = (unsigned)_mm256_movemask_epi8(ws);
+            x = _mm256_or_si256(_mm256_andnot_si256(ws, x), _mm256_and_si256(ws, space));
             out[m] = ' ';
             m += prev & ~mask & 1;
-            _mm_storeu_si128((__m128i *)(void *)(out + m), x);
-            if (lim == 16 && !(mask & ((mask << 1) | prev))) {
-                prev = mask >> 15; /* the common block, in short */
-                m += 16 - prev;
-                i += 16;
+            _mm256_storeu_si256((__m256i *)(void *)(out + m), x);
+            if (lim == 32 && !(mask & ((mask << 1) | prev))) {
+                prev = mask >> 31; /* the common block, in short */
+                m += 32 - prev;
+                i += 32;
             } else {
                 i += collapse_step(mask, 1, lim, &m, &prev);
             }
         } else {
-            _mm_storeu_si128((__m128i *)(void *)(out + m), x);
+            _mm256_storeu_si256((__m256i *)(void *)(out + m), x);
             m += lim;
             i += lim;
         }
@@ -202,19 +203,22 @@ static AN_INLINE size_t sse2_body(uint8_t *out, size_t *mp, const uint8_t *in, s
 size_t simlsh__ascii_norm_swar(uint8_t *out, size_t *m, const uint8_t *in, size_t len,
                                unsigned flags, unsigned *prev_space)
 {
-    AN_DISPATCH(swar_body)
+    AN_DISPATCH(swar_body);
 }
 
-#if defined(__SSE2__)
-static size_t ascii_norm_sse2(uint8_t *out, size_t *m, const uint8_t *in, size_t len,
-                              unsigned flags, unsigned *prev_space){AN_DISPATCH(sse2_body)}
+#ifdef SIMLSH__HAVE_X86
+static SIMLSH__AVX2 size_t ascii_norm_avx2(uint8_t *out, size_t *m, const uint8_t *in, size_t len,
+                                           unsigned flags, unsigned *prev_space)
+{
+    AN_DISPATCH(avx2_body);
+}
 #endif
 
 simlsh__ascii_norm_fn simlsh__ascii_norm_for(int isa)
 {
-#if defined(__SSE2__)
-    if (isa != SIMLSH_ISA_SCALAR)
-        return ascii_norm_sse2;
+#ifdef SIMLSH__HAVE_X86
+    if (isa == SIMLSH_ISA_AVX2 || isa == SIMLSH_ISA_AVX512)
+        return ascii_norm_avx2;
 #else
     (void)isa;
 #endif

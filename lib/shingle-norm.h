@@ -13,7 +13,7 @@
 #define SIMLSH__AN_ASCII 4u    /* stop before a block with a byte >= 0x80 */
 
 /* The largest block: fewer bytes than this left are the caller's. */
-#define SIMLSH__AN_BLOCK 16
+#define SIMLSH__AN_BLOCK 32
 
 /*
  * Normalise in[0..len) to out + *m a block at a time, stopping when less
@@ -31,9 +31,9 @@ typedef size_t (*simlsh__ascii_norm_fn)(uint8_t *out, size_t *m, const uint8_t *
 size_t simlsh__ascii_norm_swar(uint8_t *out, size_t *m, const uint8_t *in, size_t len,
                                unsigned flags, unsigned *prev_space);
 
-/* The kernel for a resolved SIMLSH_ISA_*: SWAR for the scalar ISA (so that
- * tests reach it on any machine), SSE2 (x86-64's baseline) for the others
- * where the compiler has it. Same bytes either way. */
+/* The kernel for a resolved SIMLSH_ISA_*: 32 bytes per step with AVX2 for
+ * the AVX2 and AVX-512 ISAs, SWAR for the scalar ISA (so that tests reach
+ * it on any machine) and elsewhere. Same bytes either way. */
 simlsh__ascii_norm_fn simlsh__ascii_norm_for(int isa);
 
 #endif
