@@ -364,13 +364,15 @@ static void check_kernel(const char *name, simlsh__ascii_norm_fn fn)
             prev = 0; /* owed spaces exist only when collapsing */
         size_t len = tu_below(&r, N + 1);
         int plain = tu_below(&r, 2); /* ASCII only, whitespace runs of any length */
+        /* the edges of the classes, and bytes the ASCII flag stops at */
+        static const uint8_t edges[] = {' ', '\t', '\r', '\n', 0x08, 0x0e, '\x1f', '!',  'A',  'Z',
+                                        '@', '[',  'a',  'z',  '`',  '{',  0x7f,   0x80, 0xff, 0};
         for (size_t i = 0; i < len; i++) {
             if (plain)
                 in[i] = tu_below(&r, 3) ? (uint8_t)(0x21 + tu_below(&r, 0x5e))
                                         : (uint8_t) " \t\n\v\f\r"[tu_below(&r, 6)];
             else
-                in[i] = tu_below(&r, 3) ? (uint8_t) " \t\r\nAZaz@[\x80\xff"[tu_below(&r, 14)]
-                                        : (uint8_t)tu_next(&r);
+                in[i] = tu_below(&r, 3) ? edges[tu_below(&r, sizeof edges)] : (uint8_t)tu_next(&r);
         }
         size_t m = 1, mw = 1;
         out[0] = want[0] = 'x';
