@@ -26,6 +26,8 @@
 #include "le.h"
 #include "murmur3.h"
 #include "shingle.h"
+#include "shingle-norm.h"
+#include "vec.h"
 
 #if SIMLSH_HAVE_UTF8PROC
 #include <utf8proc.h>
@@ -46,6 +48,7 @@ struct simlsh__shingler {
     simlsh_allocator alloc;
     int unit, k, norm, policy, hash_bits;
     const struct simlsh__kernels *kern; /* resolved at creation */
+    simlsh__ascii_norm_fn ascii_norm;   /* likewise */
     uint32_t seed;
     uint8_t lower[256]; /* byte -> byte after ASCII lowercasing (if asked) */
     uint8_t cls[256];   /* C_* for ASCII bytes */
@@ -69,8 +72,7 @@ struct simlsh__shingler {
     uint64_t *h64;
     size_t h_cap;
 
-    uint8_t *raw; /* Unicode mode: the whole document */
-    size_t raw_len, raw_cap;
+    SIMLSH__VEC(uint8_t) raw; /* Unicode mode: the whole document */
 };
 
 /* ---- character classes ---------------------------------------------------- */
@@ -171,6 +173,7 @@ int simlsh__shingler_new(simlsh__shingler **out, const struct simlsh_params *p)
     s->hash_bits = p->hash_bits;
     s->seed = p->seed;
     s->kern = simlsh__kernels_for(p->isa);
+    s->ascii_norm = simlsh__ascii_norm_for(s->kern->isa);
     for (int b = 0; b < 256; b++) {
         s->lower[b] = (uint8_t)b;
         if ((s->norm & SIMLSH_NORM_LOWER_ASCII) && b >= 'A' && b <= 'Z')
@@ -205,7 +208,7 @@ void simlsh__shingler_free(simlsh__shingler *s)
     simlsh__free(&a, s->ends);
     simlsh__free(&a, s->h32);
     simlsh__free(&a, s->h64);
-    simlsh__free(&a, s->raw);
+    simlsh__vec_free(&a, &s->raw, NULL);
     simlsh__free(&a, s);
 }
 
@@ -219,7 +222,7 @@ void simlsh__shingler_begin(simlsh__shingler *s)
     s->full = 0;
     s->total_units = 0;
     s->nb_len = 0;
-    s->raw_len = 0;
+    s->raw.n = 0;
 }
 
 /* ---- hashing of complete windows ------------------------------------------ */
@@ -522,18 +525,31 @@ static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t
                     emitted = 1;
                 }
             }
-            unsigned prev_space = (unsigned)pending;
-            for (; i < len; i++) {
-                uint8_t b = d[i];
-                if (ascii_only && b >= 0x80)
-                    break;
-                unsigned space = s->cls[b] == C_SPACE, keep = space ^ 1u;
-                o[m] = ' ';
-                m += keep & prev_space;
-                o[m] = s->lower[b];
-                m += keep;
-                prev_space = space;
+            unsigned prev_space = (unsigned)pending, f = 0;
+            if (s->norm & SIMLSH_NORM_LOWER_ASCII)
+                f |= SIMLSH__AN_LOWER;
+            if (s->norm & SIMLSH_NORM_COLLAPSE_SPACE)
+                f |= SIMLSH__AN_COLLAPSE;
+            if (ascii_only)
+                f |= SIMLSH__AN_ASCII;
+            /* Once something is emitted, the kernel takes all but the tail
+             * and non-ASCII bytes; this loop takes those (up to a block). */
+            while (emitted && i < len) {
+                i += s->ascii_norm(o, &m, d + i, len - i, f, &prev_space);
+                size_t stop = len - i > SIMLSH__AN_BLOCK ? i + SIMLSH__AN_BLOCK : len;
+                for (; i < stop; i++) {
+                    uint8_t b = d[i];
+                    if (ascii_only && b >= 0x80)
+                        goto non_ascii;
+                    unsigned space = s->cls[b] == C_SPACE, keep = space ^ 1u;
+                    o[m] = ' ';
+                    m += keep & prev_space;
+                    o[m] = s->lower[b];
+                    m += keep;
+                    prev_space = space;
+                }
             }
+        non_ascii:
             pending = (int)(prev_space & (unsigned)emitted);
         } else {
             for (; i < len; i++) {
@@ -619,11 +635,14 @@ int simlsh__shingler_feed(simlsh__shingler *s, const uint8_t *data, size_t len,
         u8_invalid(s->u8, data, len))
         return SIMLSH_EUTF8;
     if (s->norm & SIMLSH__UNICODE_FLAGS) {
-        int rc = simlsh__grow(&s->alloc, (void **)&s->raw, &s->raw_cap, s->raw_len + len, 1);
+        size_t need;
+        if (!simlsh__add_ok(s->raw.n, len, &need))
+            return SIMLSH_ENOMEM;
+        int rc = simlsh__vec_reserve(&s->alloc, &s->raw, need, NULL);
         if (rc < 0)
             return rc;
-        memcpy(s->raw + s->raw_len, data, len);
-        s->raw_len += len;
+        memcpy(s->raw.v + s->raw.n, data, len);
+        s->raw.n = need;
         /* keep the decoder state current for the reject pre-check */
         for (size_t i = 0; i < len; i++)
             if (!(s->u8.need == 0 && data[i] < 0x80) && u8_step(&s->u8, data[i]) == -2)
@@ -645,7 +664,7 @@ int simlsh__shingler_end_check(const simlsh__shingler *s)
  * with utf8proc, and run the result through the ordinary path. */
 static int unicode_end(simlsh__shingler *s, const sinks *sk)
 {
-    size_t n = s->raw_len;
+    size_t n = s->raw.n;
     /* at most one code point per input byte */
     utf8proc_int32_t *cps = simlsh__malloc(&s->alloc, (n + 1) * sizeof *cps);
     if (cps == NULL)
@@ -653,7 +672,7 @@ static int unicode_end(simlsh__shingler *s, const sinks *sk)
     size_t m = 0;
     u8state st = {0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
-        uint8_t b = s->raw[i];
+        uint8_t b = s->raw.v[i];
         if (st.need == 0 && b < 0x80) {
             cps[m++] = b;
             continue;
