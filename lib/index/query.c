@@ -131,8 +131,7 @@ int simlsh__ix_confirm_and_score(const struct simlsh_index *ix, const hitbuf *hi
 /* Common checks of the query calls. */
 static int check_query(const struct simlsh_index *ix, const struct simlsh_signature *sig)
 {
-    if (sig == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig->in_doc)
         return SIMLSH_ESTATE;
     if (sig->fingerprint != ix->sig_fp)
@@ -158,6 +157,8 @@ static int query_one(const struct simlsh_index *ix, const struct simlsh_signatur
 int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
                        int flags)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
     if (res == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
@@ -192,6 +193,7 @@ int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const sim
 int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simlsh_index *index,
                            const simlsh_signature *sig, int flags)
 {
+    SIMLSH__CHECK_INDEX(index);
     if (count == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
@@ -252,6 +254,8 @@ static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *co
 int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
                              const simlsh_signature *const *sigs, size_t n, int flags)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
     if (res == NULL || index == NULL || (sigs == NULL && n > 0))
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
