@@ -79,7 +79,7 @@ int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *par
         rc = simlsh__par_run(workers, units, sign_unit, &job, NULL);
     for (uint32_t w = 0; job.sig != NULL && w < workers; w++)
         simlsh_signature_free(job.sig[w]);
-    simlsh__free(&params->alloc, job.sig);
+    simlsh__free_sized(&params->alloc, job.sig, workers * sizeof *job.sig);
     simlsh__lockal_done(&la);
     return rc;
 }
