@@ -36,6 +36,9 @@ void simlsh__free_sized(const simlsh_allocator *a, void *p, size_t size);
 /* Free a block whose size the caller does not know. Works for v1 hooks, and
  * for v2 hooks only while SIMLSH__ALLOC_V2_HEADER is 1. */
 void simlsh__free(const simlsh_allocator *a, void *p);
+/* How many v2 blocks simlsh__free() has freed in this process: what stands
+ * between the v2 path and SIMLSH__ALLOC_V2_HEADER 0 (tests only). */
+unsigned long simlsh__alloc_unsized_v2_frees(void);
 /* Grow a block from old_size to new_size bytes (copy + free). NULL on failure,
  * leaving the old block alone. */
 void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size);
