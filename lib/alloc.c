@@ -159,10 +159,17 @@ static void *move(const simlsh_allocator *a, void *p, size_t copy, size_t block,
 }
 
 /* old_size is what to copy, which some callers keep smaller than the block
- * (TODO: a sized variant for shingle.c, the one caller). */
+ * (shingle.c, the one caller, moves to simlsh__realloc_sized). */
 void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size)
 {
     return move(a, p, old_size, 0, new_size);
+}
+
+void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, size_t block,
+                            size_t new_size)
+{
+    /* block 0 would mean "unknown" to move(); a NULL p has no block. */
+    return move(a, p, copy, p != NULL && block == 0 ? 1 : block, new_size);
 }
 
 int simlsh__grow(const simlsh_allocator *a, void **arr, size_t *cap, size_t need, size_t elem)

@@ -42,6 +42,10 @@ unsigned long simlsh__alloc_unsized_v2_frees(void);
 /* Grow a block from old_size to new_size bytes (copy + free). NULL on failure,
  * leaving the old block alone. */
 void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size);
+/* The same for a block p of block bytes (as allocated), of which the first
+ * copy are kept: the old block is freed with its size. */
+void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, size_t block,
+                            size_t new_size);
 /* Grow (*arr, *cap) of elements of size elem to hold at least need elements.
  * 0 or SIMLSH_ENOMEM (array unchanged). Superseded by vec.h: kept only for
  * shingle.c's raw buffer, to go when that converts. */

@@ -195,6 +195,31 @@ static unsigned long fam_query(void)
     return unsized;
 }
 
+/* The internal helpers themselves: a sized move keeps the bytes asked for
+ * and frees the old block with its size; a 0-byte block is a 1-byte one. */
+static unsigned long fam_helpers(void)
+{
+    unsigned long u0 = simlsh__alloc_unsized_v2_frees();
+    long a0 = T.allocs;
+    simlsh_allocator al;
+    CHECK_OK(simlsh__alloc_fill_v2(&al, &HOOKS));
+    unsigned char *p = simlsh__malloc(&al, 100);
+    CHECK(p != NULL);
+    for (int i = 0; i < 100; i++)
+        p[i] = (unsigned char)i;
+    unsigned char *q = simlsh__realloc_sized(&al, p, 50, 100, 300);
+    CHECK(q != NULL);
+    int same = 1;
+    for (int i = 0; i < 50; i++)
+        same &= q[i] == i;
+    CHECK(same);
+    simlsh__free_sized(&al, q, 300);
+    void *z = simlsh__malloc(&al, 0);
+    simlsh__free_sized(&al, simlsh__realloc_sized(&al, z, 0, 0, 16), 16);
+    simlsh__free_sized(&al, simlsh__realloc_sized(&al, NULL, 0, 0, 8), 8);
+    return family_end("alloc.c helpers", u0, a0);
+}
+
 /* Not converted yet: counted, not asserted (see the top comment). */
 static void fam_pending(void)
 {
@@ -236,6 +261,7 @@ int main(void)
     HOOKS.alloc = t_alloc;
     HOOKS.free = t_free;
     HOOKS.user = &T;
+    CHECK(fam_helpers() == 0);
     CHECK(fam_params() == 0);
     CHECK(fam_signatures() == 0);
     CHECK(fam_sets() == 0);
