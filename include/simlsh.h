@@ -698,8 +698,8 @@ enum {
  * An index holds at most 2^30 documents (more gives SIMLSH_ENOMEM).
  *
  * Threads: any number of concurrent const calls (queries, pairs, cluster,
- * save, memory, userdata); insert, remove, reserve, clear and set_userdata need
- * exclusive access.
+ * save, memory, userdata, copy, being the source of a merge); insert, remove,
+ * reserve, clear, set_userdata and merge into the index need exclusive access.
  */
 typedef struct simlsh_index simlsh_index;
 
@@ -1204,6 +1204,70 @@ SIMLSH_API int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *in
  */
 SIMLSH_API int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
                                        double threshold, uint32_t nthreads);
+/**
+ * simlsh_index_query() with a threshold for this call: with
+ * SIMLSH_QUERY_VERIFY, ids whose estimated similarity is >= @p threshold
+ * are kept, whatever the params' THRESHOLD (the index and its params are
+ * not changed; the bands still decide which ids are candidates, so a
+ * threshold far below the one the bands were chosen for misses more).
+ * Without SIMLSH_QUERY_VERIFY the rows are those of simlsh_index_query().
+ * @param threshold in (0, 1]; anything else (0, negative, NaN, above 1) is
+ *   SIMLSH_EINVAL, with or without verify. Unlike simlsh_index_pairs_v2(),
+ *   no value stands for the params' THRESHOLD: simlsh_index_query() is that.
+ * @return as simlsh_index_query(); on error @p res is unchanged.
+ * Threads: as simlsh_index_query(), a const call.
+ */
+SIMLSH_API int simlsh_index_query_v2(simlsh_results *res, const simlsh_index *index,
+                                     const simlsh_signature *sig, int flags, double threshold);
+/** simlsh_index_query_batch() with a threshold for this call, as
+ *  simlsh_index_query_v2(). @return as simlsh_index_query_v2().
+ *  Threads: a const call. */
+SIMLSH_API int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_index *index,
+                                           const simlsh_signature *const *sigs, size_t n,
+                                           int flags, double threshold);
+/**
+ * A deep, independent copy of @p src: same params (allocator included),
+ * documents, stored signatures and user data, and the same state, so the
+ * copy saves to the same bytes and answers every call as @p src does; each
+ * may then change without affecting the other. Made for snapshots: a writer
+ * copies the index, and readers query the copy while the writer inserts
+ * into the original (or the other way round).
+ * @return 0, SIMLSH_EINVAL (NULL), SIMLSH_ENOMEM; on error *@p out is NULL.
+ * Threads: a const call on @p src: it may run concurrently with queries
+ *   and other copies of @p src, but not with a writer of @p src (insert,
+ *   remove, reserve, clear, merge into it, set_userdata).
+ */
+SIMLSH_API int simlsh_index_copy(SIMLSH_OUT simlsh_index **out, const simlsh_index *src);
+/**
+ * Add every document of @p src (an index built elsewhere, e.g. on another
+ * shard) to @p dst. Both must have the same SIMLSH_SCOPE_INDEX fingerprint
+ * (hash contract, bands and rows) and the same STORE_SIGNATURES; the other
+ * params (THRESHOLD, allocator, ...) of @p dst stay. Stored signatures are
+ * copied; without them the band fingerprints are, so the merged index
+ * answers exactly as one into which both had been inserted. The user data
+ * of @p dst stays as it was; that of @p src is not copied (the library
+ * does not know how to combine caller bytes).
+ *
+ * The result is rebuilt in id order: afterwards @p dst saves to exactly the
+ * bytes of a new index with @p dst's params and user data into which the
+ * union of both id sets was inserted in increasing id order, whatever the
+ * history (insertion order, removals) of either; so merging shards in any
+ * order gives the same bytes. This costs time linear in the size of both
+ * and, while it runs, memory for a third index of the union.
+ *
+ * All or nothing: an id present in both is SIMLSH_EEXIST and nothing is
+ * merged (the check covers every id before anything changes; datasketch's
+ * MinHashLSH.merge has it as an option, here it always runs, since a
+ * duplicate would make the id ambiguous). On any error @p dst is unchanged,
+ * down to its memory. @p src == @p dst is allowed: SIMLSH_EEXIST unless
+ * empty.
+ * @return 0, SIMLSH_EINVAL (NULL), SIMLSH_EMISMATCH (other fingerprint or
+ *   STORE_SIGNATURES), SIMLSH_EEXIST, SIMLSH_ENOMEM (also when the union
+ *   would exceed 2^30 documents).
+ * Threads: needs exclusive access to @p dst, as insert; a const call on
+ *   @p src (others may query it meanwhile, nobody may write it).
+ */
+SIMLSH_API int simlsh_index_merge(simlsh_index *dst, const simlsh_index *src);
 /** Flags of simlsh_index_save_file_v2() and simlsh_index_load_file_v2(). */
 enum {
     SIMLSH_FILE_NOFOLLOW = 1 /**< refuse (SIMLSH_EINVAL) a path whose last

@@ -139,7 +139,8 @@ static int check_query(const struct simlsh_index *ix, const struct simlsh_signat
     return 0;
 }
 
-static int query_one(const struct simlsh_index *ix, const struct simlsh_signature *sig, int flags,
+/* thr: the verification threshold of the call, 0 without verify. */
+static int query_one(const struct simlsh_index *ix, const struct simlsh_signature *sig, double thr,
                      hitbuf *hits, candbuf *cb)
 {
     if (sig->empty) {
@@ -150,12 +151,26 @@ static int query_one(const struct simlsh_index *ix, const struct simlsh_signatur
     /* All b probes' lines requested before the first is read: the misses
      * overlap instead of queueing one after another. */
     compute_fps_prefetch(ix, sig->values, fps, 1);
-    double thr = (flags & SIMLSH_QUERY_VERIFY) ? ix->params.threshold : 0.0;
     return query_buckets(ix, fps, ix->store ? sig->values : NULL, thr, hits, cb);
 }
 
-int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
-                       int flags)
+/* The threshold of a v2 call: in (0, 1] (NaN fails every comparison),
+ * applied only with verify, like the params' one by the first calls. */
+static int v2_threshold(int flags, double threshold, double *thr)
+{
+    if (!(threshold > 0 && threshold <= 1))
+        return SIMLSH_EINVAL;
+    *thr = (flags & SIMLSH_QUERY_VERIFY) ? threshold : 0.0;
+    return 0;
+}
+
+static double params_threshold(const struct simlsh_index *ix, int flags)
+{
+    return (flags & SIMLSH_QUERY_VERIFY) ? ix->params.threshold : 0.0;
+}
+
+static int query_res(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
+                     int flags, double thr)
 {
     SIMLSH__CHECK_RESULTS(res);
     SIMLSH__CHECK_INDEX(index);
@@ -171,7 +186,7 @@ int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const sim
     candbuf cb;
     simlsh__lvec_init(&hits, &index->params.alloc);
     simlsh__lvec_init(&cb, &index->params.alloc);
-    rc = query_one(index, sig, flags, &hits, &cb);
+    rc = query_one(index, sig, thr, &hits, &cb);
     if (rc == 0)
         rc = simlsh__results_reserve(res, cb.n, 1);
     if (rc == 0) {
@@ -190,6 +205,20 @@ int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const sim
     return rc;
 }
 
+int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
+                       int flags)
+{
+    return query_res(res, index, sig, flags, index != NULL ? params_threshold(index, flags) : 0.0);
+}
+
+int simlsh_index_query_v2(simlsh_results *res, const simlsh_index *index,
+                          const simlsh_signature *sig, int flags, double threshold)
+{
+    double thr;
+    int rc = v2_threshold(flags, threshold, &thr);
+    return rc < 0 ? rc : query_res(res, index, sig, flags, thr);
+}
+
 int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simlsh_index *index,
                            const simlsh_signature *sig, int flags)
 {
@@ -206,7 +235,7 @@ int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simls
     candbuf cb;
     simlsh__lvec_init(&hits, &index->params.alloc);
     simlsh__lvec_init(&cb, &index->params.alloc);
-    rc = query_one(index, sig, flags, &hits, &cb);
+    rc = query_one(index, sig, params_threshold(index, flags), &hits, &cb);
     if (rc == 0) {
         *count = cb.n;
         if (ids != NULL) {
@@ -251,8 +280,8 @@ static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *co
     }
 }
 
-int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
-                             const simlsh_signature *const *sigs, size_t n, int flags)
+static int query_batch(simlsh_results *res, const simlsh_index *index,
+                       const simlsh_signature *const *sigs, size_t n, int flags, double verify)
 {
     SIMLSH__CHECK_RESULTS(res);
     SIMLSH__CHECK_INDEX(index);
@@ -289,7 +318,6 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
     uint32_t *cur = fps, *next = fps + (size_t)BATCH_CHUNK * index->bands;
     const uint32_t *pvals = NULL;
     size_t first = 0, prev = SIZE_MAX;
-    double verify = (flags & SIMLSH_QUERY_VERIFY) ? index->params.threshold : 0.0;
     if (n > 0)
         chunk_keys(index, sigs, 0, n < BATCH_CHUNK ? n : BATCH_CHUNK, cur);
     while (first < n) {
@@ -345,4 +373,20 @@ out:
     simlsh__free(al, fps);
     simlsh__builder_free(&bd);
     return rc;
+}
+
+int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
+                             const simlsh_signature *const *sigs, size_t n, int flags)
+{
+    return query_batch(res, index, sigs, n, flags,
+                       index != NULL ? params_threshold(index, flags) : 0.0);
+}
+
+int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_index *index,
+                                const simlsh_signature *const *sigs, size_t n, int flags,
+                                double threshold)
+{
+    double thr;
+    int rc = v2_threshold(flags, threshold, &thr);
+    return rc < 0 ? rc : query_batch(res, index, sigs, n, flags, thr);
 }

@@ -24,6 +24,21 @@ _sign_batch_c = _lib.optional("simlsh_sign_batch", ctypes.c_int,
 _band_keys_batch_c = _lib.optional("simlsh_band_keys_batch", ctypes.c_int, [_P, _P, _P, _SZ])
 _insert_values_c = _lib.optional("simlsh_index_insert_values", ctypes.c_int,
                                  [_P, _P, _P, _SZ, _U32])
+# Copy, merge and the per-call threshold of a later library (issue 13).
+_copy_c = _lib.optional("simlsh_index_copy", ctypes.c_int, [ctypes.POINTER(_P), _P])
+_merge_c = _lib.optional("simlsh_index_merge", ctypes.c_int, [_P, _P])
+_query_v2_c = _lib.optional("simlsh_index_query_v2", ctypes.c_int,
+                            [_P, _P, _P, ctypes.c_int, ctypes.c_double])
+_query_batch_v2_c = _lib.optional("simlsh_index_query_batch_v2", ctypes.c_int,
+                                  [_P, _P, _P, _SZ, ctypes.c_int, ctypes.c_double])
+
+
+def _needs(fn: Any, name: str) -> Any:
+    if fn is None:
+        raise NotImplementedError("%s needs a libsimlsh with %s" % (name, name))
+    return fn
+
+
 Key = Union[str, int]
 
 # ---- constants (include/simlsh.h; the ABI freezes them) -------------------------
@@ -1013,28 +1028,62 @@ class Index(_Handle):
         check(lib.simlsh_index_signature(ctypes.byref(h), self._h, i), "signature %r" % (key,))
         return Signature._wrap(h)
 
+    def copy(self) -> "Index":
+        """An independent snapshot (``simlsh_index_copy``): query it while
+        this index is written."""
+        h = _out()
+        check(_needs(_copy_c, "simlsh_index_copy")(ctypes.byref(h), self._h), "copy")
+        ix = Index._wrap(h)
+        ix._str, ix._next = self._str, self._next
+        ix._key_of, ix._id_of = dict(self._key_of), dict(self._id_of)
+        return ix
+
+    __copy__ = copy
+
+    def merge(self, other: "Index") -> None:
+        """Add every key of ``other``, an index of int keys with the same
+        fingerprint (``simlsh_index_merge``). All or nothing: a key in both
+        raises AlreadyExists, another contract ContractMismatch, and this
+        index stays as it was. Str keys are numbered per index, so two
+        indexes of str keys cannot be merged (TypeError)."""
+        if not isinstance(other, Index):
+            raise TypeError("merge: an Index, not %s" % type(other).__name__)
+        if self._str or other._str:
+            raise TypeError("merge: only indexes of int keys merge")
+        check(_needs(_merge_c, "simlsh_index_merge")(self._h, other._h), "merge")
+
     # ---- queries
     @overload
-    def query(self, sig: Signature, verify: bool = ...) -> List[Key]: ...
+    def query(self, sig: Signature, verify: bool = ..., *,
+              threshold: Optional[float] = ...) -> List[Key]: ...
 
     @overload
-    def query(self, sig: Signature, verify: bool = ..., *,
-              scores: bool) -> Union[List[Key], List[Tuple[Key, float]]]: ...
+    def query(self, sig: Signature, verify: bool = ..., *, scores: bool,
+              threshold: Optional[float] = ...) -> Union[List[Key], List[Tuple[Key, float]]]: ...
 
-    def query(self, sig: Signature, verify: bool = True, *, scores: bool = False) -> Any:
+    def query(self, sig: Signature, verify: bool = True, *, scores: bool = False,
+              threshold: Optional[float] = None) -> Any:
         """Keys whose signatures share a band bucket with ``sig`` (and, with
         ``verify``, reach the threshold), in id order. With ``scores``,
-        (key, estimated Jaccard) pairs (-1.0 without stored signatures)."""
+        (key, estimated Jaccard) pairs (-1.0 without stored signatures).
+        ``threshold`` in (0, 1] replaces the params' for this call
+        (``simlsh_index_query_v2``); the index is not changed."""
         res = _Results()
-        check(lib.simlsh_index_query(res._h, self._h, sig._h, QUERY_VERIFY if verify else 0),
-              "query")
+        flags = QUERY_VERIFY if verify else 0
+        if threshold is None:
+            check(lib.simlsh_index_query(res._h, self._h, sig._h, flags), "query")
+        else:
+            check(_needs(_query_v2_c, "simlsh_index_query_v2")(
+                res._h, self._h, sig._h, flags, float(threshold)), "query")
         a, _, s = res.columns()
         keys = self._keys_of(a)
         return list(zip(keys, s.tolist())) if scores else keys
 
-    def query_batch(self, queries: Any, verify: bool = True) -> List[List[Key]]:
+    def query_batch(self, queries: Any, verify: bool = True,
+                    threshold: Optional[float] = None) -> List[List[Key]]:
         """Query many signatures at once: a list of Signature, or an
-        (n, num_perm) values matrix. Returns one key list per query."""
+        (n, num_perm) values matrix. Returns one key list per query.
+        ``threshold``: as for :meth:`query`."""
         if isinstance(queries, (list, tuple)) and all(isinstance(q, Signature) for q in queries):
             sigs = list(queries)
         else:
@@ -1046,8 +1095,12 @@ class Index(_Handle):
         n = len(sigs)
         arr = (ctypes.c_void_p * max(n, 1))(*[s._h.value for s in sigs])
         res = _Results()
-        check(lib.simlsh_index_query_batch(res._h, self._h, arr, n,
-                                           QUERY_VERIFY if verify else 0), "query_batch")
+        flags = QUERY_VERIFY if verify else 0
+        if threshold is None:
+            check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags), "query_batch")
+        else:
+            check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
+                res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
         a, _, _ = res.columns()
         keys = self._keys_of(a)
         off = res.offsets(n)
