@@ -208,6 +208,8 @@ static void sig_calls(void *h)
     CHECK_RC(simlsh_index_query(R, I, g, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_ids(&u64, 1, &n, I, g, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_batch(R, I, gs, 1, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_query_v2(R, I, g, 0, 0.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_query_batch_v2(R, I, gs, 1, 0, 0.5), SIMLSH_EINVAL);
     CHECK_RC(simlsh_forest_insert(F, 9, g), SIMLSH_EINVAL);
     CHECK_RC(simlsh_forest_query_topk(R, F, g, 3), SIMLSH_EINVAL);
     CHECK_RC(simlsh_ensemble_insert(E, 9, g, 10), SIMLSH_EINVAL);
@@ -234,6 +236,8 @@ static void results_calls(void *h)
     CHECK_RC(simlsh_results_truncated(r), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query(r, I, G, SIMLSH_QUERY_VERIFY), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_batch(r, I, gs, 1, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_query_v2(r, I, G, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_query_batch_v2(r, I, gs, 1, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs(r, I, 0, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs_v2(r, I, 0, 0, 0.0, 1), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_cluster(r, I, 0), SIMLSH_EINVAL);
@@ -278,6 +282,8 @@ static void index_calls(void *h)
     CHECK_RC(simlsh_index_query(R, x, G, SIMLSH_QUERY_VERIFY), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_ids(&u64, 1, &n, x, G, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_batch(R, x, gs, 1, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_query_v2(R, x, G, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_query_batch_v2(R, x, gs, 1, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs(R, x, 0, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs_v2(R, x, 0, 0, 0.0, 1), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_cluster(R, x, 0), SIMLSH_EINVAL);
@@ -288,6 +294,11 @@ static void index_calls(void *h)
     CHECK_RC(simlsh_index_save_file_v2(&err, x, "/nonexistent-simlsh/ix", 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_set_userdata(x, "abc", 3), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_userdata(&ud, &n, x), SIMLSH_EINVAL);
+    simlsh_index *iout = (simlsh_index *)(void *)&n;
+    CHECK_RC(simlsh_index_copy(&iout, x), SIMLSH_EINVAL);
+    CHECK(iout == NULL);
+    CHECK_RC(simlsh_index_merge(x, I), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_merge(I, x), SIMLSH_EINVAL);
 }
 
 /* Every function that takes a forest, called with h (not a forest). */

@@ -164,6 +164,12 @@ static int v2_threshold(int flags, double threshold, double *thr)
     return 0;
 }
 
+/* The threshold is read before query_res's checks: only from an index. */
+static int is_index(const simlsh_index *ix)
+{
+    return simlsh__handle_is(ix, SIMLSH__TAG_INDEX);
+}
+
 static double params_threshold(const struct simlsh_index *ix, int flags)
 {
     return (flags & SIMLSH_QUERY_VERIFY) ? ix->params.threshold : 0.0;
@@ -208,7 +214,8 @@ static int query_res(simlsh_results *res, const simlsh_index *index, const simls
 int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
                        int flags)
 {
-    return query_res(res, index, sig, flags, index != NULL ? params_threshold(index, flags) : 0.0);
+    return query_res(res, index, sig, flags,
+                     is_index(index) ? params_threshold(index, flags) : 0.0);
 }
 
 int simlsh_index_query_v2(simlsh_results *res, const simlsh_index *index,
@@ -379,7 +386,7 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
                              const simlsh_signature *const *sigs, size_t n, int flags)
 {
     return query_batch(res, index, sigs, n, flags,
-                       index != NULL ? params_threshold(index, flags) : 0.0);
+                       is_index(index) ? params_threshold(index, flags) : 0.0);
 }
 
 int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_index *index,
