@@ -646,7 +646,7 @@ typedef struct simlsh_results simlsh_results;
 SIMLSH_API int simlsh_results_new(SIMLSH_OUT simlsh_results **out, const simlsh_allocator *alloc);
 /** Free; NULL is a no-op. */
 SIMLSH_API void simlsh_results_free(simlsh_results *res);
-/** @return the number of rows (0 for NULL). */
+/** @return the number of rows (0 for NULL or a handle of another type). */
 SIMLSH_API size_t simlsh_results_count(const simlsh_results *res);
 /** Row @p i. Any out pointer may be NULL. @return 0 or SIMLSH_EINVAL (i out of range). */
 SIMLSH_API int simlsh_results_row(const simlsh_results *res, size_t i, SIMLSH_OUT uint64_t *a,
@@ -654,24 +654,28 @@ SIMLSH_API int simlsh_results_row(const simlsh_results *res, size_t i, SIMLSH_OU
 /** Column a of all rows (the matched id, the smaller id of a pair, or the
  *  clustered id; see simlsh_results): a borrowed array of
  *  simlsh_results_count() entries, valid until the next call that fills or
- *  frees @p res. @return NULL when @p res is NULL or empty. */
+ *  frees @p res. Never NULL: an empty column (no rows, or @p res NULL or
+ *  not a results handle) is a valid pointer to read zero entries from. */
 SIMLSH_API SIMLSH_BORROWED const uint64_t *simlsh_results_a(const simlsh_results *res);
 /** Column b of all rows (0 for a single query, the query's position for a
  *  batch, the larger id of a pair, the cluster label): a borrowed array of
  *  simlsh_results_count() entries, valid until the next call that fills or
- *  frees @p res. @return NULL when @p res is NULL or empty. */
+ *  frees @p res. Never NULL: an empty column (no rows, or @p res NULL or
+ *  not a results handle) is a valid pointer to read zero entries from. */
 SIMLSH_API SIMLSH_BORROWED const uint64_t *simlsh_results_b(const simlsh_results *res);
 /** The scores of all rows (estimated Jaccard similarity, or -1 without
  *  stored signatures and for clusters): a borrowed array of
  *  simlsh_results_count() entries, valid until the next call that fills or
- *  frees @p res. @return NULL when @p res is NULL or empty. */
+ *  frees @p res. Never NULL: an empty column (no rows, or @p res NULL or
+ *  not a results handle) is a valid pointer to read zero entries from. */
 SIMLSH_API SIMLSH_BORROWED const double *simlsh_results_scores(const simlsh_results *res);
 /** Batch queries: first row of query @p q (q == number of queries gives the
  *  row count). After a single query there is one query (offset(1) is the
  *  row count); after pairs or cluster there are none (offset(0) is the row
  *  count). @return 0 or SIMLSH_EINVAL (q beyond the number of queries). */
 SIMLSH_API int simlsh_results_offset(SIMLSH_OUT size_t *out, const simlsh_results *res, size_t q);
-/** @return 1 if the last fill stopped at a caller limit, 0 otherwise. */
+/** @return 1 if the last fill stopped at a caller limit, 0 otherwise,
+ *  SIMLSH_EINVAL when @p res is NULL or not a results handle. */
 SIMLSH_API int simlsh_results_truncated(const simlsh_results *res);
 
 /* ------------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 /* Allocation through the caller's hooks; the default is malloc/free. */
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +54,21 @@ static void *v2_alloc(void *user, size_t size)
     return b + V2_HEADER;
 }
 
+/* v2 blocks freed without their size, since the start: each is a call site
+ * that keeps the header in use (tests/test-alloc-sized.c). */
+static atomic_ulong unsized_v2_frees;
+
+unsigned long simlsh__alloc_unsized_v2_frees(void)
+{
+    return atomic_load_explicit(&unsized_v2_frees, memory_order_relaxed);
+}
+
 /* Reached only through simlsh__free(): v2 blocks without a header cannot be
  * freed without their size. */
 static void v2_free(void *user, void *p)
 {
     const simlsh_allocator_v2 *v = user;
+    atomic_fetch_add_explicit(&unsized_v2_frees, 1, memory_order_relaxed);
 #if SIMLSH__ALLOC_V2_HEADER
     unsigned char *b = (unsigned char *)p - V2_HEADER;
     size_t size;
@@ -148,10 +159,17 @@ static void *move(const simlsh_allocator *a, void *p, size_t copy, size_t block,
 }
 
 /* old_size is what to copy, which some callers keep smaller than the block
- * (TODO: a sized variant for shingle.c, the one caller). */
+ * (shingle.c, the one caller, moves to simlsh__realloc_sized). */
 void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size)
 {
     return move(a, p, old_size, 0, new_size);
+}
+
+void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, size_t block,
+                            size_t new_size)
+{
+    /* block 0 would mean "unknown" to move(); a NULL p has no block. */
+    return move(a, p, copy, p != NULL && block == 0 ? 1 : block, new_size);
 }
 
 int simlsh__grow(const simlsh_allocator *a, void **arr, size_t *cap, size_t need, size_t elem)

@@ -36,11 +36,19 @@ void simlsh__free_sized(const simlsh_allocator *a, void *p, size_t size);
 /* Free a block whose size the caller does not know. Works for v1 hooks, and
  * for v2 hooks only while SIMLSH__ALLOC_V2_HEADER is 1. */
 void simlsh__free(const simlsh_allocator *a, void *p);
+/* How many v2 blocks simlsh__free() has freed in this process: what stands
+ * between the v2 path and SIMLSH__ALLOC_V2_HEADER 0 (tests only). */
+unsigned long simlsh__alloc_unsized_v2_frees(void);
 /* Grow a block from old_size to new_size bytes (copy + free). NULL on failure,
  * leaving the old block alone. */
 void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size);
+/* The same for a block p of block bytes (as allocated), of which the first
+ * copy are kept: the old block is freed with its size. */
+void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, size_t block,
+                            size_t new_size);
 /* Grow (*arr, *cap) of elements of size elem to hold at least need elements.
- * 0 or SIMLSH_ENOMEM (array unchanged). */
+ * 0 or SIMLSH_ENOMEM (array unchanged). Superseded by vec.h: kept only for
+ * shingle.c's raw buffer, to go when that converts. */
 int simlsh__grow(const simlsh_allocator *a, void **arr, size_t *cap, size_t need, size_t elem);
 
 #endif

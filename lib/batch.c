@@ -48,7 +48,8 @@ static int sign_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
 int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *params,
                       const void *const *texts, const size_t *lens, size_t n, uint32_t nthreads)
 {
-    if (params == NULL || (n > 0 && (values == NULL || texts == NULL || lens == NULL)))
+    SIMLSH__CHECK_PARAMS(params);
+    if (n > 0 && (values == NULL || texts == NULL || lens == NULL))
         return SIMLSH_EINVAL;
     int rc = simlsh__params_check_shingling(params);
     if (rc < 0 || n == 0)
@@ -78,7 +79,7 @@ int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *par
         rc = simlsh__par_run(workers, units, sign_unit, &job, NULL);
     for (uint32_t w = 0; job.sig != NULL && w < workers; w++)
         simlsh_signature_free(job.sig[w]);
-    simlsh__free(&params->alloc, job.sig);
+    simlsh__free_sized(&params->alloc, job.sig, workers * sizeof *job.sig);
     simlsh__lockal_done(&la);
     return rc;
 }
@@ -86,7 +87,8 @@ int simlsh_sign_batch(uint32_t *values, uint8_t *empty, const simlsh_params *par
 int simlsh_band_keys_batch(uint64_t *keys, const simlsh_params *params, const uint32_t *values,
                            size_t n)
 {
-    if (params == NULL || (n > 0 && (keys == NULL || values == NULL)))
+    SIMLSH__CHECK_PARAMS(params);
+    if (n > 0 && (keys == NULL || values == NULL))
         return SIMLSH_EINVAL;
     uint32_t b, r;
     int rc = simlsh__params_resolve_bands(params, &b, &r);

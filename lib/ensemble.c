@@ -35,6 +35,7 @@
 #define NPT 16
 
 struct simlsh_ensemble {
+    uint32_t tag;                /* SIMLSH__TAG_ENSEMBLE (handle.h), before the params' own */
     struct simlsh_params params; /* bands = trees, rows = depth, store = 1 */
     uint64_t sig_fp;
     uint32_t l, depth;
@@ -68,6 +69,7 @@ static int ens_create(simlsh_ensemble **out, const struct simlsh_params *p, uint
     struct simlsh_ensemble *e = simlsh__calloc(&p->alloc, 1, sizeof *e);
     if (e == NULL)
         return SIMLSH_ENOMEM;
+    e->tag = SIMLSH__TAG_ENSEMBLE;
     e->params = *p;
     e->params.bands = (int32_t)l;
     e->params.rows = (int32_t)depth;
@@ -85,6 +87,7 @@ int simlsh_ensemble_new(simlsh_ensemble **out, const simlsh_params *params)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    SIMLSH__CHECK_PARAMS(params);
     if (params == NULL || (params->fp_weight == 0 && params->fn_weight == 0))
         return SIMLSH_EINVAL;
     uint32_t l, depth;
@@ -96,8 +99,9 @@ int simlsh_ensemble_new(simlsh_ensemble **out, const simlsh_params *params)
 
 void simlsh_ensemble_free(simlsh_ensemble *ensemble)
 {
-    if (ensemble == NULL)
+    if (!simlsh__handle_is(ensemble, SIMLSH__TAG_ENSEMBLE))
         return;
+    ensemble->tag = SIMLSH__TAG_DEAD;
     simlsh_allocator a = ensemble->params.alloc;
     for (unsigned p = 0; p < NPART; p++) {
         if (ensemble->part[p] != NULL) {
@@ -111,7 +115,8 @@ void simlsh_ensemble_free(simlsh_ensemble *ensemble)
 
 int simlsh_ensemble_params(simlsh_params **out, const simlsh_ensemble *ensemble)
 {
-    return simlsh__params_export(out, ensemble ? &ensemble->params : NULL);
+    return simlsh__params_export(
+        out, simlsh__handle_is(ensemble, SIMLSH__TAG_ENSEMBLE) ? &ensemble->params : NULL);
 }
 
 /* Room for one more set of partition p (made if missing); on failure
@@ -147,6 +152,7 @@ static void ens_put(struct simlsh_ensemble *e, uint64_t id, const uint32_t *vals
 int simlsh_ensemble_insert(simlsh_ensemble *ensemble, uint64_t id, const simlsh_signature *sig,
                            uint64_t size)
 {
+    SIMLSH__CHECK_ENSEMBLE(ensemble);
     if (ensemble == NULL || size == 0)
         return SIMLSH_EINVAL;
     int rc = simlsh__pf_check_sig(sig, ensemble->sig_fp);
@@ -165,6 +171,7 @@ int simlsh_ensemble_insert(simlsh_ensemble *ensemble, uint64_t id, const simlsh_
 
 int simlsh_ensemble_remove(simlsh_ensemble *ensemble, uint64_t id)
 {
+    SIMLSH__CHECK_ENSEMBLE(ensemble);
     if (ensemble == NULL)
         return SIMLSH_EINVAL;
     simlsh__pf_store *s = &ensemble->store;
@@ -179,6 +186,7 @@ int simlsh_ensemble_remove(simlsh_ensemble *ensemble, uint64_t id)
 
 int simlsh_ensemble_count(size_t *out, const simlsh_ensemble *ensemble)
 {
+    SIMLSH__CHECK_ENSEMBLE(ensemble);
     if (out == NULL || ensemble == NULL)
         return SIMLSH_EINVAL;
     *out = ensemble->store.count;
@@ -238,6 +246,8 @@ static int row_id_cmp(const void *x, const void *y)
 int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
                           const simlsh_signature *sig, uint64_t query_size, double t, int flags)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_ENSEMBLE(ensemble);
     if (res == NULL || ensemble == NULL || query_size == 0 || !(t > 0 && t <= 1) ||
         (flags & ~SIMLSH_QUERY_VERIFY) != 0)
         return SIMLSH_EINVAL;
@@ -300,6 +310,7 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
 
 int simlsh_ensemble_save(void *buf, size_t cap, size_t *size, const simlsh_ensemble *ensemble)
 {
+    SIMLSH__CHECK_ENSEMBLE(ensemble);
     if (size == NULL || ensemble == NULL)
         return SIMLSH_EINVAL;
     const simlsh__pf_store *s = &ensemble->store;

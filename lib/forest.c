@@ -658,8 +658,7 @@ int simlsh__pf_shape(const struct simlsh_params *p, uint32_t def_l, uint32_t def
 
 int simlsh__pf_check_sig(const simlsh_signature *sig, uint64_t sig_fp)
 {
-    if (sig == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig->in_doc)
         return SIMLSH_ESTATE;
     if (sig->fingerprint != sig_fp)
@@ -695,6 +694,7 @@ int simlsh__pf_fill(simlsh_results *res, const simlsh__pf_row *rows, size_t n)
 /* ---- the forest ------------------------------------------------------------------- */
 
 struct simlsh_forest {
+    uint32_t tag;                /* SIMLSH__TAG_FOREST (handle.h), before the params' own */
     struct simlsh_params params; /* bands = trees, rows = depth, store = 1 */
     uint64_t sig_fp;
     simlsh__pf_store store;
@@ -707,6 +707,7 @@ static int forest_create(simlsh_forest **out, const struct simlsh_params *p, uin
     struct simlsh_forest *f = simlsh__calloc(&p->alloc, 1, sizeof *f);
     if (f == NULL)
         return SIMLSH_ENOMEM;
+    f->tag = SIMLSH__TAG_FOREST;
     f->params = *p;
     f->params.bands = (int32_t)l;
     f->params.rows = (int32_t)depth;
@@ -723,8 +724,7 @@ int simlsh_forest_new(simlsh_forest **out, const simlsh_params *params)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (params == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_PARAMS(params);
     uint32_t l, depth;
     int rc = simlsh__pf_shape(params, FOREST_TREES, 0, &l, &depth);
     if (rc < 0)
@@ -734,8 +734,9 @@ int simlsh_forest_new(simlsh_forest **out, const simlsh_params *params)
 
 void simlsh_forest_free(simlsh_forest *forest)
 {
-    if (forest == NULL)
+    if (!simlsh__handle_is(forest, SIMLSH__TAG_FOREST))
         return;
+    forest->tag = SIMLSH__TAG_DEAD;
     simlsh_allocator a = forest->params.alloc;
     simlsh__pf_trees_free(&forest->trees, &a);
     simlsh__pf_store_free(&forest->store);
@@ -744,11 +745,13 @@ void simlsh_forest_free(simlsh_forest *forest)
 
 int simlsh_forest_params(simlsh_params **out, const simlsh_forest *forest)
 {
-    return simlsh__params_export(out, forest ? &forest->params : NULL);
+    return simlsh__params_export(
+        out, simlsh__handle_is(forest, SIMLSH__TAG_FOREST) ? &forest->params : NULL);
 }
 
 int simlsh_forest_insert(simlsh_forest *forest, uint64_t id, const simlsh_signature *sig)
 {
+    SIMLSH__CHECK_FOREST(forest);
     if (forest == NULL)
         return SIMLSH_EINVAL;
     int rc = simlsh__pf_check_sig(sig, forest->sig_fp);
@@ -771,6 +774,7 @@ int simlsh_forest_insert(simlsh_forest *forest, uint64_t id, const simlsh_signat
 
 int simlsh_forest_remove(simlsh_forest *forest, uint64_t id)
 {
+    SIMLSH__CHECK_FOREST(forest);
     if (forest == NULL)
         return SIMLSH_EINVAL;
     uint32_t slot = simlsh__pf_store_find(&forest->store, id);
@@ -783,6 +787,7 @@ int simlsh_forest_remove(simlsh_forest *forest, uint64_t id)
 
 int simlsh_forest_count(size_t *out, const simlsh_forest *forest)
 {
+    SIMLSH__CHECK_FOREST(forest);
     if (out == NULL || forest == NULL)
         return SIMLSH_EINVAL;
     *out = forest->store.count;
@@ -800,6 +805,8 @@ static int row_rank_cmp(const void *x, const void *y)
 int simlsh_forest_query_topk(simlsh_results *res, const simlsh_forest *forest,
                              const simlsh_signature *sig, size_t k)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_FOREST(forest);
     if (res == NULL || forest == NULL || k == 0)
         return SIMLSH_EINVAL;
     int rc = simlsh__pf_check_sig(sig, forest->sig_fp);
@@ -904,6 +911,7 @@ int simlsh__pf_read_values(uint32_t *vals, const uint8_t *p, uint32_t num_perm)
 
 int simlsh_forest_save(void *buf, size_t cap, size_t *size, const simlsh_forest *forest)
 {
+    SIMLSH__CHECK_FOREST(forest);
     if (size == NULL || forest == NULL)
         return SIMLSH_EINVAL;
     const simlsh__pf_store *s = &forest->store;

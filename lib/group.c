@@ -236,6 +236,7 @@ static int components_of(uint32_t *comp, size_t *ncomp, const dense_map *d, size
 int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t *a,
                             const uint64_t *b, size_t n)
 {
+    SIMLSH__CHECK_RESULTS(res);
     if (res == NULL)
         return SIMLSH_EINVAL;
     int rc = check_pairs(a, b, NULL, n);
@@ -292,6 +293,7 @@ out:
 int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, const uint64_t *b,
                       const double *score, size_t n, const uint64_t *order, size_t norder)
 {
+    SIMLSH__CHECK_RESULTS(res);
     if (res == NULL || (order == NULL && norder > 0))
         return SIMLSH_EINVAL;
     int rc = check_pairs(a, b, score, n);
@@ -430,6 +432,7 @@ out:
 int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *a,
                          const uint64_t *b, const double *score, size_t n, size_t max_docs)
 {
+    SIMLSH__CHECK_RESULTS(res);
     if (res == NULL || max_docs == 1)
         return SIMLSH_EINVAL;
     int rc = check_pairs(a, b, score, n);
@@ -598,6 +601,7 @@ out:
 int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count, const simlsh_results *res,
                            size_t q)
 {
+    SIMLSH__CHECK_RESULTS(res);
     if (count == NULL || res == NULL || q >= res->nq)
         return SIMLSH_EINVAL;
     size_t lo = res->offsets[q], hi = q + 1 < res->nq ? res->offsets[q + 1] : res->count;

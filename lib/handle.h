@@ -12,6 +12,10 @@
  * objects are at least 4 bytes long. Freed objects get SIMLSH__TAG_DEAD, so
  * a double free or a use after free is often (not always: the memory may
  * be reused) refused instead of corrupting the heap.
+ *
+ * Objects that keep a copy of their params (index, forest, ensemble) put
+ * their own tag before it: the copy carries SIMLSH__TAG_PARAMS, and an
+ * object that began with it would pass for params.
  */
 #ifndef SIMLSH_HANDLE_H
 #define SIMLSH_HANDLE_H
@@ -54,5 +58,7 @@ static inline int simlsh__handle_is(const void *h, uint32_t tag)
 #define SIMLSH__CHECK_SIGNATURE(h) SIMLSH__CHECK_HANDLE(h, SIMLSH__TAG_SIGNATURE)
 #define SIMLSH__CHECK_RESULTS(h) SIMLSH__CHECK_HANDLE(h, SIMLSH__TAG_RESULTS)
 #define SIMLSH__CHECK_INDEX(h) SIMLSH__CHECK_HANDLE(h, SIMLSH__TAG_INDEX)
+#define SIMLSH__CHECK_FOREST(h) SIMLSH__CHECK_HANDLE(h, SIMLSH__TAG_FOREST)
+#define SIMLSH__CHECK_ENSEMBLE(h) SIMLSH__CHECK_HANDLE(h, SIMLSH__TAG_ENSEMBLE)
 
 #endif

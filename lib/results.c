@@ -17,21 +17,30 @@ int simlsh_results_new(simlsh_results **out, const simlsh_allocator *alloc)
     struct simlsh_results *r = simlsh__calloc(&a, 1, sizeof *r);
     if (r == NULL)
         return SIMLSH_ENOMEM;
+    r->tag = SIMLSH__TAG_RESULTS;
     r->alloc = a;
     *out = r;
     return 0;
 }
 
+/* Free the three columns of cap rows. */
+static void free_columns(const simlsh_allocator *al, uint64_t *a, uint64_t *b, double *score,
+                         size_t cap)
+{
+    simlsh__free_sized(al, a, cap * sizeof *a);
+    simlsh__free_sized(al, b, cap * sizeof *b);
+    simlsh__free_sized(al, score, cap * sizeof *score);
+}
+
 void simlsh_results_free(simlsh_results *res)
 {
-    if (res == NULL)
+    if (!simlsh__handle_is(res, SIMLSH__TAG_RESULTS))
         return;
     simlsh_allocator a = res->alloc;
-    simlsh__free(&a, res->a);
-    simlsh__free(&a, res->b);
-    simlsh__free(&a, res->score);
-    simlsh__free(&a, res->offsets);
-    simlsh__free(&a, res);
+    free_columns(&a, res->a, res->b, res->score, res->cap);
+    simlsh__free_sized(&a, res->offsets, res->ocap * sizeof *res->offsets);
+    res->tag = SIMLSH__TAG_DEAD;
+    simlsh__free_sized(&a, res, sizeof *res);
 }
 
 int simlsh__results_reserve(struct simlsh_results *res, size_t rows, size_t nq)
@@ -62,25 +71,21 @@ int simlsh__results_reserve(struct simlsh_results *res, size_t rows, size_t nq)
             goto fail;
     }
     if (na != NULL) {
-        simlsh__free(al, res->a);
-        simlsh__free(al, res->b);
-        simlsh__free(al, res->score);
+        free_columns(al, res->a, res->b, res->score, res->cap);
         res->a = na;
         res->b = nb;
         res->score = ns;
         res->cap = ncap;
     }
     if (no != NULL) {
-        simlsh__free(al, res->offsets);
+        simlsh__free_sized(al, res->offsets, res->ocap * sizeof *res->offsets);
         res->offsets = no;
         res->ocap = nocap;
     }
     return 0;
 fail:
-    simlsh__free(al, na);
-    simlsh__free(al, nb);
-    simlsh__free(al, ns);
-    simlsh__free(al, no);
+    free_columns(al, na, nb, ns, ncap);
+    simlsh__free_sized(al, no, nocap * sizeof *no);
     return SIMLSH_ENOMEM;
 }
 
@@ -92,10 +97,8 @@ void simlsh__builder_init(simlsh__builder *bd, const struct simlsh_results *res)
 
 void simlsh__builder_free(simlsh__builder *bd)
 {
-    simlsh__free(bd->alloc, bd->a);
-    simlsh__free(bd->alloc, bd->b);
-    simlsh__free(bd->alloc, bd->score);
-    simlsh__free(bd->alloc, bd->offsets);
+    free_columns(bd->alloc, bd->a, bd->b, bd->score, bd->cap);
+    simlsh__free_sized(bd->alloc, bd->offsets, (bd->nq + 1) * sizeof *bd->offsets);
     bd->a = bd->b = NULL;
     bd->score = NULL;
     bd->offsets = NULL;
@@ -119,9 +122,7 @@ int simlsh__builder_grow(simlsh__builder *bd, size_t need)
     uint64_t *nb = simlsh__malloc(bd->alloc, bytes);
     double *ns = simlsh__malloc(bd->alloc, ncap * sizeof *ns);
     if (na == NULL || nb == NULL || ns == NULL) {
-        simlsh__free(bd->alloc, na);
-        simlsh__free(bd->alloc, nb);
-        simlsh__free(bd->alloc, ns);
+        free_columns(bd->alloc, na, nb, ns, ncap);
         return SIMLSH_ENOMEM;
     }
     if (bd->n > 0) {
@@ -129,9 +130,7 @@ int simlsh__builder_grow(simlsh__builder *bd, size_t need)
         memcpy(nb, bd->b, bd->n * sizeof *nb);
         memcpy(ns, bd->score, bd->n * sizeof *ns);
     }
-    simlsh__free(bd->alloc, bd->a);
-    simlsh__free(bd->alloc, bd->b);
-    simlsh__free(bd->alloc, bd->score);
+    free_columns(bd->alloc, bd->a, bd->b, bd->score, bd->cap);
     bd->a = na;
     bd->b = nb;
     bd->score = ns;
@@ -157,9 +156,7 @@ void simlsh__builder_commit(simlsh__builder *bd, struct simlsh_results *res, int
     const simlsh_allocator *al = &res->alloc;
     /* No rows and no columns: keep the results' columns for the next fill. */
     if (bd->cap > 0) {
-        simlsh__free(al, res->a);
-        simlsh__free(al, res->b);
-        simlsh__free(al, res->score);
+        free_columns(al, res->a, res->b, res->score, res->cap);
         res->a = bd->a;
         res->b = bd->b;
         res->score = bd->score;
@@ -168,7 +165,7 @@ void simlsh__builder_commit(simlsh__builder *bd, struct simlsh_results *res, int
         bd->score = NULL;
     }
     if (bd->offsets != NULL) {
-        simlsh__free(al, res->offsets);
+        simlsh__free_sized(al, res->offsets, res->ocap * sizeof *res->offsets);
         res->offsets = bd->offsets;
         res->ocap = bd->nq + 1;
         bd->offsets = NULL;
@@ -179,15 +176,22 @@ void simlsh__builder_commit(simlsh__builder *bd, struct simlsh_results *res, int
     bd->n = bd->cap = bd->nq = 0;
 }
 
+/* Reading calls accept any handle: one that is not a live results object
+ * reads as empty (count 0, row and offset SIMLSH_EINVAL). */
+static int is_results(const simlsh_results *res)
+{
+    return simlsh__handle_is(res, SIMLSH__TAG_RESULTS);
+}
+
 size_t simlsh_results_count(const simlsh_results *res)
 {
-    return res != NULL ? res->count : 0;
+    return is_results(res) ? res->count : 0;
 }
 
 int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_t *b,
                        double *score)
 {
-    if (res == NULL || i >= res->count)
+    if (!is_results(res) || i >= res->count)
         return SIMLSH_EINVAL;
     if (a != NULL)
         *a = res->a[i];
@@ -198,24 +202,30 @@ int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_
     return 0;
 }
 
+/* What an empty column points to: FFIs make slices or typed arrays from the
+ * pointer and the count, and several (Rust's slice::from_raw_parts, koffi's
+ * decode) refuse NULL even for zero elements. Never written. */
+static const uint64_t no_ids[1];
+static const double no_scores[1];
+
 const uint64_t *simlsh_results_a(const simlsh_results *res)
 {
-    return res != NULL && res->count > 0 ? res->a : NULL;
+    return is_results(res) && res->a != NULL ? res->a : no_ids;
 }
 
 const uint64_t *simlsh_results_b(const simlsh_results *res)
 {
-    return res != NULL && res->count > 0 ? res->b : NULL;
+    return is_results(res) && res->b != NULL ? res->b : no_ids;
 }
 
 const double *simlsh_results_scores(const simlsh_results *res)
 {
-    return res != NULL && res->count > 0 ? res->score : NULL;
+    return is_results(res) && res->score != NULL ? res->score : no_scores;
 }
 
 int simlsh_results_offset(size_t *out, const simlsh_results *res, size_t q)
 {
-    if (out == NULL || res == NULL || q > res->nq)
+    if (out == NULL || !is_results(res) || q > res->nq)
         return SIMLSH_EINVAL;
     /* Fills that are not per query (pairs, cluster) have nq = 0: offset 0
      * is then the row count, as for a batch of zero queries. */
@@ -225,5 +235,7 @@ int simlsh_results_offset(size_t *out, const simlsh_results *res, size_t q)
 
 int simlsh_results_truncated(const simlsh_results *res)
 {
-    return res != NULL && res->truncated ? 1 : 0;
+    if (!is_results(res))
+        return SIMLSH_EINVAL;
+    return res->truncated ? 1 : 0;
 }

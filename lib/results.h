@@ -5,12 +5,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "handle.h"
 #include "simlsh.h"
 
 /* Rows are three parallel columns so that simlsh_results_a/b/scores can
  * hand out plain arrays. offsets has nq + 1 entries when nq > 0 (batch
- * queries); other fills have nq = 0 or 1. */
+ * queries); other fills have nq = 0 or 1. Each column is NULL or a block
+ * of cap elements, offsets NULL or a block of ocap: the sizes the blocks
+ * are freed with. */
 struct simlsh_results {
+    uint32_t tag; /* SIMLSH__TAG_RESULTS (handle.h) */
     simlsh_allocator alloc;
     uint64_t *a;
     uint64_t *b;

@@ -6,6 +6,7 @@
 #include "handle.h"
 #include "le.h"
 #include "shingleset.h"
+#include "vec.h"
 
 /* LSD radix sort with 11-bit digits; passes whose digit is constant over the
  * whole array are skipped (the top passes for 32-bit hashes). */
@@ -114,13 +115,23 @@ static int commit_pending(simlsh_shingleset *s)
     return 0;
 }
 
+/* Room for more hashes after the len kept ones. */
+static int reserve(simlsh_shingleset *s, size_t more)
+{
+    if (more <= s->cap - s->len)
+        return 0;
+    if (more > SIZE_MAX - s->len)
+        return SIMLSH_ENOMEM;
+    return simlsh__vec_grow(&s->params.alloc, &s->hashes, s->len, &s->cap, s->len + more,
+                            sizeof *s->hashes, NULL);
+}
+
 static int append(void *ctx, const uint64_t *h, size_t n)
 {
     simlsh_shingleset *s = ctx;
     if (n == 0)
         return 0;
-    int rc = simlsh__grow(&s->params.alloc, (void **)&s->hashes, &s->cap, s->len + n,
-                          sizeof *s->hashes);
+    int rc = reserve(s, n);
     if (rc < 0)
         return rc;
     memcpy(s->hashes + s->len, h, n * sizeof *h);
@@ -131,8 +142,7 @@ static int append(void *ctx, const uint64_t *h, size_t n)
 static int append32(void *ctx, const uint32_t *h, size_t n)
 {
     simlsh_shingleset *s = ctx;
-    int rc = simlsh__grow(&s->params.alloc, (void **)&s->hashes, &s->cap, s->len + n,
-                          sizeof *s->hashes);
+    int rc = reserve(s, n);
     if (rc < 0)
         return rc;
     uint64_t *o = s->hashes + s->len;

@@ -407,6 +407,7 @@ int simlsh_signature_from_values(simlsh_signature **out, const simlsh_params *pa
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    SIMLSH__CHECK_PARAMS(params);
     if (params == NULL || values == NULL || n != (size_t)params->num_perm)
         return SIMLSH_EINVAL;
     /* values() gives the empty mark in every row or in none: a mix is

@@ -44,7 +44,7 @@ static inline int simlsh__vec_grow(const simlsh_allocator *al, void *vp, size_t 
     if (n > 0)
         memcpy(nv, old, n * elem);
     if (old != local)
-        simlsh__free(al, old);
+        simlsh__free_sized(al, old, *cap * elem);
     memcpy(vp, &nv, sizeof nv);
     *cap = ncap;
     return 0;
@@ -78,7 +78,7 @@ static inline int simlsh__vec_grow(const simlsh_allocator *al, void *vp, size_t 
 #define simlsh__vec_free(al, vec, local)                                                           \
     do {                                                                                           \
         if ((vec)->v != (local))                                                                   \
-            simlsh__free((al), (vec)->v);                                                          \
+            simlsh__free_sized((al), (vec)->v, (vec)->cap * sizeof *(vec)->v);                     \
     } while (0)
 
 #endif

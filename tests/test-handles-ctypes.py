@@ -2,13 +2,13 @@
 """Handles of the wrong type through ctypes (issue 16, item 4).
 
 ctypes passes handles as c_void_p, untyped, as koffi and cgo do. Driven by
-the generated API description, every function that takes a params, shingle
-set or signature handle is called with a live handle of each other type in
-that position (other arguments valid): it must return SIMLSH_EINVAL (void
-functions: do nothing), and every object must be unchanged afterwards
-(saved bytes and contract description compared). Functions of the index
-and results are left out until those objects carry tags (see
-lib/handle.h).
+the generated API description, every function that takes a handle (params,
+shingle set, signature, results, index, forest, ensemble) is called with a
+live handle of each other type in that position (other arguments valid):
+it must return SIMLSH_EINVAL (void functions: do nothing;
+simlsh_results_count: 0; the result columns: a non-NULL pointer), and
+every object must be unchanged afterwards (saved bytes, contract
+description and result rows compared).
 
 Usage: test-handles-ctypes.py LIBSIMLSH_SO SIMLSH_API_JSON
 """
@@ -20,7 +20,8 @@ lib = C.CDLL(sys.argv[1])
 with open(sys.argv[2], encoding="utf-8") as f:
     api = json.load(f)
 EINVAL = next(c["value"] for c in api["constants"] if c["name"] == "SIMLSH_EINVAL")
-TAGGED = ("simlsh_params", "simlsh_shingleset", "simlsh_signature")
+TAGGED = ("simlsh_params", "simlsh_shingleset", "simlsh_signature", "simlsh_results",
+          "simlsh_index", "simlsh_forest", "simlsh_ensemble")
 
 CTYPES = {"int": C.c_int, "unsigned int": C.c_uint, "int64_t": C.c_int64,
           "uint32_t": C.c_uint32, "uint64_t": C.c_uint64, "size_t": C.c_size_t,
@@ -57,16 +58,26 @@ check(fns["simlsh_params_preset"](P, b"dedup"), "preset")
 S = new("simlsh_shingleset_new", P)
 G = new("simlsh_signature_new", P)
 R = new("simlsh_results_new", None)
+I = new("simlsh_index_new", P)
+F = new("simlsh_forest_new", P)
+E = new("simlsh_ensemble_new", P)
 text = b"The quick brown fox jumps over the lazy dog."
 check(fns["simlsh_shingleset_add_text"](S, text, len(text)), "add_text")
 check(fns["simlsh_signature_add_text"](G, text, len(text)), "add_text")
+check(fns["simlsh_index_insert"](I, 7, G), "index_insert")
+check(fns["simlsh_forest_insert"](F, 7, G), "forest_insert")
+check(fns["simlsh_ensemble_insert"](E, 7, G, 10), "ensemble_insert")
+check(fns["simlsh_index_query"](R, I, G, 0), "index_query")
 live = {"simlsh_params": P, "simlsh_shingleset": S, "simlsh_signature": G,
-        "simlsh_results": R}
+        "simlsh_results": R, "simlsh_index": I, "simlsh_forest": F,
+        "simlsh_ensemble": E}
 
 
 def state():
     out = []
-    for fn, h in (("simlsh_shingleset_save", S), ("simlsh_signature_save", G)):
+    for fn, h in (("simlsh_shingleset_save", S), ("simlsh_signature_save", G),
+                  ("simlsh_index_save", I), ("simlsh_forest_save", F),
+                  ("simlsh_ensemble_save", E)):
         n = C.c_size_t()
         check(fns[fn](None, 0, C.byref(n), h), fn)
         buf = C.create_string_buffer(n.value)
@@ -76,6 +87,12 @@ def state():
     n = C.c_size_t()
     check(fns["simlsh_params_describe"](buf, 1024, C.byref(n), P), "describe")
     out.append(buf.value)
+    rows = fns["simlsh_results_count"](R)
+    if rows != 1:
+        sys.exit("FAIL: the results have %d rows, expected 1" % rows)
+    a, b, sc = C.c_uint64(), C.c_uint64(), C.c_double()
+    check(fns["simlsh_results_row"](R, 0, C.byref(a), C.byref(b), C.byref(sc)), "row")
+    out.append((rows, a.value, b.value, sc.value, fns["simlsh_results_truncated"](R)))
     return out
 
 
@@ -103,8 +120,7 @@ def argument(p, scratch):
 before = state()
 calls = 0
 for f in api["functions"]:
-    if not f["name"].startswith(("simlsh_params_", "simlsh_shingleset_", "simlsh_signature_",
-                                 "simlsh_hash_")):
+    if not any(p.get("handle") in TAGGED for p in f["params"]):
         continue
     for i, p in enumerate(f["params"]):
         if p.get("handle") not in TAGGED or p["pointer"] != 1:
@@ -117,9 +133,21 @@ for f in api["functions"]:
             args[i] = wrong
             rc = fns[f["name"]](*args)
             calls += 1
-            if f["returns"]["type"] != "void" and rc != EINVAL:
-                sys.exit("FAIL: %s with a %s as %s returned %r, expected %d"
-                         % (f["name"], other, p["name"], rc, EINVAL))
+            kind = f["returns"]["kind"]
+            if f["name"] == "simlsh_results_count":
+                want = 0
+            elif kind == "pointer":
+                want = "non-NULL"
+                if rc is None:
+                    sys.exit("FAIL: %s with a %s returned NULL" % (f["name"], other))
+                continue
+            elif kind == "void":
+                continue
+            else:
+                want = EINVAL
+            if rc != want:
+                sys.exit("FAIL: %s with a %s as %s returned %r, expected %r"
+                         % (f["name"], other, p["name"], rc, want))
 after = state()
 if before != after:
     sys.exit("FAIL: an object changed")
@@ -127,7 +155,9 @@ d = C.c_double()
 check(fns["simlsh_signature_jaccard"](C.byref(d), G, G), "jaccard")
 if d.value != 1.0:
     sys.exit("FAIL: the signature no longer works")
-for name, h in (("simlsh_results_free", R), ("simlsh_signature_free", G),
+for name, h in (("simlsh_ensemble_free", E), ("simlsh_forest_free", F),
+                ("simlsh_index_free", I),
+                ("simlsh_results_free", R), ("simlsh_signature_free", G),
                 ("simlsh_shingleset_free", S), ("simlsh_params_free", P)):
     fns[name](h)
 print("ok: %d calls with a handle of the wrong type refused, objects unchanged" % calls)

@@ -122,7 +122,7 @@ static int check_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
     for (size_t i = lo; i < hi; i++) {
         if (bt->values == NULL) {
             const simlsh_signature *s = bt->sigs[i];
-            if (s == NULL)
+            if (!simlsh__handle_is(s, SIMLSH__TAG_SIGNATURE))
                 return SIMLSH_EINVAL;
             if (s->in_doc)
                 return SIMLSH_ESTATE;
@@ -527,6 +527,7 @@ out:
 int simlsh_index_insert_values(simlsh_index *index, const uint64_t *ids, const uint32_t *values,
                                size_t n, uint32_t nthreads)
 {
+    SIMLSH__CHECK_INDEX(index);
     if (index == NULL || (n > 0 && (ids == NULL || values == NULL)))
         return SIMLSH_EINVAL;
     return insert_rows(index, ids, values, NULL, n, nthreads);
@@ -535,6 +536,7 @@ int simlsh_index_insert_values(simlsh_index *index, const uint64_t *ids, const u
 int simlsh_index_insert_batch(simlsh_index *index, const uint64_t *ids,
                               const simlsh_signature *const *sigs, size_t n, uint32_t nthreads)
 {
+    SIMLSH__CHECK_INDEX(index);
     if (index == NULL || (n > 0 && (ids == NULL || sigs == NULL)))
         return SIMLSH_EINVAL;
     return insert_rows(index, ids, NULL, sigs, n, nthreads);

@@ -129,6 +129,8 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
 int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int flags,
                           size_t max_pairs, double threshold, uint32_t nthreads)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
     if (res == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
@@ -460,6 +462,8 @@ static int cluster_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t uni
 int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
                             double threshold, uint32_t nthreads)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
     if (res == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);

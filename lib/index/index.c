@@ -9,6 +9,7 @@ int simlsh__ix_create(struct simlsh_index **out, const struct simlsh_params *p, 
     struct simlsh_index *ix = simlsh__calloc(&p->alloc, 1, sizeof *ix);
     if (ix == NULL)
         return SIMLSH_ENOMEM;
+    ix->tag = SIMLSH__TAG_INDEX;
     ix->params = *p;
     ix->params.bands = (int32_t)b;
     ix->params.rows = (int32_t)r;
@@ -29,8 +30,7 @@ int simlsh_index_new(simlsh_index **out, const simlsh_params *params)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (params == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_PARAMS(params);
     uint32_t b, r;
     int rc = simlsh__params_resolve_bands(params, &b, &r);
     if (rc < 0)
@@ -40,8 +40,9 @@ int simlsh_index_new(simlsh_index **out, const simlsh_params *params)
 
 void simlsh_index_free(simlsh_index *index)
 {
-    if (index == NULL)
+    if (!simlsh__handle_is(index, SIMLSH__TAG_INDEX))
         return;
+    index->tag = SIMLSH__TAG_DEAD;
     simlsh_allocator a = index->params.alloc;
     for (size_t i = 0; i < index->novf; i++)
         simlsh__free(&a, index->ovf[i].slots);
@@ -56,7 +57,8 @@ void simlsh_index_free(simlsh_index *index)
 
 int simlsh_index_bands(uint32_t *bands, uint32_t *rows, const simlsh_index *index)
 {
-    if (bands == NULL || rows == NULL || index == NULL)
+    SIMLSH__CHECK_INDEX(index);
+    if (bands == NULL || rows == NULL)
         return SIMLSH_EINVAL;
     *bands = index->bands;
     *rows = index->rows;
@@ -67,12 +69,14 @@ int simlsh_index_params(simlsh_params **out, const simlsh_index *index)
 {
     /* The copy has bands and rows resolved: params built from it make the
      * same index, whatever the optimiser's weights were. */
-    return simlsh__params_export(out, index ? &index->params : NULL);
+    return simlsh__params_export(
+        out, simlsh__handle_is(index, SIMLSH__TAG_INDEX) ? &index->params : NULL);
 }
 
 int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index)
 {
-    if (out == NULL || index == NULL)
+    SIMLSH__CHECK_INDEX(index);
+    if (out == NULL)
         return SIMLSH_EINVAL;
     *out = index->index_fp;
     return 0;
@@ -82,8 +86,8 @@ int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index)
 
 int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature *sig)
 {
-    if (index == NULL || sig == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_INDEX(index);
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig->in_doc)
         return SIMLSH_ESTATE;
     if (sig->fingerprint != index->sig_fp)
@@ -104,8 +108,7 @@ int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature
 
 int simlsh_index_remove(simlsh_index *index, uint64_t id)
 {
-    if (index == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_INDEX(index);
     if (!index->store)
         return SIMLSH_EUNSUPPORTED;
     size_t pos = idmap_find(index, id);
@@ -117,14 +120,14 @@ int simlsh_index_remove(simlsh_index *index, uint64_t id)
 
 int simlsh_index_contains(const simlsh_index *index, uint64_t id)
 {
-    if (index == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_INDEX(index);
     return idmap_find(index, id) != SIZE_MAX ? 1 : 0;
 }
 
 int simlsh_index_count(size_t *out, const simlsh_index *index)
 {
-    if (out == NULL || index == NULL)
+    SIMLSH__CHECK_INDEX(index);
+    if (out == NULL)
         return SIMLSH_EINVAL;
     *out = index->count;
     return 0;
@@ -132,8 +135,7 @@ int simlsh_index_count(size_t *out, const simlsh_index *index)
 
 int simlsh_index_reserve(simlsh_index *index, size_t n)
 {
-    if (index == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_INDEX(index);
     if (n <= index->count)
         return 0;
     /* n ids need at most max(nslots, n) slots: free slots are reused first. */
@@ -143,8 +145,7 @@ int simlsh_index_reserve(simlsh_index *index, size_t n)
 
 int simlsh_index_clear(simlsh_index *index)
 {
-    if (index == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_INDEX(index);
     if (index->tab != NULL)
         memset(index->tab, 0xff, index->tcap * index->bands * sizeof *index->tab);
     if (index->idmap != NULL)
@@ -163,7 +164,8 @@ int simlsh_index_clear(simlsh_index *index)
 
 int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *index)
 {
-    if (total == NULL || index == NULL)
+    SIMLSH__CHECK_INDEX(index);
+    if (total == NULL)
         return SIMLSH_EINVAL;
     size_t tabs = index->tcap * index->bands * sizeof(band_entry) + index->ovf_bytes +
                   index->ovf_cap * sizeof(ovf_list);
@@ -184,8 +186,7 @@ int simlsh_index_signature(simlsh_signature **out, const simlsh_index *index, ui
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (index == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_INDEX(index);
     if (!index->store)
         return SIMLSH_EUNSUPPORTED;
     size_t pos = idmap_find(index, id);

@@ -84,6 +84,7 @@ typedef struct {
 } ovf_list;
 
 struct simlsh_index {
+    uint32_t tag;                /* SIMLSH__TAG_INDEX (handle.h), before the params' own */
     struct simlsh_params params; /* bands, rows resolved */
     uint64_t sig_fp, index_fp;
     uint32_t bands, rows, num_perm;

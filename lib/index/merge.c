@@ -26,6 +26,7 @@ int simlsh_index_copy(simlsh_index **out, const simlsh_index *src)
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
+    SIMLSH__CHECK_INDEX(src);
     if (src == NULL)
         return SIMLSH_EINVAL;
     const simlsh_allocator *al = &src->params.alloc;
@@ -171,6 +172,8 @@ static int add_next(struct simlsh_index *out, side *s, uint32_t *fps, uint32_t *
 
 int simlsh_index_merge(simlsh_index *dst, const simlsh_index *src)
 {
+    SIMLSH__CHECK_INDEX(dst);
+    SIMLSH__CHECK_INDEX(src);
     if (dst == NULL || src == NULL)
         return SIMLSH_EINVAL;
     if (dst->index_fp != src->index_fp || dst->store != src->store)

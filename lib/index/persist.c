@@ -47,6 +47,7 @@ static int slot_live(const struct simlsh_index *ix, uint32_t slot)
 
 int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *index)
 {
+    SIMLSH__CHECK_INDEX(index);
     if (size == NULL || index == NULL)
         return SIMLSH_EINVAL;
     size_t total;
@@ -210,6 +211,7 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
 
 int simlsh_index_set_userdata(simlsh_index *index, const void *data, size_t len)
 {
+    SIMLSH__CHECK_INDEX(index);
     if (index == NULL || (data == NULL && len > 0))
         return SIMLSH_EINVAL;
     uint8_t *copy = NULL;
@@ -227,6 +229,7 @@ int simlsh_index_set_userdata(simlsh_index *index, const void *data, size_t len)
 
 int simlsh_index_userdata(const void **data, size_t *len, const simlsh_index *index)
 {
+    SIMLSH__CHECK_INDEX(index);
     if (data == NULL || len == NULL || index == NULL)
         return SIMLSH_EINVAL;
     *data = index->udata;
@@ -241,6 +244,7 @@ int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *index, const c
 {
     if (sys_errno != NULL)
         *sys_errno = 0;
+    SIMLSH__CHECK_INDEX(index);
     if (index == NULL || path == NULL || path[0] == '\0' || (flags & ~SIMLSH_FILE_NOFOLLOW) != 0)
         return SIMLSH_EINVAL;
     const simlsh_allocator *al = &index->params.alloc;

@@ -131,8 +131,7 @@ int simlsh__ix_confirm_and_score(const struct simlsh_index *ix, const hitbuf *hi
 /* Common checks of the query calls. */
 static int check_query(const struct simlsh_index *ix, const struct simlsh_signature *sig)
 {
-    if (sig == NULL)
-        return SIMLSH_EINVAL;
+    SIMLSH__CHECK_SIGNATURE(sig);
     if (sig->in_doc)
         return SIMLSH_ESTATE;
     if (sig->fingerprint != ix->sig_fp)
@@ -165,6 +164,12 @@ static int v2_threshold(int flags, double threshold, double *thr)
     return 0;
 }
 
+/* The threshold is read before query_res's checks: only from an index. */
+static int is_index(const simlsh_index *ix)
+{
+    return simlsh__handle_is(ix, SIMLSH__TAG_INDEX);
+}
+
 static double params_threshold(const struct simlsh_index *ix, int flags)
 {
     return (flags & SIMLSH_QUERY_VERIFY) ? ix->params.threshold : 0.0;
@@ -173,6 +178,8 @@ static double params_threshold(const struct simlsh_index *ix, int flags)
 static int query_res(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
                      int flags, double thr)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
     if (res == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
@@ -207,7 +214,8 @@ static int query_res(simlsh_results *res, const simlsh_index *index, const simls
 int simlsh_index_query(simlsh_results *res, const simlsh_index *index, const simlsh_signature *sig,
                        int flags)
 {
-    return query_res(res, index, sig, flags, index != NULL ? params_threshold(index, flags) : 0.0);
+    return query_res(res, index, sig, flags,
+                     is_index(index) ? params_threshold(index, flags) : 0.0);
 }
 
 int simlsh_index_query_v2(simlsh_results *res, const simlsh_index *index,
@@ -221,6 +229,7 @@ int simlsh_index_query_v2(simlsh_results *res, const simlsh_index *index,
 int simlsh_index_query_ids(uint64_t *ids, size_t cap, size_t *count, const simlsh_index *index,
                            const simlsh_signature *sig, int flags)
 {
+    SIMLSH__CHECK_INDEX(index);
     if (count == NULL || index == NULL)
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
@@ -281,6 +290,8 @@ static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *co
 static int query_batch(simlsh_results *res, const simlsh_index *index,
                        const simlsh_signature *const *sigs, size_t n, int flags, double verify)
 {
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
     if (res == NULL || index == NULL || (sigs == NULL && n > 0))
         return SIMLSH_EINVAL;
     int rc = check_flags(index, flags);
@@ -375,7 +386,7 @@ int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
                              const simlsh_signature *const *sigs, size_t n, int flags)
 {
     return query_batch(res, index, sigs, n, flags,
-                       index != NULL ? params_threshold(index, flags) : 0.0);
+                       is_index(index) ? params_threshold(index, flags) : 0.0);
 }
 
 int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_index *index,
