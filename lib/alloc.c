@@ -171,23 +171,3 @@ void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, siz
     /* block 0 would mean "unknown" to move(); a NULL p has no block. */
     return move(a, p, copy, p != NULL && block == 0 ? 1 : block, new_size);
 }
-
-int simlsh__grow(const simlsh_allocator *a, void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / elem)
-            return SIMLSH_ENOMEM;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return SIMLSH_ENOMEM;
-    void *q = move(a, *arr, *cap * elem, *cap * elem, ncap * elem);
-    if (q == NULL)
-        return SIMLSH_ENOMEM;
-    *arr = q;
-    *cap = ncap;
-    return 0;
-}

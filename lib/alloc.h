@@ -46,9 +46,5 @@ void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_
  * copy are kept: the old block is freed with its size. */
 void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, size_t block,
                             size_t new_size);
-/* Grow (*arr, *cap) of elements of size elem to hold at least need elements.
- * 0 or SIMLSH_ENOMEM (array unchanged). Superseded by vec.h: kept only for
- * shingle.c's raw buffer, to go when that converts. */
-int simlsh__grow(const simlsh_allocator *a, void **arr, size_t *cap, size_t need, size_t elem);
 
 #endif
