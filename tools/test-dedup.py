@@ -552,7 +552,7 @@ def case_usage():
     for args in ([], ["--bogus"], ["--unit", "syllable", SAMPLE], ["-k", "0", SAMPLE],
                  ["-k", "x", SAMPLE], ["--threshold", "1.5", SAMPLE],
                  ["--threshold", "abc", SAMPLE], ["--bands", "100", "--rows", "100", SAMPLE],
-                 ["--verify", "exact", "--index", "x", SAMPLE], ["--normalize", "upper", SAMPLE],
+                 ["--recall", "1", SAMPLE], ["--normalize", "upper", SAMPLE],
                  ["-j", "-1", SAMPLE], ["--output", "everything", SAMPLE],
                  ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"],
                  ["--keep", "biggest", SAMPLE], ["--max-doc-bytes", "0", SAMPLE],

@@ -53,6 +53,8 @@ _PROTOTYPES: Dict[str, Tuple[object, List[object]]] = {
     "simlsh_hash_bytes": (I32, [U64P, P, P, SZ]),
     "simlsh_lsh_optimal_params": (I32, [U32P, U32P, U32P, U32, DBL, DBL, DBL]),
     "simlsh_lsh_probability": (I32, [DBLP, U32, U32, DBL]),
+    "simlsh_lsh_optimal_params_recall": (I32, [U32P, U32P, DBLP, U32, DBL, DBL, DBL]),
+    "simlsh_group_star": (I32, [P, SZP, P, P, P, SZ, P, SZ]),
     "simlsh_shingleset_new": (I32, [PP, P]),
     "simlsh_shingleset_free": (None, [P]),
     "simlsh_shingleset_copy": (I32, [PP, P]),
