@@ -25,10 +25,15 @@
 #include <malloc.h>
 #endif
 #include <inttypes.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Exact mode drops candidates whose estimate is this many standard
+ * deviations below the threshold (verify_candidates). */
+#define PREFILTER_SD 4.0
 
 static int lib_fail(const char *what, int rc)
 {
@@ -984,8 +989,29 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
         return lib_fail("results", rc);
     int mode = r->opt->verify;
     int flags = mode == VERIFY_ESTIMATE ? SIMLSH_QUERY_VERIFY : 0;
+    double thr = r->threshold;
+    if (mode == VERIFY_EXACT) {
+        /* The banding for recall also makes many candidates far below the
+         * threshold (on man pages, 60 times as many as true pairs). Their
+         * MinHash estimate sorts them out first: a pair at the threshold t
+         * has an estimate below t - 4 sd (sd = sqrt(t (1 - t) / num_perm))
+         * with probability about 3e-5, a pair above t less often. */
+        int64_t np = 128;
+        simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+        double low = thr - PREFILTER_SD * sqrt(thr * (1 - thr) / (double)np);
+        if (low > 0) {
+            flags = SIMLSH_QUERY_VERIFY;
+            thr = low;
+        }
+    }
+    r->vs.prefilter = flags && mode == VERIFY_EXACT ? thr : 0;
     uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
-    rc = simlsh_index_pairs_v2(res, r->index, flags, r->opt->max_pairs, r->threshold, nt);
+    rc = simlsh_index_pairs_v2(res, r->index, flags, r->opt->max_pairs, thr, nt);
+    if (rc == SIMLSH_EUNSUPPORTED && mode == VERIFY_EXACT && flags) {
+        /* an index without stored signatures has no estimates */
+        r->vs.prefilter = 0;
+        rc = simlsh_index_pairs_v2(res, r->index, 0, r->opt->max_pairs, r->threshold, nt);
+    }
     if (rc != 0) {
         simlsh_results_free(res);
         return lib_fail("enumerating pairs", rc);

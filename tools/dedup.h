@@ -265,6 +265,7 @@ struct run {
         int bytes_per_shingle;  /* 4 (32-bit hashes) or 8 */
         int recall_banding;     /* bands and rows chosen for --recall */
         double p_at_threshold;  /* P(candidate | J = threshold) of the banding */
+        double prefilter;       /* exact mode: candidates need an estimate >= this */
         int stdin_kept;         /* standard input can be read again */
         int64_t stdin_base;     /* ... from this offset of descriptor 0 */
     } vs;

@@ -836,6 +836,9 @@ static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
         return;
     char held[32];
     human_bytes(held, sizeof held, (double)r->vs.set_bytes_peak);
+    if (r->vs.prefilter > 0)
+        fprintf(stderr, PROG ": verify exact: candidates with a MinHash estimate below %.3f"
+                        " dropped first\n", r->vs.prefilter);
     fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s by exact Jaccard, %" PRIu64
                     " document read%s in %" PRIu64 " batch%s, at most %s of shingle sets (%d"
                     " bytes a shingle)\n",
@@ -969,10 +972,10 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
                ",\"exact\":%" PRIu64 ",\"estimated\":%" PRIu64 ",\"documents_not_reread\":%"
                PRIu64 ",\"reads\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"memory_budget\":%"
                PRIu64 ",\"set_bytes_peak\":%" PRIu64 ",\"shingles_peak\":%" PRIu64
-               ",\"bytes_per_shingle\":%d}",
+               ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f}",
             cluster_names[r->opt->cluster], r->vs.candidates, r->vs.exact, r->vs.estimated,
             r->vs.docs_unread, r->vs.reads, r->vs.batches, r->opt->verify_memory,
-            r->vs.set_bytes_peak, r->vs.shingles_peak, r->vs.bytes_per_shingle);
+            r->vs.set_bytes_peak, r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
     /* the running phase is closed first, so the phases add up to the run */
     phase_switch(r, r->phase);
     fputs(",\"phases\":{", f);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import warnings
 from typing import Any, Iterator, List, Optional, Sequence
 
@@ -136,7 +137,16 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
     ix = Index(p)
     if n:
         ix.insert_batch(np.arange(n, dtype=np.uint64), values[live], threads=nt)
-    a, b, s, truncated = _lib_pairs(ix, max_pairs, QUERY_VERIFY if verify == "estimate" else 0)
+    if verify == "exact":
+        # as simlsh-dedup: candidates whose estimate is more than 4 standard
+        # deviations below the threshold are dropped before the exact check
+        t = p.threshold
+        low = t - 4.0 * math.sqrt(t * (1 - t) / p.num_perm)
+        a, b, s, truncated = _lib_pairs(ix, max_pairs, QUERY_VERIFY if low > 0 else 0,
+                                        low if low > 0 else t)
+    else:
+        a, b, s, truncated = _lib_pairs(ix, max_pairs, QUERY_VERIFY if verify == "estimate"
+                                        else 0, p.threshold)
     if verify == "exact":
         sets: dict = {}
 
@@ -230,9 +240,9 @@ def _star(a: np.ndarray, b: np.ndarray, s: np.ndarray, n: int) -> Any:
     return labels, kept
 
 
-def _lib_pairs(ix: Index, max_pairs: int, flags: int = 0) -> Any:
+def _lib_pairs(ix: Index, max_pairs: int, flags: int, threshold: float) -> Any:
     res = _Results()
-    check(lib.simlsh_index_pairs(res._h, ix._h, flags, max_pairs), "pairs")
+    check(lib.simlsh_index_pairs_v2(res._h, ix._h, flags, max_pairs, threshold, 1), "pairs")
     a, b, s = res.columns()
     return a, b, s, res.truncated
 

@@ -55,6 +55,7 @@ _PROTOTYPES: Dict[str, Tuple[object, List[object]]] = {
     "simlsh_lsh_probability": (I32, [DBLP, U32, U32, DBL]),
     "simlsh_lsh_optimal_params_recall": (I32, [U32P, U32P, DBLP, U32, DBL, DBL, DBL]),
     "simlsh_group_star": (I32, [P, SZP, P, P, P, SZ, P, SZ]),
+    "simlsh_index_pairs_v2": (I32, [P, P, I32, SZ, DBL, U32]),
     "simlsh_shingleset_new": (I32, [PP, P]),
     "simlsh_shingleset_free": (None, [P]),
     "simlsh_shingleset_copy": (I32, [PP, P]),
