@@ -45,7 +45,9 @@ static void component_labels(struct run *r, const struct pair *p, size_t np, uin
 }
 
 /* The priority of --keep, best first: ids from --index (already in the
- * collection), then the new ids by the policy, ties by id. */
+ * collection), then the new ids by the policy, ties by id. qsort() passes
+ * no context, and one run sorts at a time: the run is a file-scope
+ * pointer. */
 static const struct run *keep_run;
 
 static int cmp_keep(const void *x, const void *y)
@@ -56,12 +58,14 @@ static int cmp_keep(const void *x, const void *y)
     if (old_a != old_b)
         return old_a ? -1 : 1;
     if (!old_a) {
+        uint64_t ba = r->id_bytes[a], bb = r->id_bytes[b];
+        int64_t ma = r->id_mtime[a], mb = r->id_mtime[b];
         int c = 0;
         switch (r->opt->keep) {
-        case KEEP_SHORTEST: c = (r->id_bytes[a] > r->id_bytes[b]) - (r->id_bytes[a] < r->id_bytes[b]); break;
-        case KEEP_LONGEST: c = (r->id_bytes[a] < r->id_bytes[b]) - (r->id_bytes[a] > r->id_bytes[b]); break;
-        case KEEP_OLDEST: c = (r->id_mtime[a] > r->id_mtime[b]) - (r->id_mtime[a] < r->id_mtime[b]); break;
-        case KEEP_NEWEST: c = (r->id_mtime[a] < r->id_mtime[b]) - (r->id_mtime[a] > r->id_mtime[b]); break;
+        case KEEP_SHORTEST: c = (ba > bb) - (ba < bb); break;
+        case KEEP_LONGEST: c = (ba < bb) - (ba > bb); break;
+        case KEEP_OLDEST: c = (ma > mb) - (ma < mb); break;
+        case KEEP_NEWEST: c = (ma < mb) - (ma > mb); break;
         default: break;
         }
         if (c)

@@ -82,8 +82,7 @@ static int temp_file(char *msg, size_t cap)
     if (t >= 0)
         unlink(path);
     else
-        snprintf(msg, cap, "cannot create a temporary file in %s: %s", qname(dir),
-                 strerror(errno));
+        snprintf(msg, cap, "cannot create a temporary file in %s: %s", qname(dir), strerror(errno));
     free(path);
     return t;
 }
@@ -144,8 +143,10 @@ int reread_prepare(struct run *r)
         if (got == 0)
             break;
         if (write_all(fd, buf, (size_t)got) != 0) {
-            fprintf(stderr, "simlsh-dedup: standard input: cannot spool it to a temporary "
-                            "file: %s\n", strerror(errno));
+            fprintf(stderr,
+                    "simlsh-dedup: standard input: cannot spool it to a temporary "
+                    "file: %s\n",
+                    strerror(errno));
             rc = -1;
             break;
         }
@@ -181,7 +182,11 @@ struct source {
 };
 
 /* Per new document (id - first_new). */
-enum { DS_NEED = 1, DS_BAD = 2, DS_WARNED = 4 };
+enum {
+    DS_NEED = 1,
+    DS_BAD = 2,
+    DS_WARNED = 4
+};
 
 /* A document of the current batch. */
 struct slot {
@@ -233,8 +238,8 @@ struct vctx {
 #define BIG_DOC (UINT64_C(1) << 20)
 
 /* Reads a whole file (decompressed) into w->buf, at most max bytes. */
-static int read_file(struct vworker *w, const char *path, uint64_t max, size_t *len,
-                     int64_t *mtime, char *msg, size_t mcap)
+static int read_file(struct vworker *w, const char *path, uint64_t max, size_t *len, int64_t *mtime,
+                     char *msg, size_t mcap)
 {
     struct stat st;
     int fd = open_regular(path, &st, msg, mcap);
@@ -387,7 +392,8 @@ static void shingle_slot(struct vworker *w, struct slot *sl, const char *text, s
 {
     struct vctx *v = w->v;
     size_t n = 0;
-    int rc = w->set ? simlsh_shingleset_clear(w->set) : simlsh_shingleset_new(&w->set, v->r->params);
+    int rc =
+        w->set ? simlsh_shingleset_clear(w->set) : simlsh_shingleset_new(&w->set, v->r->params);
     if (rc == 0)
         rc = simlsh_shingleset_add_text(w->set, text, len);
     if (rc == 0)
@@ -435,29 +441,29 @@ static size_t min_inter(size_t total, double t)
 /* |A and B| / |A or B| of two sorted arrays, as simlsh_shingleset_jaccard()
  * computes it; a pair that cannot reach t (too different in size, or too
  * few shared shingles left to find) stops early and gives 0. */
-#define JACCARD_BODY(T)                                                  \
-    const T *x = xa, *y = ya;                                            \
-    if (na == nb && memcmp(x, y, na * sizeof(T)) == 0)                   \
-        return 1.0;                                                      \
-    size_t need = min_inter(na + nb, t);                                 \
-    if ((na < nb ? na : nb) < need)                                      \
-        return 0.0;                                                      \
-    size_t i = 0, j = 0, inter = 0;                                      \
-    for (;;) {                                                           \
-        size_t left = na - i < nb - j ? na - i : nb - j;                 \
-        if (left == 0)                                                   \
-            break;                                                       \
-        if (inter + left < need)                                         \
-            return 0.0;                                                  \
-        /* each step moves i or j or both: `left` steps stay inside */  \
-        for (size_t s = left < 512 ? left : 512; s > 0; s--) {           \
-            T p = x[i], q = y[j];                                        \
-            inter += p == q;                                             \
-            i += p <= q;                                                 \
-            j += q <= p;                                                 \
-        }                                                                \
-    }                                                                    \
-    size_t uni = na + nb - inter;                                        \
+#define JACCARD_BODY(T)                                                \
+    const T *x = xa, *y = ya;                                          \
+    if (na == nb && memcmp(x, y, na * sizeof(T)) == 0)                 \
+        return 1.0;                                                    \
+    size_t need = min_inter(na + nb, t);                               \
+    if ((na < nb ? na : nb) < need)                                    \
+        return 0.0;                                                    \
+    size_t i = 0, j = 0, inter = 0;                                    \
+    for (;;) {                                                         \
+        size_t left = na - i < nb - j ? na - i : nb - j;               \
+        if (left == 0)                                                 \
+            break;                                                     \
+        if (inter + left < need)                                       \
+            return 0.0;                                                \
+        /* each step moves i or j or both: `left` steps stay inside */ \
+        for (size_t s = left < 512 ? left : 512; s > 0; s--) {         \
+            T p = x[i], q = y[j];                                      \
+            inter += p == q;                                           \
+            i += p <= q;                                               \
+            j += q <= p;                                               \
+        }                                                              \
+    }                                                                  \
+    size_t uni = na + nb - inter;                                      \
     return uni == 0 ? 1.0 : (double)inter / (double)uni;
 
 static double jaccard32(const void *xa, size_t na, const void *ya, size_t nb, double t)
@@ -566,8 +572,7 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
             r->vs.docs_unread++;
             size_t nl;
             const char *name = strlist_get(&r->names, sl->id, &nl);
-            warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl),
-                      sl->msg);
+            warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl), sl->msg);
         }
     }
     if (v->held > r->vs.set_bytes_peak)
@@ -595,8 +600,7 @@ static void pv_add(struct pairvec *p, uint64_t a, uint64_t b, double s)
 
 /* A pair that cannot be checked exactly: its estimate decides (an unknown
  * estimate, from an index without signatures, keeps it as --verify none). */
-static void decide_by_estimate(struct run *r, struct pairvec *out, uint64_t a, uint64_t b,
-                               double s)
+static void decide_by_estimate(struct run *r, struct pairvec *out, uint64_t a, uint64_t b, double s)
 {
     r->vs.estimated++;
     if (s < 0 || s >= r->threshold)
@@ -1018,8 +1022,10 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
     }
     if (simlsh_results_truncated(res) == 1) {
         r->truncated = 1;
-        fprintf(stderr, "simlsh-dedup: warning: stopped at %zu candidate pairs (--max-pairs);"
-                        " results are incomplete\n", r->opt->max_pairs);
+        fprintf(stderr,
+                "simlsh-dedup: warning: stopped at %zu candidate pairs (--max-pairs);"
+                " results are incomplete\n",
+                r->opt->max_pairs);
     }
     size_t count = simlsh_results_count(res);
     const uint64_t *a = simlsh_results_a(res), *b = simlsh_results_b(res);
@@ -1027,8 +1033,10 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
     for (size_t i = 0; i < count; i++) {
         uint64_t y = a[i] < b[i] ? b[i] : a[i];
         if (y >= r->names.count) {
-            fprintf(stderr, "simlsh-dedup: the index holds id %" PRIu64
-                            " that has no name; was it saved by another program?\n", y);
+            fprintf(stderr,
+                    "simlsh-dedup: the index holds id %" PRIu64
+                    " that has no name; was it saved by another program?\n",
+                    y);
             simlsh_results_free(res);
             return -1;
         }
