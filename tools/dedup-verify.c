@@ -125,8 +125,10 @@ int reread_prepare(struct run *r)
     char msg[200];
     int fd = temp_file(msg, sizeof msg);
     if (fd < 0) {
-        fprintf(stderr, "simlsh-dedup: standard input: %s\n", msg);
-        return -1;
+        /* nothing read yet: the run goes on, with estimates for its pairs */
+        warnx_doc(r, "standard input: %s; pairs of its documents are verified by estimate",
+                  msg);
+        return 0;
     }
     size_t cap = 1u << 20;
     char *buf = xmalloc(cap);

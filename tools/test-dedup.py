@@ -1619,6 +1619,23 @@ def case_verify_index():
         check(drop and all(d.startswith(new + ":") for d in drop), "only new documents dropped")
 
 
+def case_verify_fallback():
+    """Standard input that cannot be spooled (no usable $TMPDIR) is still
+    read once: its pairs are decided by estimate, with a warning per
+    document and a line in the summary, as --verify estimate would."""
+    docs = planted_docs(120, 17)
+    data = ("\n".join(docs) + "\n").encode()
+    env = dict(os.environ, TMPDIR="/nonexistent/simlsh-test")
+    p = subprocess.run([DEDUP, "--lines", "-", "--output", "pairs"], input=data, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    check(p.returncode == 0, "exit status without a spool", p)
+    check(b"cannot create a temporary file" in p.stderr and
+          b"decided by estimate: documents that could not be read again" in p.stderr,
+          "the fallback is reported", p)
+    est = run(["--lines", "-", "--output", "pairs", "--verify", "estimate", "--bands", "16",
+               "--rows", "6"], stdin=data)
+    check(p.stdout == est.stdout and p.stdout, "the fallback decides as the estimate", p)
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:
