@@ -126,8 +126,7 @@ int reread_prepare(struct run *r)
     int fd = temp_file(msg, sizeof msg);
     if (fd < 0) {
         /* nothing read yet: the run goes on, with estimates for its pairs */
-        warnx_doc(r, "standard input: %s; pairs of its documents are verified by estimate",
-                  msg);
+        warnx_doc(r, "standard input: %s; pairs of its documents are verified by estimate", msg);
         return 0;
     }
     size_t cap = 1u << 20;
@@ -501,15 +500,21 @@ static void jaccard_row(struct vworker *w, size_t k)
                             : jaccard64(x->vals, x->n, y->vals, y->n, t);
 }
 
+/* Items are taken in runs of PAR_RUN, so a thread works on neighbouring
+ * rows (which share documents) and the counter is touched less often. */
+#define PAR_RUN 16
+
 static void *vworker_main(void *arg)
 {
     struct vworker *w = arg;
     struct vctx *v = w->v;
     for (;;) {
-        size_t i = atomic_fetch_add(&v->next, 1);
+        size_t i = atomic_fetch_add(&v->next, PAR_RUN);
         if (i >= v->nitems)
             break;
-        v->fn(w, i);
+        size_t e = v->nitems - i < PAR_RUN ? v->nitems : i + PAR_RUN;
+        for (; i < e; i++)
+            v->fn(w, i);
     }
     return NULL;
 }

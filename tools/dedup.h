@@ -42,7 +42,7 @@ struct pair {
 };
 
 /* --verify-memory default: the shingle sets held at once by the second pass. */
-#define DEFAULT_VERIFY_MEMORY (UINT64_C(64) << 20)
+#define DEFAULT_VERIFY_MEMORY (UINT64_C(256) << 20)
 
 /* One command-line input, processed in command-line order. */
 enum input_kind {
