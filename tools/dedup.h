@@ -264,7 +264,6 @@ struct run {
         uint64_t shingles_peak; /* most shingles held at once */
         int bytes_per_shingle;  /* 4 (32-bit hashes) or 8 */
         int recall_banding;     /* bands and rows chosen for --recall */
-        double p_at_threshold;  /* P(candidate | J = threshold) of the banding */
         double prefilter;       /* exact mode: candidates need an estimate >= this */
         int stdin_kept;         /* standard input can be read again */
         int64_t stdin_base;     /* ... from this offset of descriptor 0 */
