@@ -94,7 +94,7 @@ static const char *const usage_text[] = {
     "                        estimate (MinHash estimate >= threshold) or none (every\n"
     "                        candidate)\n"
     "      --verify-memory N shingle sets held at once by the second pass, planned\n"
-    "                        at 4 bytes per text byte; K, M, G suffixes (default 256M)\n"
+    "                        at 4 bytes a text byte; K, M, G suffixes (default 256M)\n"
     "      --recall R        with --verify exact and no --bands/--rows: bands and\n"
     "                        rows make a pair at the threshold a candidate with\n"
     "                        probability >= R (default 0.99)\n"
