@@ -88,20 +88,6 @@ static inline uint8_t *fz_reseal(const uint8_t *d, size_t n, const char magic[4]
     return c;
 }
 
-/* Known library defect (fuzz/crashers/README.md): a contract with the byte
- * unit and a Unicode normalisation flag (NFKC 16, CASEFOLD 8) passes every
- * setter one field at a time, but simlsh_shingleset_new() and
- * simlsh_signature_new() refuse the pair with SIMLSH_EINVAL. So the set
- * loader answers such bytes with SIMLSH_EINVAL instead of SIMLSH_ECORRUPT,
- * while the signature and index loaders accept them and give objects whose
- * params make no new signature. The targets tolerate exactly this case (and
- * the fixed behaviour) so fuzzing goes on past it. */
-static inline int fz_byte_unicode_contract(const uint8_t *frame, size_t n)
-{
-    return n >= FZ_OVERHEAD && frame[FZ_HEAD] == SIMLSH_UNIT_BYTE &&
-           (frame[FZ_HEAD + 2] & (SIMLSH_NORM_NFKC | SIMLSH_NORM_CASEFOLD)) != 0;
-}
-
 /* Save through a save function of the form f(buf, cap, &size, obj) into a
  * malloc'ed buffer; abort when saving a valid object fails. */
 #define FZ_SAVE(fn, obj, out_buf, out_len)                                               \

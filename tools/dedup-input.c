@@ -778,6 +778,16 @@ static int consume(struct run *r, struct batch *b)
                 return -1;
             continue;
         }
+        char tmp[600];
+        const char *name;
+        size_t len;
+        doc_name(r, b, d, &name, &len, tmp, sizeof tmp);
+        /* a name already in the --index file: skipped, or replaced */
+        int admit = store_admit(r, name, len);
+        if (admit < 0)
+            return -1;
+        if (admit == 0)
+            continue;
         uint64_t id = r->names.count;
         int rc = simlsh_index_insert(r->index, id, b->sigs[i]);
         if (rc != 0) {
@@ -786,10 +796,6 @@ static int consume(struct run *r, struct batch *b)
             r->failed = EXIT_DEDUP_INTERNAL;
             return -1;
         }
-        char tmp[600];
-        const char *name;
-        size_t len;
-        doc_name(r, b, d, &name, &len, tmp, sizeof tmp);
         /* size 1 marks a name that is a JSON integer (--format jsonl) */
         int is_int = d->kind == DOCK_JSON &&
                      (d->id_type == ID_INT || (d->id_type == ID_NONE && !r->lines_prefix));

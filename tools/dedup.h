@@ -162,6 +162,11 @@ struct options {
     size_t nowned;
     struct fileids list_ids; /* the --files-from files themselves */
     const char *save_index, *load_index;
+    /* incremental runs (dedup-store.c) */
+    int replace, only_new;
+    const char **remove_names; /* --remove, in order */
+    size_t nremove;
+    const char *remove_from;
     const char *id_field, *text_field;
     size_t max_pairs;
     int threads;
@@ -220,6 +225,8 @@ struct run {
     uint64_t duplicate_ids;
     struct strlist names; /* output name of each indexed id (id = position) */
     uint64_t first_new;   /* ids below this came from --index */
+    struct store *store;  /* dedup-store.c: names of the loaded ids, removals */
+    uint64_t already_indexed, replaced, removed; /* incremental runs */
     simlsh_shingleset **sets; /* --verify exact: set of each id */
     size_t sets_cap;
     struct docloc *locs; /* per new id (id - first_new): where to re-read it */
@@ -355,9 +362,14 @@ int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n,
                  uint64_t *clusters, uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
 int write_skipped(const struct run *r, FILE *out);
-int sidecar_save(const struct run *r, const char *index_path);
-int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
-                 uint64_t *fingerprint, char index_sum[17]);
-int index_file_checksum(const char *index_path, char hex[17]);
+
+/* dedup-store.c: the saved index (one file: the library's index with the
+ * tool's names and contract in its user data) and incremental runs */
+int store_load(struct run *r, const char *path);
+int store_remove(struct run *r);
+int store_admit(struct run *r, const char *name, size_t len);
+int store_save(struct run *r, const char *path);
+uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
+void store_free(struct run *r);
 
 #endif
