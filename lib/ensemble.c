@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "forest-persist.h"
 #include "forest.h"
 
 /* 64 size exponents, two classes each. */
@@ -296,36 +297,14 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
     return rc;
 }
 
-/* ---- persistence (docs/format-forest.md) ------------------------------------------ */
+/* ---- persistence (forest-persist.c, docs/format-forest.md) ------------------------ */
 
 int simlsh_ensemble_save(void *buf, size_t cap, size_t *size, const simlsh_ensemble *ensemble)
 {
     if (size == NULL || ensemble == NULL)
         return SIMLSH_EINVAL;
-    const simlsh__pf_store *s = &ensemble->store;
-    size_t rec = 16 + 4 * (size_t)s->num_perm, total;
-    int rc = simlsh__pf_saved_size(&total, s->count, rec);
-    if (rc < 0)
-        return rc;
-    *size = total;
-    if (buf == NULL)
-        return 0;
-    if (cap < total)
-        return SIMLSH_EBUFSIZE;
-    uint8_t *r = simlsh__pf_save_head(buf, SIMLSH__MAGIC_ENSEMBLE, total, &ensemble->params,
-                                      (uint32_t)rec, s->count);
-    for (size_t slot = 0; slot < s->nslots; slot++) {
-        if (s->state[slot] != SIMLSH__PF_LIVE)
-            continue;
-        simlsh__wr64(r, s->ids[slot]);
-        simlsh__wr64(r + 8, s->aux[slot]);
-        const uint32_t *v = simlsh__pf_vals(s, (uint32_t)slot);
-        for (uint32_t i = 0; i < s->num_perm; i++)
-            simlsh__wr32(r + 16 + 4 * (size_t)i, v[i]);
-        r += rec;
-    }
-    simlsh__frame_write_tail(buf, total);
-    return 0;
+    return simlsh__pf_save(buf, cap, size, SIMLSH__MAGIC_ENSEMBLE, &ensemble->params,
+                           &ensemble->store);
 }
 
 int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
@@ -334,12 +313,9 @@ int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (buf == NULL || !simlsh__alloc_valid(alloc))
-        return SIMLSH_EINVAL;
     struct simlsh_params p;
-    const uint8_t *r;
-    uint64_t n;
-    int rc = simlsh__pf_load_head(&p, &r, &n, buf, len, SIMLSH__MAGIC_ENSEMBLE, 16, alloc);
+    simlsh__pf_reader rd;
+    int rc = simlsh__pf_load_open(&rd, &p, buf, len, alloc, SIMLSH__MAGIC_ENSEMBLE, 1);
     if (rc < 0)
         return rc;
     if (p.fp_weight == 0 && p.fn_weight == 0)
@@ -349,16 +325,11 @@ int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
     if (rc < 0)
         return rc;
     uint32_t vals[SIMLSH__MAX_PERM];
-    size_t rec = 16 + 4 * (size_t)e->store.num_perm;
-    rc = simlsh__pf_store_reserve(&e->store, (size_t)n);
+    uint64_t id, size;
+    rc = simlsh__pf_store_reserve(&e->store, (size_t)rd.count);
     /* Rebuilt by inserting in file order (see simlsh_forest_load()). */
-    for (uint64_t d = 0; rc == 0 && d < n; d++, r += rec) {
-        uint64_t id = simlsh__rd64(r), size = simlsh__rd64(r + 8);
-        rc = simlsh__pf_read_values(vals, r + 16, e->store.num_perm);
-        if (rc == 0 && (size == 0 || simlsh__pf_store_find(&e->store, id) != SIMLSH__PF_NO_SLOT))
-            rc = SIMLSH_ECORRUPT;
-        if (rc == 0)
-            rc = ens_reserve(e, part_of(size), (size_t)n);
+    while (rc == 0 && (rc = simlsh__pf_load_next(&rd, &e->store, &id, &size, vals)) > 0) {
+        rc = ens_reserve(e, part_of(size), (size_t)rd.count);
         if (rc == 0)
             ens_put(e, id, vals, size);
     }
