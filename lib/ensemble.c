@@ -197,28 +197,47 @@ static void choose_banding(uint32_t *bo, uint32_t *ro, uint32_t l, uint32_t dept
                            double u, double t, double wfp, double wfn)
 {
     double cost[SIMLSH__MAX_PERM];
-    for (size_t i = 0; i < (size_t)l * depth; i++)
-        cost[i] = 0;
+    /* 2 * NPT points: NPT false-positive ones in [0, t), then NPT
+     * false-negative ones in [t, cmax]. Mean rates, not the paper's areas:
+     * areas weigh a range by its width, and the false-negative range
+     * [t, cmax] shrinks to nothing as t nears cmax, which would leave only
+     * false positives to minimise, i.e. a banding that finds nothing. */
+    double j[2 * NPT], jr[2 * NPT], miss[2 * NPT], term[2 * NPT];
     double cmax = u / q < 1 ? u / q : 1;
-    for (int region = 0; region < 2; region++) {
-        double lo = region == 0 ? 0 : t, hi = region == 0 ? t : cmax;
-        /* Mean rates, not the paper's areas: areas weigh a range by its
-         * width, and the false-negative range [t, cmax] shrinks to nothing
-         * as t nears cmax, which would leave only false positives to
-         * minimise, i.e. a banding that finds nothing. */
-        double w = (region == 0 ? wfp : wfn) / NPT;
-        for (int i = 0; i < NPT; i++) {
-            double c = lo + (hi - lo) * (i + 0.5) / NPT;
-            double j = c * q / (q + u - c * q);
-            double jr = 1;
-            for (uint32_t r = 0; r < depth; r++) {
-                jr *= j;
-                double miss = 1; /* (1 - J^r)^b */
-                for (uint32_t b = 0; b < l; b++) {
-                    miss *= 1 - jr;
-                    cost[(size_t)b * depth + r] += region == 0 ? w * (1 - miss) : w * miss;
-                }
+    double wp = wfp / NPT, wn = wfn / NPT;
+    for (int i = 0; i < 2 * NPT; i++) {
+        double lo = i < NPT ? 0 : t, hi = i < NPT ? t : cmax;
+        double c = lo + (hi - lo) * (i % NPT + 0.5) / NPT;
+        j[i] = c * q / (q + u - c * q);
+        jr[i] = 1;
+    }
+    /* The points are the innermost loop: their running products are
+     * independent, so the compiler vectorises them (one point at a time,
+     * the product over b was one long dependent chain, and this function
+     * was most of a query's instructions). Each cost adds its terms in
+     * point order, so the choice is the same, bit for bit, as summing
+     * point by point. */
+    for (uint32_t r = 0; r < depth; r++) {
+        for (int i = 0; i < 2 * NPT; i++) {
+            jr[i] *= j[i];
+            miss[i] = 1; /* (1 - J^r)^b */
+        }
+        for (uint32_t b = 0; b < l; b++) {
+#pragma GCC unroll 16
+            for (int i = 0; i < NPT; i++) {
+                miss[i] *= 1 - jr[i];
+                term[i] = wp * (1 - miss[i]);
             }
+#pragma GCC unroll 16
+            for (int i = NPT; i < 2 * NPT; i++) {
+                miss[i] *= 1 - jr[i];
+                term[i] = wn * miss[i];
+            }
+            double sum = 0;
+#pragma GCC unroll 32
+            for (int i = 0; i < 2 * NPT; i++)
+                sum += term[i];
+            cost[(size_t)b * depth + r] = sum;
         }
     }
     /* Ties go to fewer bands, then fewer rows: fewer probes. */
