@@ -289,6 +289,7 @@ int inputs_enumerate(struct run *r)
 
 struct worker {
     struct run *r;
+    size_t index; /* in r->worker_cpu */
     char *buf; /* file contents, reused across documents */
     size_t cap;
 };
@@ -506,11 +507,224 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
 }
 #endif
 
+/* Room for n documents in b (their signatures are made when first used). */
+static void batch_room(struct batch *b, size_t n)
+{
+    if (n <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap * 2 : BATCH_DOCS;
+    while (cap < n)
+        cap *= 2;
+    b->docs = xrealloc(b->docs, cap * sizeof *b->docs);
+    b->sigs = xrealloc(b->sigs, cap * sizeof *b->sigs);
+    memset(b->sigs + b->cap, 0, (cap - b->cap) * sizeof *b->sigs);
+    b->cap = cap;
+}
+
+static void arena_room(struct batch *b, size_t n)
+{
+    if (n <= b->arena_cap)
+        return;
+    size_t cap = b->arena_cap ? b->arena_cap : BATCH_BYTES;
+    while (cap < n)
+        cap *= 2;
+    b->arena = xrealloc(b->arena, cap);
+    b->arena_cap = cap;
+}
+
+static struct doc *batch_doc(struct batch *b, size_t input, int kind)
+{
+    batch_room(b, b->n + 1);
+    struct doc *d = &b->docs[b->n++];
+    memset(d, 0, offsetof(struct doc, msg));
+    d->msg[0] = '\0';
+    d->input = (uint32_t)input;
+    d->kind = (uint8_t)kind;
+    return d;
+}
+
+static int is_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return 0;
+    return 1;
+}
+
+/* pread that retries interrupted calls; -1 with errno on failure. */
+static ssize_t pread_full(int fd, char *buf, size_t len, uint64_t off)
+{
+    for (;;) {
+        ssize_t got = pread(fd, buf, len, (off_t)off);
+        if (got >= 0 || errno != EINTR)
+            return got;
+    }
+}
+
+#define RANGE_STEP (64u << 10) /* reads past a range's end, to finish its last line */
+
+/* A worker's half of reading a line file: the lines that start in
+ * [b->start, b->end) (the last range: to the end of the file), read with
+ * pread into the batch's arena and split there, so the main thread never
+ * touches the bytes. A line that starts before b->start belongs to the
+ * range before, which reads on past its end to finish it. Line numbers are
+ * counted from 1 within the range; the main thread, which consumes ranges
+ * in order, adds the newlines of the ranges before. */
+static void read_range(const struct run *r, struct batch *b)
+{
+    const struct input *in = &r->opt->inputs[b->input];
+    int json = in->kind == INPUT_JSONL;
+    uint64_t max = r->opt->max_doc_bytes;
+    uint64_t fpos = b->start; /* file offset of arena[have] */
+    size_t have = 0, p = 0;   /* bytes in the arena; start of the current line */
+    uint64_t line = 0, newlines = 0;
+    int eof = 0;
+    arena_room(b, (size_t)(b->last_range ? BATCH_BYTES : b->end - b->start) + RANGE_STEP);
+    if (b->start > 0) {
+        /* Skip the end of a line begun before the range. */
+        int found = 0;
+        fpos = b->start - 1;
+        while (!found) {
+            ssize_t got = pread_full(b->fd, b->arena, b->arena_cap, fpos);
+            if (got <= 0) {
+                if (got < 0) {
+                    b->read_err = errno;
+                    b->read_line = 0;
+                }
+                b->newlines = 0;
+                return;
+            }
+            const char *nl = memchr(b->arena, '\n', (size_t)got);
+            if (nl) {
+                fpos += (uint64_t)(nl - b->arena) + 1;
+                found = 1;
+            } else {
+                fpos += (uint64_t)got;
+            }
+            if (fpos >= b->end && !b->last_range) /* no line starts here */
+                return;
+        }
+    }
+    for (;;) {
+        uint64_t lstart = fpos - (have - p);
+        if (!b->last_range && lstart >= b->end)
+            break;
+        char *nl = memchr(b->arena + p, '\n', have - p);
+        if (!nl && eof) {
+            if (have > p) { /* a last line without its newline */
+                line++;
+                size_t l = have - p;
+                if (l > max) {
+                    struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+                    d->line = line;
+                    doc_skip(d, "line longer than --max-doc-bytes, skipped");
+                } else if (!json || !is_blank(b->arena + p, l)) {
+                    struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
+                    d->line = line;
+                    d->src_off = lstart;
+                    d->text_off = p;
+                    d->text_len = !json && b->arena[p + l - 1] == '\r' ? l - 1 : l;
+                    d->bytes = l;
+                    d->mtime_ns = b->mtime;
+                }
+            }
+            break;
+        }
+        if (!nl) {
+            if (have - p > max) {
+                /* Too long to hold: find its end without keeping it. */
+                line++;
+                struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+                d->line = line;
+                doc_skip(d, "line longer than --max-doc-bytes, skipped");
+                have = p;
+                for (;;) {
+                    ssize_t got = pread_full(b->fd, b->arena + p, b->arena_cap - p, fpos);
+                    if (got < 0) {
+                        b->read_err = errno;
+                        b->read_line = line;
+                        b->newlines = newlines;
+                        return;
+                    }
+                    if (got == 0) {
+                        eof = 1;
+                        break;
+                    }
+                    fpos += (uint64_t)got;
+                    char *e = memchr(b->arena + p, '\n', (size_t)got);
+                    if (e) {
+                        size_t keep = (size_t)got - (size_t)(e - (b->arena + p)) - 1;
+                        memmove(b->arena + p, e + 1, keep);
+                        have = p + keep;
+                        newlines++;
+                        break;
+                    }
+                }
+                continue;
+            }
+            /* More bytes: the rest of the range at first, then steps. */
+            size_t want = RANGE_STEP;
+            if (!b->last_range && fpos < b->end && b->end - fpos + RANGE_STEP > want)
+                want = (size_t)(b->end - fpos) + RANGE_STEP;
+            if (have - p > want)
+                want = have - p; /* a long line: double what is held */
+            arena_room(b, have + want);
+            ssize_t got = pread_full(b->fd, b->arena + have, want, fpos);
+            if (got < 0) {
+                b->read_err = errno;
+                b->read_line = line;
+                break;
+            }
+            if (got == 0)
+                eof = 1;
+            have += (size_t)got;
+            fpos += (uint64_t)got;
+            continue;
+        }
+        size_t l = (size_t)(nl - (b->arena + p));
+        line++;
+        newlines++;
+        if (l > max) {
+            struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+            d->line = line;
+            doc_skip(d, "line longer than --max-doc-bytes, skipped");
+        } else if (!json || !is_blank(b->arena + p, l)) {
+            /* Blank lines between JSON objects are tolerated, as most JSONL
+             * writers and readers do. */
+            struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
+            d->line = line;
+            d->src_off = lstart;
+            d->text_off = p;
+            d->text_len = !json && l > 0 && b->arena[p + l - 1] == '\r' ? l - 1 : l; /* CRLF */
+            d->bytes = l + 1;
+            d->mtime_ns = b->mtime;
+        }
+        p += l + 1;
+    }
+    b->arena_len = have;
+    b->newlines = newlines;
+}
+
 static void sign_batch(struct worker *w, struct batch *b)
 {
     struct run *r = w->r;
+    if (b->is_range) {
+        double c0 = thread_cpu_seconds();
+        read_range(r, b);
+        b->cpu_read = thread_cpu_seconds() - c0;
+    }
     for (size_t i = 0; i < b->n; i++) {
         struct doc *d = &b->docs[i];
+        if (d->status != DOC_OK)
+            continue; /* skipped while reading */
+        if (!b->sigs[i]) {
+            int rc = simlsh_signature_new(&b->sigs[i], r->params);
+            if (rc != 0) {
+                d->status = DOC_ELIB;
+                d->err = rc;
+                continue;
+            }
+        }
         simlsh_signature *sig = b->sigs[i];
         int rc = simlsh_signature_clear(sig);
         if (rc != 0) {
@@ -546,6 +760,7 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct run *r = w->r;
+    double cpu_read = 0, cpu_sign = 0;
     for (;;) {
         pthread_mutex_lock(&r->mu);
         while (!r->todo_head && !r->stopping)
@@ -560,13 +775,22 @@ static void *worker_main(void *arg)
             r->todo_tail = NULL;
         pthread_mutex_unlock(&r->mu);
 
+        double c0 = thread_cpu_seconds();
         sign_batch(w, b);
+        double c = thread_cpu_seconds() - c0;
+        cpu_read += b->cpu_read;
+        cpu_sign += c - b->cpu_read;
 
         pthread_mutex_lock(&r->mu);
         b->done = 1;
         pthread_cond_broadcast(&r->done_cv);
         pthread_mutex_unlock(&r->mu);
     }
+    pthread_mutex_lock(&r->mu);
+    r->worker_cpu[w->index] = thread_cpu_seconds();
+    r->cpu_reading += cpu_read;
+    r->cpu_signing += cpu_sign;
+    pthread_mutex_unlock(&r->mu);
     free(w->buf);
     free(w);
     return NULL;
@@ -578,30 +802,25 @@ static void *worker_main(void *arg)
 
 static struct worker main_worker; /* the main thread signs when -j 1 */
 
-static struct batch *batch_new(struct run *r)
+static struct batch *batch_new(void)
 {
     struct batch *b = calloc(1, sizeof *b);
     if (!b)
         die_oom();
-    for (size_t i = 0; i < BATCH_DOCS; i++) {
-        int rc = simlsh_signature_new(&b->sigs[i], r->params);
-        if (rc != 0) {
-            fprintf(stderr, "simlsh-dedup: cannot create a signature: %s\n",
-                    simlsh_strerror(rc));
-            exit(rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_USAGE);
-        }
-    }
-    b->arena_cap = BATCH_BYTES;
-    b->arena = xmalloc(b->arena_cap);
+    batch_room(b, BATCH_DOCS);
+    arena_room(b, BATCH_BYTES);
+    b->fd = -1;
     return b;
 }
 
 static void batch_free(struct batch *b)
 {
-    for (size_t i = 0; i < BATCH_DOCS; i++)
+    for (size_t i = 0; i < b->cap; i++)
         simlsh_signature_free(b->sigs[i]);
     for (size_t i = 0; i < b->n; i++)
         simlsh_shingleset_free(b->docs[i].set);
+    free(b->docs);
+    free(b->sigs);
     free(b->arena);
     free(b->ids);
     free(b);
@@ -762,9 +981,66 @@ static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
     r->idset_n++;
 }
 
-/* Insert a signed batch; reports its bad documents in input order. */
+/* Insert the documents waiting in r->ins_*: one call on the run's threads,
+ * in id order, which builds the index that inserting them one at a time
+ * would (the library's promise). Gathering several batches first gives the
+ * call enough work to use its threads. Signature objects are kept for
+ * reuse. */
+static int flush_inserts(struct run *r)
+{
+    if (r->ins_n == 0)
+        return 0;
+    double t0 = now_seconds(), c0 = thread_cpu_seconds();
+    int rc = simlsh_index_insert_batch(r->index, r->ins_ids,
+                                       (const simlsh_signature *const *)r->ins_sigs, r->ins_n,
+                                       (uint32_t)r->nthreads);
+    r->wall_inserting += now_seconds() - t0;
+    r->cpu_inserting += thread_cpu_seconds() - c0;
+    if (rc != 0) {
+        fprintf(stderr, "simlsh-dedup: cannot index documents %llu to %llu: %s\n",
+                (unsigned long long)r->ins_ids[0], (unsigned long long)r->ins_ids[r->ins_n - 1],
+                simlsh_strerror(rc));
+        r->failed = EXIT_DEDUP_INTERNAL;
+        return -1; /* the signatures stay listed, freed by run_pipeline_stop */
+    }
+    if (r->spare_n + r->ins_n > r->spare_cap) {
+        r->spare_cap = r->spare_n + r->ins_n;
+        r->spare_sigs = xrealloc(r->spare_sigs, r->spare_cap * sizeof *r->spare_sigs);
+    }
+    memcpy(r->spare_sigs + r->spare_n, r->ins_sigs, r->ins_n * sizeof *r->ins_sigs);
+    r->spare_n += r->ins_n;
+    r->ins_n = 0;
+    return 0;
+}
+
+/* Queue document id with its signature, taken from the batch (which gets a
+ * spare one, or makes one when it needs it). */
+static void queue_insert(struct run *r, uint64_t id, struct batch *b, size_t i)
+{
+    if (r->ins_n == r->ins_cap) {
+        r->ins_cap = r->ins_cap ? r->ins_cap * 2 : 4096;
+        r->ins_ids = xrealloc(r->ins_ids, r->ins_cap * sizeof *r->ins_ids);
+        r->ins_sigs = xrealloc(r->ins_sigs, r->ins_cap * sizeof *r->ins_sigs);
+    }
+    r->ins_ids[r->ins_n] = id;
+    r->ins_sigs[r->ins_n++] = b->sigs[i];
+    b->sigs[i] = r->spare_n ? r->spare_sigs[--r->spare_n] : NULL;
+}
+
+/* Consume a signed batch: report its bad documents and name the good ones
+ * in input order, and queue them for insertion. */
 static int consume(struct run *r, struct batch *b)
 {
+    if (b->is_range) {
+        if (b->start == 0) { /* the first range of an input */
+            r->range_lines = 0;
+            r->range_stopped = 0;
+        }
+        if (r->range_stopped)
+            return 0;
+        for (size_t i = 0; i < b->n; i++)
+            b->docs[i].line += r->range_lines;
+    }
     for (size_t i = 0; i < b->n && !r->failed; i++) {
         struct doc *d = &b->docs[i];
         char where[512];
@@ -791,13 +1067,7 @@ static int consume(struct run *r, struct batch *b)
             continue;
         }
         uint64_t id = r->names.count;
-        int rc = simlsh_index_insert(r->index, id, b->sigs[i]);
-        if (rc != 0) {
-            doc_where(r, d, where, sizeof where);
-            fprintf(stderr, "simlsh-dedup: %s: cannot index: %s\n", where, simlsh_strerror(rc));
-            r->failed = EXIT_DEDUP_INTERNAL;
-            return -1;
-        }
+        queue_insert(r, id, b, i);
         char tmp[600];
         const char *name;
         size_t len;
@@ -827,6 +1097,19 @@ static int consume(struct run *r, struct batch *b)
         r->docs++;
         r->bytes += d->bytes;
     }
+    if (b->is_range && !r->failed) {
+        uint64_t before = r->range_lines;
+        r->range_lines += b->newlines;
+        if (b->read_err) {
+            const char *arg = r->opt->inputs[b->input].arg;
+            r->range_stopped = 1;
+            if (skip_input(r, arg, strlen(arg), "read error: %s after line %llu",
+                           strerror(b->read_err), (unsigned long long)(before + b->read_line)))
+                return -1;
+        }
+    }
+    if (r->ins_n >= r->ins_flush && flush_inserts(r))
+        return -1;
     progress_update(r, 0);
     return r->failed ? -1 : 0;
 }
@@ -842,6 +1125,12 @@ static void batch_reset(struct batch *b)
     b->ids_len = 0;
     b->done = 0;
     b->next = NULL;
+    b->is_range = b->last_range = 0;
+    b->fd = -1;
+    b->newlines = 0;
+    b->read_err = 0;
+    b->read_line = 0;
+    b->cpu_read = 0;
 }
 
 /* Wait for the oldest submitted batch, insert it, recycle it. */
@@ -852,14 +1141,20 @@ static int consume_oldest(struct run *r)
         return 0;
     if (r->nworkers) {
         pthread_mutex_lock(&r->mu);
-        while (!b->done)
-            pthread_cond_wait(&r->done_cv, &r->mu);
+        if (!b->done) {
+            double t0 = now_seconds();
+            while (!b->done)
+                pthread_cond_wait(&r->done_cv, &r->mu);
+            r->wall_waiting += now_seconds() - t0;
+        }
         pthread_mutex_unlock(&r->mu);
     }
     r->pend_head = b->next;
     if (!r->pend_head)
         r->pend_tail = NULL;
     int rc = consume(r, b);
+    if (b->is_range && b->last_range)
+        close(b->fd); /* every range of the input is consumed */
     batch_reset(b);
     b->next = r->free_list;
     r->free_list = b;
@@ -872,7 +1167,7 @@ static int submit(struct run *r)
     r->cur = NULL;
     if (!b)
         return 0;
-    if (b->n == 0) {
+    if (b->n == 0 && !b->is_range) {
         b->next = r->free_list;
         r->free_list = b;
         return 0;
@@ -885,7 +1180,10 @@ static int submit(struct run *r)
         r->pend_head = b;
     r->pend_tail = b;
     if (r->nworkers == 0) {
+        double c0 = thread_cpu_seconds();
         sign_batch(&main_worker, b);
+        r->cpu_reading += b->cpu_read;
+        r->cpu_signing += thread_cpu_seconds() - c0 - b->cpu_read;
         b->done = 1;
         return consume_oldest(r);
     }
@@ -927,19 +1225,8 @@ static struct doc *new_doc(struct run *r, size_t input, int kind, size_t text_le
     b = current_batch(r);
     if (!b)
         return NULL;
-    if (b->arena_len + text_len > b->arena_cap) {
-        size_t cap = b->arena_cap;
-        while (cap < b->arena_len + text_len)
-            cap *= 2;
-        b->arena = xrealloc(b->arena, cap);
-        b->arena_cap = cap;
-    }
-    struct doc *d = &b->docs[b->n++];
-    memset(d, 0, offsetof(struct doc, msg));
-    d->msg[0] = '\0';
-    d->input = (uint32_t)input;
-    d->kind = (uint8_t)kind;
-    return d;
+    arena_room(b, b->arena_len + text_len);
+    return batch_doc(b, input, kind);
 }
 
 static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, uint64_t off,
@@ -970,14 +1257,6 @@ static int add_path_doc(struct run *r, size_t input, size_t path)
     return 0;
 }
 
-static int is_blank(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-            return 0;
-    return 1;
-}
-
 static int emit_line(struct run *r, size_t input, int json, uint64_t line, uint64_t off,
                      const char *s, size_t len, uint64_t bytes, int64_t mtime)
 {
@@ -1001,6 +1280,63 @@ static int skip_line(struct run *r, const char *shown, uint64_t line, const char
     return skip_input(r, where, wl, "%s", why);
 }
 
+/* A file whose first bytes are no gzip or zstd magic is read by ranges. */
+static int is_compressed(int fd)
+{
+    unsigned char m[4];
+    ssize_t got = pread_full(fd, (char *)m, sizeof m, 0);
+    return (got >= 2 && m[0] == 0x1f && m[1] == 0x8b) ||
+           (got >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd);
+}
+
+/* Bytes per range: a few hundred documents of a few KiB, enough to keep
+ * the per-range costs (a batch handed over, a read past the end) small.
+ * SIMLSH_DEDUP_RANGE_BYTES (undocumented) sets it, so that the tests can
+ * put range boundaries into a small file. */
+static uint64_t range_bytes(void)
+{
+    const char *e = getenv("SIMLSH_DEDUP_RANGE_BYTES");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end == '\0' && v > 0)
+            return v;
+    }
+    return UINT64_C(1) << 20;
+}
+
+/* An uncompressed line file: the main thread only cuts it into ranges that
+ * the workers read, split and parse (read_range); ranges are consumed in
+ * order, so ids and line numbers are those of a sequential read. The last
+ * range reads to the end of the file, however long it has grown. */
+static int read_ranges(struct run *r, size_t input, int fd, uint64_t size, int64_t mtime)
+{
+    if (submit(r)) { /* documents before this input go first */
+        close(fd);
+        return -1;
+    }
+    uint64_t step = r->range_bytes;
+    for (uint64_t s = 0;; s += step) {
+        struct batch *b = current_batch(r);
+        if (!b) {
+            close(fd);
+            return -1;
+        }
+        b->is_range = 1;
+        b->input = (uint32_t)input;
+        b->fd = fd;
+        b->mtime = mtime;
+        b->start = s;
+        b->last_range = size <= s || size - s <= step;
+        b->end = b->last_range ? UINT64_MAX : s + step;
+        int last = b->last_range; /* b may be consumed and reused by submit */
+        if (submit(r))
+            return -1; /* on failure the fd is closed at exit */
+        if (last)
+            return 0;
+    }
+}
+
 /* Large sequential reads, split at newlines; each line is copied into the
  * batch that carries it, so reading never waits for signing to release a
  * buffer, and standard input works like a file. A line longer than
@@ -1021,6 +1357,8 @@ static int read_lines(struct run *r, size_t input)
         if (fd < 0)
             return skip_input(r, shown, strlen(shown), "%s", msg);
         mtime = mtime_ns(&st);
+        if (!is_compressed(fd))
+            return read_ranges(r, input, fd, (uint64_t)st.st_size, mtime);
     }
     struct reader rd;
     int rc = 0;
@@ -1138,21 +1476,96 @@ int run_inputs(struct run *r)
         rc = submit(r);
     while (rc == 0 && r->pend_head)
         rc = consume_oldest(r);
+    if (rc == 0)
+        rc = flush_inserts(r);
     progress_update(r, 1);
     if (r->progress)
         fputs("\r\033[K", stderr);
     return rc ? -1 : 0;
 }
 
+/* Documents a line file holds, estimated from the mean length of the
+ * lines in its first block (a file too short to tell gives its size over
+ * 64): enough to reserve the run's per-document arrays and the index once,
+ * instead of growing them by copies while reading. */
+static uint64_t estimate_lines(const char *path)
+{
+    struct stat st;
+    char msg[160];
+    int fd = open_regular(path, &st, msg, sizeof msg);
+    if (fd < 0)
+        return 0;
+    uint64_t est = 0;
+    if (!is_compressed(fd) && st.st_size > 0) {
+        size_t cap = 256u << 10;
+        char *buf = xmalloc(cap);
+        ssize_t got = pread_full(fd, buf, cap, 0);
+        uint64_t n = 0, last = 0;
+        for (const char *p = buf, *e = buf + (got > 0 ? got : 0);
+             (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++) {
+            n++;
+            last = (uint64_t)(p - buf) + 1;
+        }
+        free(buf);
+        uint64_t mean = n >= 8 ? last / n : 64;
+        est = (uint64_t)st.st_size / (mean ? mean : 1) + 1;
+    }
+    close(fd);
+    return est;
+}
+
+static void reserve_for_inputs(struct run *r)
+{
+    uint64_t est = 0;
+    for (size_t i = 0; i < r->opt->ninputs; i++) {
+        const struct input *in = &r->opt->inputs[i];
+        if (in->kind == INPUT_PATHS)
+            est += in->npaths;
+        else if ((in->kind == INPUT_LINES || in->kind == INPUT_JSONL) && strcmp(in->arg, "-"))
+            est += estimate_lines(in->arg);
+    }
+    if (est < 4096)
+        return;
+    /* A guess too high by a few percent costs untouched address space. */
+    est += est / 16;
+    if (est > (UINT64_C(1) << 30))
+        est = UINT64_C(1) << 30;
+    size_t n = (size_t)est;
+    simlsh_index_reserve(r->index, (size_t)r->first_new + n); /* ENOMEM: grows later */
+    ensure_locs(r, n - 1);
+    ensure_idmeta(r, r->first_new + n - 1);
+    /* names of line documents are short: line numbers, ids */
+    if (r->names.cap_off < r->names.count + n + 2) {
+        r->names.cap_off = r->names.count + n + 2;
+        r->names.off = xrealloc(r->names.off, r->names.cap_off * sizeof *r->names.off);
+        r->names.size = xrealloc(r->names.size, r->names.cap_off * sizeof *r->names.size);
+    }
+    if (r->names.cap < r->names.len + n * 8) {
+        r->names.cap = r->names.len + n * 8;
+        r->names.buf = xrealloc(r->names.buf, r->names.cap);
+    }
+}
+
 int run_pipeline_start(struct run *r)
 {
     main_worker.r = r;
     r->nworkers = r->nthreads > 1 ? (size_t)r->nthreads : 0;
+    r->range_bytes = range_bytes();
+    reserve_for_inputs(r);
+    /* Insert calls get enough documents to use the run's threads: the
+     * library gives a thread about 64 Ki band insertions. */
+    uint32_t bands = 0, rows = 0;
+    simlsh_index_bands(&bands, &rows, r->index);
+    uint64_t per = (UINT64_C(65536) * (uint64_t)r->nthreads) / ((uint64_t)bands + 1) + 1;
+    r->ins_flush = per < 1024 ? 1024 : per > (1u << 17) ? (1u << 17) : (size_t)per;
+    r->worker_cpu = calloc(r->nworkers ? r->nworkers : 1, sizeof *r->worker_cpu);
+    if (!r->worker_cpu)
+        die_oom();
     /* Three batches per worker keep every worker busy while the main thread
      * fills the next batch and inserts the oldest one. */
     size_t nbatches = r->nworkers ? r->nworkers * 3 : 1;
     for (size_t i = 0; i < nbatches; i++) {
-        struct batch *b = batch_new(r);
+        struct batch *b = batch_new();
         b->next = r->free_list;
         r->free_list = b;
     }
@@ -1167,6 +1580,7 @@ int run_pipeline_start(struct run *r)
         if (!w)
             die_oom();
         w->r = r;
+        w->index = i;
         int e = pthread_create(&r->workers[i], NULL, worker_main, w);
         if (e != 0) {
             fprintf(stderr, "simlsh-dedup: cannot start a thread: %s\n", strerror(e));
@@ -1187,6 +1601,7 @@ void run_pipeline_stop(struct run *r)
         pthread_mutex_unlock(&r->mu);
         for (size_t i = 0; i < r->nworkers; i++)
             pthread_join(r->workers[i], NULL);
+        r->nworkers_run = r->nworkers;
         free(r->workers);
         r->workers = NULL;
         pthread_mutex_destroy(&r->mu);
@@ -1200,10 +1615,22 @@ void run_pipeline_stop(struct run *r)
         struct batch *b = lists[l];
         while (b) {
             struct batch *next = l == 2 ? NULL : b->next;
+            if (b->is_range && b->last_range)
+                close(b->fd);
             batch_free(b);
             b = next;
         }
     }
     free(main_worker.buf);
     main_worker.buf = NULL;
+    for (size_t i = 0; i < r->ins_n; i++)
+        simlsh_signature_free(r->ins_sigs[i]);
+    for (size_t i = 0; i < r->spare_n; i++)
+        simlsh_signature_free(r->spare_sigs[i]);
+    free(r->ins_ids);
+    free(r->ins_sigs);
+    free(r->spare_sigs);
+    r->ins_ids = NULL;
+    r->ins_sigs = r->spare_sigs = NULL;
+    r->ins_n = r->spare_n = r->ins_cap = r->spare_cap = 0;
 }
