@@ -290,6 +290,7 @@ int inputs_enumerate(struct run *r)
 struct worker {
     struct run *r;
     size_t index; /* in r->worker_cpu */
+    simlsh_signature *sig;
     char *buf; /* file contents, reused across documents */
     size_t cap;
 };
@@ -516,8 +517,7 @@ static void batch_room(struct batch *b, size_t n)
     while (cap < n)
         cap *= 2;
     b->docs = xrealloc(b->docs, cap * sizeof *b->docs);
-    b->sigs = xrealloc(b->sigs, cap * sizeof *b->sigs);
-    memset(b->sigs + b->cap, 0, (cap - b->cap) * sizeof *b->sigs);
+    /* values are sized by the worker, which knows num_perm */
     b->cap = cap;
 }
 
@@ -666,6 +666,8 @@ static void read_range(const struct run *r, struct batch *b)
             size_t want = RANGE_STEP;
             if (!b->last_range && fpos < b->end && b->end - fpos + RANGE_STEP > want)
                 want = (size_t)(b->end - fpos) + RANGE_STEP;
+            else if (b->last_range && b->arena_cap - have > want)
+                want = b->arena_cap - have; /* to the end of the file */
             if (have - p > want)
                 want = have - p; /* a long line: double what is held */
             arena_room(b, have + want);
@@ -717,15 +719,17 @@ static void sign_batch(struct worker *w, struct batch *b)
         struct doc *d = &b->docs[i];
         if (d->status != DOC_OK)
             continue; /* skipped while reading */
-        if (!b->sigs[i]) {
-            int rc = simlsh_signature_new(&b->sigs[i], r->params);
+        /* One signature object per thread: its buffers grow with the
+         * documents signed, too large to keep one per queued document. */
+        if (!w->sig) {
+            int rc = simlsh_signature_new(&w->sig, r->params);
             if (rc != 0) {
                 d->status = DOC_ELIB;
                 d->err = rc;
                 continue;
             }
         }
-        simlsh_signature *sig = b->sigs[i];
+        simlsh_signature *sig = w->sig;
         int rc = simlsh_signature_clear(sig);
         if (rc != 0) {
             d->status = DOC_ELIB;
@@ -752,6 +756,20 @@ static void sign_batch(struct worker *w, struct batch *b)
 #endif
         default:
             break;
+        }
+        if (d->status != DOC_OK)
+            continue;
+        /* The values are what the index stores: insertion then needs no
+         * signature object, so none is held across batches. */
+        if (b->values_cap < b->cap) {
+            b->values = xrealloc(b->values, b->cap * r->num_perm * sizeof *b->values);
+            b->values_cap = b->cap;
+        }
+        size_t count = 0;
+        rc = simlsh_signature_values(b->values + i * r->num_perm, r->num_perm, &count, sig);
+        if (rc != 0) {
+            d->status = DOC_ELIB;
+            d->err = rc;
         }
     }
 }
@@ -791,6 +809,7 @@ static void *worker_main(void *arg)
     r->cpu_reading += cpu_read;
     r->cpu_signing += cpu_sign;
     pthread_mutex_unlock(&r->mu);
+    simlsh_signature_free(w->sig);
     free(w->buf);
     free(w);
     return NULL;
@@ -808,19 +827,17 @@ static struct batch *batch_new(void)
     if (!b)
         die_oom();
     batch_room(b, BATCH_DOCS);
-    arena_room(b, BATCH_BYTES);
+    arena_room(b, BATCH_BYTES + 2 * RANGE_STEP); /* a range and its overrun */
     b->fd = -1;
     return b;
 }
 
 static void batch_free(struct batch *b)
 {
-    for (size_t i = 0; i < b->cap; i++)
-        simlsh_signature_free(b->sigs[i]);
     for (size_t i = 0; i < b->n; i++)
         simlsh_shingleset_free(b->docs[i].set);
     free(b->docs);
-    free(b->sigs);
+    free(b->values);
     free(b->arena);
     free(b->ids);
     free(b);
@@ -991,9 +1008,8 @@ static int flush_inserts(struct run *r)
     if (r->ins_n == 0)
         return 0;
     double t0 = now_seconds(), c0 = thread_cpu_seconds();
-    int rc = simlsh_index_insert_batch(r->index, r->ins_ids,
-                                       (const simlsh_signature *const *)r->ins_sigs, r->ins_n,
-                                       (uint32_t)r->nthreads);
+    int rc = simlsh_index_insert_values(r->index, r->ins_ids, r->ins_values, r->ins_n,
+                                        (uint32_t)r->nthreads);
     r->wall_inserting += now_seconds() - t0;
     r->cpu_inserting += thread_cpu_seconds() - c0;
     if (rc != 0) {
@@ -1001,30 +1017,25 @@ static int flush_inserts(struct run *r)
                 (unsigned long long)r->ins_ids[0], (unsigned long long)r->ins_ids[r->ins_n - 1],
                 simlsh_strerror(rc));
         r->failed = EXIT_DEDUP_INTERNAL;
-        return -1; /* the signatures stay listed, freed by run_pipeline_stop */
+        return -1;
     }
-    if (r->spare_n + r->ins_n > r->spare_cap) {
-        r->spare_cap = r->spare_n + r->ins_n;
-        r->spare_sigs = xrealloc(r->spare_sigs, r->spare_cap * sizeof *r->spare_sigs);
-    }
-    memcpy(r->spare_sigs + r->spare_n, r->ins_sigs, r->ins_n * sizeof *r->ins_sigs);
-    r->spare_n += r->ins_n;
     r->ins_n = 0;
     return 0;
 }
 
-/* Queue document id with its signature, taken from the batch (which gets a
- * spare one, or makes one when it needs it). */
-static void queue_insert(struct run *r, uint64_t id, struct batch *b, size_t i)
+/* Queue document id with its values (num_perm x 4 bytes: a copy far
+ * smaller than the text, and it frees the batch at once). */
+static void queue_insert(struct run *r, uint64_t id, const struct batch *b, size_t i)
 {
     if (r->ins_n == r->ins_cap) {
-        r->ins_cap = r->ins_cap ? r->ins_cap * 2 : 4096;
+        r->ins_cap = r->ins_cap ? r->ins_cap * 2 : r->ins_flush + 1;
         r->ins_ids = xrealloc(r->ins_ids, r->ins_cap * sizeof *r->ins_ids);
-        r->ins_sigs = xrealloc(r->ins_sigs, r->ins_cap * sizeof *r->ins_sigs);
+        r->ins_values = xrealloc(r->ins_values, r->ins_cap * r->num_perm * sizeof *r->ins_values);
     }
     r->ins_ids[r->ins_n] = id;
-    r->ins_sigs[r->ins_n++] = b->sigs[i];
-    b->sigs[i] = r->spare_n ? r->spare_sigs[--r->spare_n] : NULL;
+    memcpy(r->ins_values + r->ins_n * r->num_perm, b->values + i * r->num_perm,
+           r->num_perm * sizeof *r->ins_values);
+    r->ins_n++;
 }
 
 /* Consume a signed batch: report its bad documents and name the good ones
@@ -1478,6 +1489,7 @@ int run_inputs(struct run *r)
         rc = consume_oldest(r);
     if (rc == 0)
         rc = flush_inserts(r);
+    r->cpu_main_read = thread_cpu_seconds();
     progress_update(r, 1);
     if (r->progress)
         fputs("\r\033[K", stderr);
@@ -1556,6 +1568,9 @@ int run_pipeline_start(struct run *r)
      * library gives a thread about 64 Ki band insertions. */
     uint32_t bands = 0, rows = 0;
     simlsh_index_bands(&bands, &rows, r->index);
+    int64_t np = 0;
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+    r->num_perm = np > 0 ? (size_t)np : 1;
     uint64_t per = (UINT64_C(65536) * (uint64_t)r->nthreads) / ((uint64_t)bands + 1) + 1;
     r->ins_flush = per < 1024 ? 1024 : per > (1u << 17) ? (1u << 17) : (size_t)per;
     r->worker_cpu = calloc(r->nworkers ? r->nworkers : 1, sizeof *r->worker_cpu);
@@ -1623,14 +1638,11 @@ void run_pipeline_stop(struct run *r)
     }
     free(main_worker.buf);
     main_worker.buf = NULL;
-    for (size_t i = 0; i < r->ins_n; i++)
-        simlsh_signature_free(r->ins_sigs[i]);
-    for (size_t i = 0; i < r->spare_n; i++)
-        simlsh_signature_free(r->spare_sigs[i]);
+    simlsh_signature_free(main_worker.sig);
+    main_worker.sig = NULL;
     free(r->ins_ids);
-    free(r->ins_sigs);
-    free(r->spare_sigs);
+    free(r->ins_values);
     r->ins_ids = NULL;
-    r->ins_sigs = r->spare_sigs = NULL;
-    r->ins_n = r->spare_n = r->ins_cap = r->spare_cap = 0;
+    r->ins_values = NULL;
+    r->ins_n = r->ins_cap = 0;
 }

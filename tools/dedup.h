@@ -102,15 +102,16 @@ struct doc {
 
 /* Documents travel in batches: the main thread fills one (paths, or lines
  * of a stream it reads) or names a byte range of a line file that the
- * worker reads and splits itself; a worker signs it; the main thread
- * consumes it. Batches are recycled with their buffers, and signature
- * objects are recycled too, so the steady state allocates nothing per
- * document. */
+ * worker reads and splits itself; a worker signs it (with its own
+ * signature object, keeping only the values); the main thread consumes it.
+ * Batches are recycled with their buffers, so the steady state allocates
+ * nothing per document. */
 struct batch {
     uint64_t seq;
-    size_t n, cap; /* documents, and room for them in docs and sigs */
+    size_t n, cap; /* documents, and room for them in docs */
     struct doc *docs;
-    simlsh_signature **sigs; /* NULL entries are made by the worker */
+    uint32_t *values;  /* row i: the signature values of docs[i] */
+    size_t values_cap; /* rows */
     char *arena;
     size_t arena_len, arena_cap;
     char *ids;
@@ -256,11 +257,10 @@ struct run {
     uint64_t range_lines;  /* lines of the current input before this range */
     int range_stopped;     /* a read error ended the current input */
     /* signed documents waiting to be inserted in one threaded call */
+    size_t num_perm;
     uint64_t *ins_ids;
-    simlsh_signature **ins_sigs;
+    uint32_t *ins_values; /* ins_n x num_perm */
     size_t ins_n, ins_cap, ins_flush;
-    simlsh_signature **spare_sigs; /* inserted, ready for reuse */
-    size_t spare_n, spare_cap;
     /* --stats: CPU seconds per thread (CLOCK_THREAD_CPUTIME_ID), and where
      * the read phase's time went */
     double *worker_cpu;     /* one per worker, written as it ends */
@@ -270,6 +270,7 @@ struct run {
     double wall_inserting;  /* main thread: in index insert calls */
     double cpu_inserting;   /* main thread's CPU in them */
     double wall_waiting;    /* main thread: waiting for a signed batch */
+    double cpu_main_read;   /* main thread's CPU when reading ended */
 };
 
 /* dedup-util.c */

@@ -834,8 +834,9 @@ static void write_thread_stats(const struct run *r, FILE *f)
             total);
     fprintf(f, ",\"read_phase\":{\"reading_cpu_seconds\":%.6f,\"signing_cpu_seconds\":%.6f,"
                "\"inserting_wall_seconds\":%.6f,\"inserting_main_cpu_seconds\":%.6f,"
-               "\"waiting_wall_seconds\":%.6f}",
-            r->cpu_reading, r->cpu_signing, r->wall_inserting, r->cpu_inserting, r->wall_waiting);
+               "\"waiting_wall_seconds\":%.6f,\"main_cpu_seconds_at_end\":%.6f}",
+            r->cpu_reading, r->cpu_signing, r->wall_inserting, r->cpu_inserting, r->wall_waiting,
+            r->cpu_main_read);
 }
 
 static const char *const keep_names[] = {"first", "shortest", "longest", "oldest", "newest"};
