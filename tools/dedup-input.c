@@ -579,13 +579,21 @@ static void read_range(const struct run *r, struct batch *b)
     size_t have = 0, p = 0;   /* bytes in the arena; start of the current line */
     uint64_t line = 0, newlines = 0;
     int eof = 0;
-    arena_room(b, (size_t)(b->last_range ? BATCH_BYTES : b->end - b->start) + RANGE_STEP);
+    /* Reads past the range's end, to finish its last line, go by steps in
+     * proportion to the range (small ranges are for tests). */
+    size_t step = RANGE_STEP;
+    if (!b->last_range && b->end - b->start < step)
+        step = b->end - b->start < 256 ? 256 : (size_t)(b->end - b->start);
+    arena_room(b, (size_t)(b->last_range ? BATCH_BYTES : b->end - b->start) + step);
     if (b->start > 0) {
         /* Skip the end of a line begun before the range. */
         int found = 0;
+        size_t chunk = step;
         fpos = b->start - 1;
         while (!found) {
-            ssize_t got = pread_full(b->fd, b->arena, b->arena_cap, fpos);
+            ssize_t got = pread_full(b->fd, b->arena, chunk, fpos);
+            if (chunk < b->arena_cap / 2)
+                chunk *= 2;
             if (got <= 0) {
                 if (got < 0) {
                     b->read_err = errno;
@@ -663,9 +671,9 @@ static void read_range(const struct run *r, struct batch *b)
                 continue;
             }
             /* More bytes: the rest of the range at first, then steps. */
-            size_t want = RANGE_STEP;
-            if (!b->last_range && fpos < b->end && b->end - fpos + RANGE_STEP > want)
-                want = (size_t)(b->end - fpos) + RANGE_STEP;
+            size_t want = step;
+            if (!b->last_range && fpos < b->end && b->end - fpos + step > want)
+                want = (size_t)(b->end - fpos) + step;
             else if (b->last_range && b->arena_cap - have > want)
                 want = b->arena_cap - have; /* to the end of the file */
             if (have - p > want)
@@ -1283,12 +1291,16 @@ static int emit_line(struct run *r, size_t input, int json, uint64_t line, uint6
     return add_text_doc(r, input, DOCK_TEXT, line, off, s, len, bytes, mtime);
 }
 
-static int skip_line(struct run *r, const char *shown, uint64_t line, const char *why)
+/* A line too long to hold travels as a skipped document, so that its
+ * message comes in input order among the others, whatever -j is. */
+static int skip_line(struct run *r, size_t input, uint64_t line)
 {
-    char where[600];
-    int n = snprintf(where, sizeof where, "%s:%llu", shown, (unsigned long long)line);
-    size_t wl = n < 0 ? 0 : (size_t)n >= sizeof where ? sizeof where - 1 : (size_t)n;
-    return skip_input(r, where, wl, "%s", why);
+    struct doc *d = new_doc(r, input, DOCK_TEXT, 0);
+    if (!d)
+        return -1;
+    d->line = line;
+    doc_skip(d, "line longer than --max-doc-bytes, skipped");
+    return 0;
 }
 
 /* A file whose first bytes are no gzip or zstd magic is read by ranges. */
@@ -1391,12 +1403,17 @@ static int read_lines(struct run *r, size_t input)
         if (got < 0) {
             char why[200];
             snprintf(why, sizeof why, "%s after line %llu", rd.msg, (unsigned long long)line);
-            rc = skip_input(r, shown, strlen(shown), "%s", why);
+            /* after the messages about the lines before */
+            rc = submit(r);
+            while (rc == 0 && r->pend_head)
+                rc = consume_oldest(r);
+            if (rc == 0)
+                rc = skip_input(r, shown, strlen(shown), "%s", why);
             break;
         }
         if (got == 0) {
             if (discarding)
-                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+                rc = skip_line(r, input, ++line);
             else if (len > 0)
                 rc = emit_line(r, input, json, ++line, base, buf, len, len, mtime);
             break;
@@ -1408,9 +1425,9 @@ static int read_lines(struct run *r, size_t input)
             size_t l = (size_t)(nl - (buf + start));
             if (discarding) {
                 discarding = 0;
-                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+                rc = skip_line(r, input, ++line);
             } else if (l > max) {
-                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+                rc = skip_line(r, input, ++line);
             } else {
                 rc = emit_line(r, input, json, ++line, base + start, buf + start, l, l + 1,
                                mtime);
