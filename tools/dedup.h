@@ -256,6 +256,7 @@ struct run {
     uint64_t range_bytes;  /* nominal size of a range */
     uint64_t range_lines;  /* lines of the current input before this range */
     int range_stopped;     /* a read error ended the current input */
+    int json_slow;         /* no fast path for JSONL records (tests) */
     /* signed documents waiting to be inserted in one threaded call */
     size_t num_perm;
     uint64_t *ins_ids;
