@@ -1579,6 +1579,80 @@ def case_range_boundaries():
                     check(p.stdout == ref, "jsonl range %s -j %s: records differ" % (size, j), p)
 
 
+def case_jsonl_fast_path():
+    """JSONL records are read by a one-pass reader that hands anything
+    unusual to jansson: ids, texts, messages, the saved index and records
+    are those of jansson alone (SIMLSH_DEDUP_JSON_SLOW=1, a test switch),
+    on records that exercise escapes, surrogates, numbers, nesting,
+    duplicate keys, bad UTF-8 and invalid JSON."""
+    if not JSON:
+        refuses_jsonl(["--jsonl", os.path.join(SAMPLE, "x.jsonl")])
+        sys.exit(SKIP)
+    base = "the harbour master logged %s ships at dawn and %s more before noon"
+    texts = [base % (a, b) for a in ("three", "four") for b in ("two", "five")]
+    recs = []
+    def t(i):
+        return json.dumps(texts[i % len(texts)])[1:-1]
+    for i, tmpl in enumerate([
+            '{"id":%d,"text":"%s"}', '{"id": %d , "text" : "%s" }  ', '\t{"id":%d,"text":"%s"}\r',
+            '{"id":"s%d","text":"%s\\n\\t\\"q\\" \\\\ \\/ \\b\\f\\r"}',
+            '{"id":"\\u00e9%d","text":"%s \\u00e9\\u20ac \\ud83d\\ude00"}',
+            '{"id":%d,"text":"%s \\ud800 lone"}', '{"id":%d,"text":"%s \\udc00 lone"}',
+            '{"id":%d,"text":"%s \\u0000 nul"}', '{"id":"a\\u0000%d","text":"%s"}',
+            '{"id":-0,"text":"%s","n":%d}', '{"id":0%d,"text":"%s"}', '{"id":%d.0,"text":"%s"}',
+            '{"id":%de3,"text":"%s"}', '{"id":99999999999999999999%d,"text":"%s"}',
+            '{"id":12345678901234567%d,"text":"%s"}', '{"id":-1234567890123456789,"t%d":0,"text":"%s"}',
+            '{"id":%d,"text":"x","text":"%s"}', '{"id":%d,"text":"%s","text":7}',
+            '{"id":%d,"text":7,"text":"%s"}', '{"id":"a","id":%d,"text":"%s"}',
+            '{"meta":{"a":[1,-2.5,{"b":null}],"c":true,"d":false,"e":"\\u00e9"},"id":%d,"text":"%s"}',
+            '{"id":%d,"text":"%s","deep":' + "[" * 100 + "]" * 100 + '}',
+            '{"id":%d,"text":"%s"} x', '{"id":%d,"text":"%s",}', '{"id":%d,"text":"%s"',
+            '{"id":%d}%s', '{"text":"%s%d"}', '{"id":%d,"text":null,"x":"%s"}', '{"id":true,"t%d":"%s"}',
+            '[%d,"%s"]', '"%d%s"', '{"te\\u0078t":"%s","id":%d}', '{"id":%d,"text":"%s","big":1e400}',
+            '{"id":%d,"text":"%s","f":-0.5,"g":1E5,"h":0.1e-3}', '{"id":%d,"text":"%s","k\\u00e9y":1}',
+            '{"id":%d,"text":"%s\x01"}', '{"id":%d,"text":"%s\tx"}', '{}%d%s', '{"id":%d,"text":"%s"}{}',
+            '{"id":%d , , "text":"%s"}', '{"id":%d,"text":"%s\\x"}', '{"id":%d,"text":"%s\\u12g4"}',
+            '{"id":-%d,"text":"%s"}', '{"id":- %d,"text":"%s"}', '{"id":%d,"text":"%s","a":tru}',
+            '{"id":%d,"text":"%s","a":[1,]}', '{"id":%d,"text":"%s","é":"ü"}']):
+        if tmpl.count("%") == 2 and tmpl.index("%s") < tmpl.index("%d"):
+            line = tmpl % (t(i), i)
+        elif "%d" in tmpl and "%s" in tmpl:
+            line = tmpl % (i, t(i))
+        else:
+            line = tmpl
+        recs.append(line.encode())
+    recs.append(b'{"id":%d,"text":"%s \xff bad"}' % (900, t(0).encode()))
+    recs.append(b'{"id":%d,"text":"%s \xc0\xaf overlong"}' % (901, t(1).encode()))
+    recs.append(b'{"id":%d,"text":"%s \xed\xa0\x80 surrogate"}' % (902, t(2).encode()))
+    recs.append(b'{"id":"\xc3\xa9t\xc3\xa9","text":"%s caf\xc3\xa9"}' % t(3).encode())
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "t.jsonl")
+        with open(js, "wb") as f:
+            f.write(b"\n".join(recs) + b"\n")
+        for extra in (["--output", "pairs", "--format", "jsonl"], ["--output", "records"],
+                      ["--output", "clusters", "--id-field", "-", "--normalize", "none"]):
+            got = {}
+            for slow in (False, True):
+                env = dict(os.environ)
+                env.pop("SIMLSH_DEDUP_JSON_SLOW", None)
+                if slow:
+                    env["SIMLSH_DEDUP_JSON_SLOW"] = "1"
+                idx = os.path.join(tmp, "i%d.idx" % slow)
+                p = subprocess.run([DEDUP, "--jsonl", js, "--save-index", idx, "-j", "2"] + extra,
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   timeout=120)
+                with open(idx, "rb") as f, open(idx + ".names", "rb") as g:
+                    got[slow] = (p.returncode, p.stdout, messages(p), f.read(), g.read())
+            what = " ".join(extra)
+            check(got[False][0] == got[True][0], what + ": exit status")
+            check(len(got[True][1]) > 0, what + ": some output")
+            check(got[False][1] == got[True][1], what + ": output differs from jansson's")
+            check(got[False][2] == got[True][2], what + ": messages differ from jansson's:\n%s\n%s"
+                  % ("\n".join(got[False][2]), "\n".join(got[True][2])))
+            check(got[False][3] == got[True][3], what + ": index differs from jansson's")
+            check(got[False][4] == got[True][4], what + ": names differ from jansson's")
+
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:
