@@ -1876,9 +1876,9 @@ int run_inputs(struct run *r)
 }
 
 /* Documents a line file holds, estimated from the mean length of the
- * lines in its first block (a file too short to tell gives its size over
- * 64): enough to reserve the run's per-document arrays and the index once,
- * instead of growing them by copies while reading. */
+ * lines in three blocks (start, middle, end; a file too short to tell
+ * gives its size over 64): enough to reserve the run's per-document arrays
+ * and the index once, instead of growing them by copies while reading. */
 static uint64_t estimate_lines(const char *path)
 {
     struct stat st;
@@ -1886,20 +1886,30 @@ static uint64_t estimate_lines(const char *path)
     int fd = open_regular(path, &st, msg, sizeof msg);
     if (fd < 0)
         return 0;
-    uint64_t est = 0;
-    if (!is_compressed(fd) && st.st_size > 0) {
-        size_t cap = 256u << 10;
+    uint64_t est = 0, size = (uint64_t)st.st_size;
+    if (!is_compressed(fd) && size > 0) {
+        size_t cap = 64u << 10;
         char *buf = xmalloc(cap);
-        ssize_t got = pread_full(fd, buf, cap, 0);
-        uint64_t n = 0, last = 0;
-        for (const char *p = buf, *e = buf + (got > 0 ? got : 0);
-             (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++) {
-            n++;
-            last = (uint64_t)(p - buf) + 1;
+        uint64_t lines = 0, bytes = 0;
+        uint64_t at[3] = {0, size / 2, size > cap ? size - cap : 0};
+        for (int k = 0; k < 3; k++) {
+            ssize_t got = pread_full(fd, buf, cap, at[k]);
+            const char *first = NULL, *last = NULL, *e = buf + (got > 0 ? got : 0);
+            uint64_t n = 0;
+            for (const char *p = buf; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++) {
+                if (!first)
+                    first = p;
+                last = p;
+                n++;
+            }
+            if (n >= 2) { /* whole lines between the first and last newline */
+                lines += n - 1;
+                bytes += (uint64_t)(last - first);
+            }
         }
         free(buf);
-        uint64_t mean = n >= 8 ? last / n : 64;
-        est = (uint64_t)st.st_size / (mean ? mean : 1) + 1;
+        uint64_t mean = lines >= 8 ? bytes / lines : 64;
+        est = size / (mean ? mean : 1) + 1;
     }
     close(fd);
     return est;
@@ -1917,10 +1927,12 @@ static void reserve_for_inputs(struct run *r)
     }
     if (est < 4096)
         return;
-    /* A guess too high by a few percent costs untouched address space. */
+    /* A guess a few percent high costs little; beyond 16 Mi documents the
+     * arrays grow by realloc (large blocks move by remapping, not copying)
+     * rather than trust a sample with so much at stake. */
     est += est / 16;
-    if (est > (UINT64_C(1) << 30))
-        est = UINT64_C(1) << 30;
+    if (est > (UINT64_C(1) << 24))
+        est = UINT64_C(1) << 24;
     size_t n = (size_t)est;
     simlsh_index_reserve(r->index, (size_t)r->first_new + n); /* ENOMEM: grows later */
     ensure_locs(r, n - 1);
