@@ -492,6 +492,16 @@ static int js_hex4(const unsigned char *p, unsigned *out)
     return 0;
 }
 
+/* Nonzero if one of the 8 bytes in v is a quote, a backslash, a control
+ * byte or not ASCII. The zero-byte test can misfire only above a byte that
+ * truly matches, so "any" is exact. */
+static inline uint64_t js_special8(uint64_t v)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+    uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
+    return (v | ((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
+}
+
 /* The string at j->p; 0, or -1 for anything jansson must judge. */
 static int js_string(struct jscan *j, struct jstr *out)
 {
@@ -501,6 +511,11 @@ static int js_string(struct jscan *j, struct jstr *out)
     out->s = p;
     out->esc = 0;
     while (p < e) {
+        uint64_t v;
+        while (e - p >= 8 && (memcpy(&v, p, 8), !js_special8(v)))
+            p += 8; /* plain ASCII, eight bytes at a time */
+        if (p >= e)
+            break;
         unsigned c = *p;
         if (c == '"') {
             out->len = (size_t)(p - out->s);
