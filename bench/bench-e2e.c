@@ -19,8 +19,8 @@
  * the cache (posix_fadvise) before each run.
  *
  * --mb is MiB of document text (default 1024); lines is the default format
- * because it measures simlsh-dedup and the library, while JSONL adds
- * jansson's parser (about as costly as signing itself).
+ * because it measures simlsh-dedup and the library, while JSONL adds the
+ * parsing of records.
  *
  * The target (docs/DESIGN.md section 6): 1 GiB in <= 10 s with 2 threads.
  */
