@@ -824,7 +824,8 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
  * waiting for workers (main thread). */
 static void write_thread_stats(const struct run *r, FILE *f)
 {
-    double total = cpu_seconds(), mine = thread_cpu_seconds(), sum = mine;
+    double mine = thread_cpu_seconds(), sum = mine;
+    double total = cpu_seconds(); /* after: it includes the main thread's */
     fprintf(f, ",\"thread_cpu_seconds\":{\"main\":%.6f,\"workers\":[", mine);
     for (size_t i = 0; i < r->nworkers_run; i++) {
         fprintf(f, "%s%.6f", i ? "," : "", r->worker_cpu[i]);
