@@ -1653,6 +1653,36 @@ def case_jsonl_fast_path():
             check(got[False][4] == got[True][4], what + ": names differ from jansson's")
 
 
+def case_stats_threads():
+    """--stats gives the CPU seconds of the main thread and of each worker,
+    which with the library's threads add up to the process's, and splits
+    the read phase; with -j 1 there are no workers."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.txt")
+        import random
+        with open(path, "wb") as f:
+            f.write(parallel_corpus(random.Random(3), 600))
+        for j in (1, 3):
+            st = os.path.join(tmp, "s.json")
+            p = run_ranges(["--lines", path, "-j", j, "--stats", st, "--max-doc-bytes", "400"], 4096)
+            with open(st) as f:
+                d = json.load(f)
+            tc, rp = d["thread_cpu_seconds"], d["read_phase"]
+            check(len(tc["workers"]) == (0 if j == 1 else j), "-j %d: one figure per worker" % j, p)
+            parts = [tc["main"], tc["library_threads"]] + tc["workers"]
+            check(all(x >= 0 for x in parts), "CPU seconds are not negative", p)
+            check(abs(sum(parts) - tc["process"]) < 0.01, "threads add up to the process", p)
+            check(tc["main"] > 0 and tc["process"] >= tc["main"], "main thread's CPU", p)
+            for key in ("reading_cpu_seconds", "signing_cpu_seconds", "inserting_wall_seconds",
+                        "inserting_main_cpu_seconds", "waiting_wall_seconds",
+                        "main_cpu_seconds_at_end"):
+                check(rp[key] >= 0, "read_phase " + key, p)
+            check(rp["signing_cpu_seconds"] > 0, "signing took CPU", p)
+            check(rp["main_cpu_seconds_at_end"] <= tc["main"] + 1e-6, "main CPU grows", p)
+            if j == 1:
+                check(rp["waiting_wall_seconds"] == 0, "-j 1 never waits for a worker", p)
+
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:
