@@ -291,7 +291,7 @@ struct worker {
     struct run *r;
     size_t index; /* in r->worker_cpu */
     simlsh_signature *sig;
-    char *buf; /* file contents, reused across documents */
+    char *buf;  /* file contents, reused across documents */
     char *jbuf; /* a JSON text with escapes, decoded */
     size_t jcap;
     size_t cap;
@@ -466,7 +466,7 @@ struct jscan {
 struct jstr {
     const unsigned char *s; /* raw bytes between the quotes */
     size_t len;
-    int esc;                /* holds a backslash escape */
+    int esc; /* holds a backslash escape */
 };
 
 static void js_ws(struct jscan *j)
@@ -715,9 +715,8 @@ static int js_record(const char *line, size_t len, const char *idf, const char *
         return -1;
     j.p++;
     js_ws(&j);
-    if (j.p < j.e && *j.p == '}') {
+    if (j.p < j.e && *j.p == '}')
         return -1; /* no fields: jansson names the missing one */
-    }
     for (;;) {
         struct jstr key;
         if (js_string(&j, &key) || key.esc)
