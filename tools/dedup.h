@@ -111,18 +111,32 @@ struct doc {
 #define BATCH_DOCS 256
 #define BATCH_BYTES (1u << 20)
 
-/* Documents travel in batches: the reader fills one, a worker signs it, the
- * main thread inserts it. Batches are recycled, and so are their signature
- * objects, so the steady state allocates nothing per document. */
+/* Documents travel in batches: the main thread fills one (paths, or lines
+ * of a stream it reads) or names a byte range of a line file that the
+ * worker reads and splits itself; a worker signs it (with its own
+ * signature object, keeping only the values); the main thread consumes it.
+ * Batches are recycled with their buffers, so the steady state allocates
+ * nothing per document. */
 struct batch {
     uint64_t seq;
-    size_t n;
-    struct doc docs[BATCH_DOCS];
-    simlsh_signature *sigs[BATCH_DOCS];
+    size_t n, cap; /* documents, and room for them in docs */
+    struct doc *docs;
+    uint32_t *values;  /* row i: the signature values of docs[i] */
+    size_t values_cap; /* rows */
     char *arena;
     size_t arena_len, arena_cap;
     char *ids;
     size_t ids_len, ids_cap;
+    /* a range of a line file: lines starting in [start, end) of fd */
+    int is_range, last_range;
+    uint32_t input;
+    int fd;
+    int64_t mtime;
+    uint64_t start, end;
+    uint64_t newlines;  /* newline characters in the lines of the range */
+    int read_err;       /* errno of a failed read, after read_line lines */
+    uint64_t read_line;
+    double cpu_read;    /* worker CPU seconds reading and splitting */
     int done;
     struct batch *next;      /* pending (input order) or free list */
     struct batch *todo_next; /* queue of batches waiting for a worker */
@@ -275,6 +289,26 @@ struct run {
         int stdin_kept;         /* standard input can be read again */
         int64_t stdin_base;     /* ... from this offset of descriptor 0 */
     } vs;
+    /* reading line files by ranges (consumed in order) */
+    uint64_t range_bytes;  /* nominal size of a range */
+    uint64_t range_lines;  /* lines of the current input before this range */
+    int range_stopped;     /* a read error ended the current input */
+    int json_slow;         /* no fast path for JSONL records (tests) */
+    /* signed documents waiting to be inserted in one threaded call */
+    size_t num_perm;
+    uint64_t *ins_ids;
+    uint32_t *ins_values; /* ins_n x num_perm */
+    size_t ins_n, ins_cap, ins_flush;
+    /* --stats: CPU seconds per thread (CLOCK_THREAD_CPUTIME_ID), and where
+     * the read phase's time went */
+    double *worker_cpu;     /* one per worker, written as it ends */
+    size_t nworkers_run;    /* workers that ran (nworkers is 0 after them) */
+    double cpu_reading;     /* all threads: reading and splitting ranges */
+    double cpu_signing;     /* all threads: parsing and signing */
+    double wall_inserting;  /* main thread: in index insert calls */
+    double cpu_inserting;   /* main thread's CPU in them */
+    double wall_waiting;    /* main thread: waiting for a signed batch */
+    double cpu_main_read;   /* main thread's CPU when reading ended */
 };
 
 /* dedup-util.c */
@@ -283,6 +317,7 @@ void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 double now_seconds(void);
 double cpu_seconds(void);
+double thread_cpu_seconds(void);
 void phase_switch(struct run *r, int phase);
 void warnx_doc(struct run *r, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -131,8 +131,10 @@ static const char *const usage_text[] = {
     "      --only-new        link documents only through pairs with a new document\n"
     "\n"
     "Other:\n"
-    "  -j, --threads N       signing and verifying threads (default: one per CPU);\n"
-    "                        results do not depend on N\n"
+    "  -j, --threads N       threads that read, parse, sign, index and verify\n"
+    "                        (default: one per CPU); results do not depend on N.\n"
+    "                        Uncompressed --lines/--jsonl files are read by every\n"
+    "                        thread; compressed ones and standard input by one\n"
     "  -q, --quiet           no progress line and no summary\n"
     "  -h, --help            show this help\n"
     "  -V, --version         show versions\n"
@@ -914,6 +916,29 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     fputc('\n', stderr);
 }
 
+/* --stats: CPU seconds of each thread of the tool (the main thread now,
+ * each worker as it ended), what the library's per-call threads used (the
+ * process's CPU less those), and where the read phase went: reading and
+ * splitting line ranges, parsing and signing (all threads), inserting and
+ * waiting for workers (main thread). */
+static void write_thread_stats(const struct run *r, FILE *f)
+{
+    double mine = thread_cpu_seconds(), sum = mine;
+    double total = cpu_seconds(); /* after: it includes the main thread's */
+    fprintf(f, ",\"thread_cpu_seconds\":{\"main\":%.6f,\"workers\":[", mine);
+    for (size_t i = 0; i < r->nworkers_run; i++) {
+        fprintf(f, "%s%.6f", i ? "," : "", r->worker_cpu[i]);
+        sum += r->worker_cpu[i];
+    }
+    fprintf(f, "],\"library_threads\":%.6f,\"process\":%.6f}", total > sum ? total - sum : 0,
+            total);
+    fprintf(f, ",\"read_phase\":{\"reading_cpu_seconds\":%.6f,\"signing_cpu_seconds\":%.6f,"
+               "\"inserting_wall_seconds\":%.6f,\"inserting_main_cpu_seconds\":%.6f,"
+               "\"waiting_wall_seconds\":%.6f,\"main_cpu_seconds_at_end\":%.6f}",
+            r->cpu_reading, r->cpu_signing, r->wall_inserting, r->cpu_inserting, r->wall_waiting,
+            r->cpu_main_read);
+}
+
 static const char *const keep_names[] = {"first", "shortest", "longest", "oldest", "newest"};
 
 /* --stats: the summary as one JSON object, with the whole contract (every
@@ -987,7 +1012,9 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     for (int ph = 0; ph < PH_COUNT; ph++)
         fprintf(f, "%s\"%s\":{\"wall_seconds\":%.6f,\"cpu_seconds\":%.6f}", ph ? "," : "",
                 phase_names[ph], r->phase_wall[ph], r->phase_cpu[ph]);
-    fputs("}}\n", f);
+    fputc('}', f);
+    write_thread_stats(r, f);
+    fputs("}\n", f);
 }
 
 static void run_free(struct run *r, struct options *opt)
@@ -997,6 +1024,7 @@ static void run_free(struct run *r, struct options *opt)
     free(r->sets);
     free(r->locs);
     store_free(r);
+    free(r->worker_cpu);
     simlsh_index_free(r->index);
     simlsh_params_free(r->params);
     strlist_free(&r->paths);

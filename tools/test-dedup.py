@@ -1610,6 +1610,306 @@ def case_verify_fallback():
                "--rows", "6"], stdin=data)
     check(p.stdout == est.stdout and p.stdout, "the fallback decides as the estimate", p)
 
+def run_ranges(args, range_bytes=None, expect=0):
+    """run() with the range size of line files set (an undocumented variable
+    that only tests use: small ranges put range boundaries everywhere)."""
+    env = dict(os.environ)
+    env.pop("SIMLSH_DEDUP_RANGE_BYTES", None)
+    if range_bytes is not None:
+        env["SIMLSH_DEDUP_RANGE_BYTES"] = str(range_bytes)
+    proc = subprocess.run([DEDUP] + [str(a) for a in args], env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if expect is not None and proc.returncode != expect:
+        fail("expected exit %d, got %d" % (expect, proc.returncode), proc)
+    return proc
+
+
+def messages(proc, drop=("documents (",)):
+    """stderr without the summary lines (they hold times and the -j)."""
+    out = []
+    for line in proc.stderr.decode(errors="replace").splitlines():
+        if any(d in line for d in drop) or " threads" in line or " thread," in line \
+                or line.endswith(" thread") or "contract:" in line \
+                or line.startswith(("simlsh-dedup: banding:", "simlsh-dedup: verify ")):
+            continue
+        out.append(line[len("simlsh-dedup: "):] if line.startswith("simlsh-dedup: ") else line)
+    return out
+
+
+def parallel_corpus(rng, n=1200):
+    """Lines of words with planted near-copies, blank lines, CRLF ends and
+    lines too long for --max-doc-bytes 400, as bytes (no final newline)."""
+    words = ["w%03d" % i for i in range(300)]
+    docs, lines = [], []
+    for i in range(n):
+        r = rng.random()
+        if r < 0.03:
+            lines.append(b"")
+        elif r < 0.05:
+            lines.append(b"x" * rng.randint(401, 1500))
+        elif r < 0.15 and docs:
+            base = docs[rng.randrange(len(docs))].split(b" ")
+            base[rng.randrange(len(base))] = b"changed"
+            docs.append(b" ".join(base))
+            lines.append(docs[-1] + (b"\r" if r < 0.07 else b""))
+        else:
+            docs.append(b" ".join(rng.choice(words).encode() for _ in range(rng.randint(8, 60))))
+            lines.append(docs[-1])
+    return b"\n".join(lines)
+
+
+def case_parallel_inputs():
+    """Issue 17: line files are read by byte ranges in the workers, and
+    signed documents inserted in threaded batches; output, messages and the
+    saved index are byte-identical for -j 1, 2, 3, 16 and any range size,
+    for pairs and clusters in every verify mode, and equal to what the
+    sequential reader (a gzip copy of the same lines) gives."""
+    import gzip
+    import random
+    rng = random.Random(17)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = parallel_corpus(rng)
+        plain = os.path.join(tmp, "c.txt")
+        with open(plain, "wb") as f:
+            f.write(data)
+        sources = [("lines", ["--lines", plain], [None, 997])]
+        if ZLIB:
+            gz = os.path.join(tmp, "c.txt.gz")
+            with open(gz, "wb") as f:
+                f.write(gzip.compress(data))
+            sources.append(("gzip", ["--lines", gz], [None]))
+        if JSON:
+            js = os.path.join(tmp, "c.jsonl")
+            with open(js, "wb") as f:
+                for i, line in enumerate(data.split(b"\n")):
+                    if i % 97 == 5:
+                        f.write(b"{not json\n")
+                    elif i % 89 == 7:
+                        f.write(b"  \n")
+                    else:
+                        f.write(json.dumps({"id": i, "text": line.decode()}).encode() + b"\n")
+            sources.append(("jsonl", ["--jsonl", js], [997]))
+        d = os.path.join(tmp, "files")
+        os.mkdir(d)
+        for i, line in enumerate(data.split(b"\n")[:300]):
+            with open(os.path.join(d, "f%04d.txt" % i), "wb") as f:
+                f.write(line)
+        sources.append(("files", [d], [None]))
+        plain_ref = {}
+        for kind, src, sizes in sources:
+            for output in ("pairs", "clusters"):
+                for verify in ("none", "estimate", "exact"):
+                    if verify != "estimate" and kind not in ("lines", "jsonl"):
+                        continue
+                    ref = None
+                    for size in sizes:
+                        for j in ("1", "2", "3", "16"):
+                            idx = os.path.join(tmp, "i.idx")
+                            p = run_ranges(src + ["--max-doc-bytes", "400", "--output", output,
+                                                  "--verify", verify, "-j", j,
+                                                  "--save-index", idx], size)
+                            with open(idx, "rb") as f:
+                                got = (p.stdout, messages(p), f.read())
+                            if ref is None:
+                                ref = got
+                                check(len(p.stdout) > 0, "%s %s: duplicates found" % (kind, output),
+                                      p)
+                                if kind == "lines":
+                                    plain_ref[(output, verify)] = got
+                                continue
+                            what = "%s %s verify %s range %s -j %s" % (kind, output, verify, size, j)
+                            check(got[0] == ref[0], what + ": output differs", p)
+                            check(got[1] == ref[1], what + ": messages differ", p)
+                            check(got[2] == ref[2], what + ": saved index differs", p)
+                    if kind == "gzip":
+                        # the sequential reader names the same lines the same way
+                        want = plain_ref[(output, verify)]
+                        check(ref[0] == want[0], "gzip %s output differs from plain" % output)
+                        check([m.replace(gz, plain) for m in ref[1]] == want[1],
+                              "gzip %s messages differ from plain" % output)
+
+
+def case_range_boundaries():
+    """Line numbers in messages, --skipped, names and --output records are
+    right when range boundaries fall anywhere: before, inside and just after
+    bad lines, inside long lines, on blank lines and on CRLF ends."""
+    import random
+    rng = random.Random(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "b.txt")
+        words = ["v%02d" % i for i in range(60)]
+        lines, expect = [], []
+        for i in range(1, 400):
+            r = rng.random()
+            if r < 0.05 and [x for x in lines if len(x) > 20 and not x.startswith(b"y")]:
+                # a planted copy (CR or not), so that there are pairs
+                lines.append(rng.choice([x for x in lines if len(x) > 20
+                                         and not x.startswith(b"y")]).rstrip(b"\r"))
+            elif r < 0.1:
+                lines.append(b"")
+                expect.append("%s:%d: empty document, skipped" % (path, i))
+            elif r < 0.2:
+                lines.append(b"y" * rng.randint(121, 700))
+                expect.append("%s:%d: line longer than --max-doc-bytes, skipped" % (path, i))
+            else:
+                text = " ".join(rng.choice(words) for _ in range(rng.randint(3, 12))).encode()
+                lines.append(text + (b"\r" if r < 0.3 else b""))
+        data = b"\n".join(lines) + b"\n"
+        with open(path, "wb") as f:
+            f.write(data)
+        ref = None
+        for size in (1, 2, 63, 64, 120, 121, 500, len(data) - 1, len(data), None):
+            for j in ("1", "2", "3"):
+                skipped = os.path.join(tmp, "skipped")
+                p = run_ranges(["--lines", path, "--max-doc-bytes", "120", "-j", j,
+                                "--output", "pairs", "--skipped", skipped], size)
+                what = "range %s -j %s" % (size, j)
+                check(messages(p) == expect, what + ": skip messages and their lines", p)
+                with open(skipped) as f:
+                    listed = [l.split("\t")[0] for l in f.read().splitlines()]
+                check(listed == [m.split(": ")[0] for m in expect], what + ": --skipped", p)
+                if ref is None:
+                    ref = p.stdout
+                    check(len(p.stdout) > 0, "pairs found", p)
+                    # names are line numbers: each pair is two lines of equal text
+                    for row in p.stdout.decode().splitlines():
+                        a, b = (int(x) for x in row.split("\t")[:2])
+                        check(lines[a - 1].rstrip(b"\r") != b"" and lines[b - 1] != b"",
+                              what + ": a pair names a blank line", p)
+                check(p.stdout == ref, what + ": pairs differ", p)
+        if JSON:
+            js = os.path.join(tmp, "b.jsonl")
+            recs, expect = [], []
+            for i in range(1, 300):
+                r = rng.random()
+                if r < 0.1:
+                    recs.append(b"{broken")
+                    expect.append("%s:%d: invalid JSON" % (js, i))
+                elif r < 0.15:
+                    recs.append(b"   ")  # tolerated, still counted as a line
+                else:
+                    text = " ".join(rng.choice(words[:8]) for _ in range(rng.randint(3, 12)))
+                    recs.append(json.dumps({"id": "r%d" % i, "text": text}).encode())
+            with open(js, "wb") as f:
+                f.write(b"\n".join(recs) + b"\n")
+            ref = None
+            for size in (1, 37, 64, 500, None):
+                for j in ("1", "3"):
+                    p = run_ranges(["--jsonl", js, "-j", j, "--output", "records"], size)
+                    got = [m.split(": invalid JSON")[0] + ": invalid JSON" for m in messages(p)]
+                    check(got == expect, "jsonl range %s -j %s: messages" % (size, j), p)
+                    for line in p.stdout.splitlines():
+                        check(line in recs, "records are input lines", p)
+                    if ref is None:
+                        ref = p.stdout
+                        check(len(ref) > 0, "records written", p)
+                    check(p.stdout == ref, "jsonl range %s -j %s: records differ" % (size, j), p)
+
+
+def case_jsonl_fast_path():
+    """JSONL records are read by a one-pass reader that hands anything
+    unusual to jansson: ids, texts, messages, the saved index and records
+    are those of jansson alone (SIMLSH_DEDUP_JSON_SLOW=1, a test switch),
+    on records that exercise escapes, surrogates, numbers, nesting,
+    duplicate keys, bad UTF-8 and invalid JSON."""
+    if not JSON:
+        refuses_jsonl(["--jsonl", os.path.join(SAMPLE, "x.jsonl")])
+        sys.exit(SKIP)
+    base = "the harbour master logged %s ships at dawn and %s more before noon"
+    texts = [base % (a, b) for a in ("three", "four") for b in ("two", "five")]
+    recs = []
+    def t(i):
+        return json.dumps(texts[i % len(texts)])[1:-1]
+    for i, tmpl in enumerate([
+            '{"id":%d,"text":"%s"}', '{"id": %d , "text" : "%s" }  ', '\t{"id":%d,"text":"%s"}\r',
+            '{"id":"s%d","text":"%s\\n\\t\\"q\\" \\\\ \\/ \\b\\f\\r"}',
+            '{"id":"\\u00e9%d","text":"%s \\u00e9\\u20ac \\ud83d\\ude00"}',
+            '{"id":%d,"text":"%s \\ud800 lone"}', '{"id":%d,"text":"%s \\udc00 lone"}',
+            '{"id":%d,"text":"%s \\u0000 nul"}', '{"id":"a\\u0000%d","text":"%s"}',
+            '{"id":-0,"text":"%s","n":%d}', '{"id":0%d,"text":"%s"}', '{"id":%d.0,"text":"%s"}',
+            '{"id":%de3,"text":"%s"}', '{"id":99999999999999999999%d,"text":"%s"}',
+            '{"id":12345678901234567%d,"text":"%s"}', '{"id":-1234567890123456789,"t%d":0,"text":"%s"}',
+            '{"id":%d,"text":"x","text":"%s"}', '{"id":%d,"text":"%s","text":7}',
+            '{"id":%d,"text":7,"text":"%s"}', '{"id":"a","id":%d,"text":"%s"}',
+            '{"meta":{"a":[1,-2.5,{"b":null}],"c":true,"d":false,"e":"\\u00e9"},"id":%d,"text":"%s"}',
+            '{"id":%d,"text":"%s","deep":' + "[" * 100 + "]" * 100 + '}',
+            '{"id":%d,"text":"%s"} x', '{"id":%d,"text":"%s",}', '{"id":%d,"text":"%s"',
+            '{"id":%d}%s', '{"text":"%s%d"}', '{"id":%d,"text":null,"x":"%s"}', '{"id":true,"t%d":"%s"}',
+            '[%d,"%s"]', '"%d%s"', '{"te\\u0078t":"%s","id":%d}', '{"id":%d,"text":"%s","big":1e400}',
+            '{"id":%d,"text":"%s","f":-0.5,"g":1E5,"h":0.1e-3}', '{"id":%d,"text":"%s","k\\u00e9y":1}',
+            '{"id":%d,"text":"%s\x01"}', '{"id":%d,"text":"%s\tx"}', '{}%d%s', '{"id":%d,"text":"%s"}{}',
+            '{"id":%d , , "text":"%s"}', '{"id":%d,"text":"%s\\x"}', '{"id":%d,"text":"%s\\u12g4"}',
+            '{"id":-%d,"text":"%s"}', '{"id":- %d,"text":"%s"}', '{"id":%d,"text":"%s","a":tru}',
+            '{"id":%d,"text":"%s","a":[1,]}', '{"id":%d,"text":"%s","é":"ü"}']):
+        if tmpl.count("%") == 2 and tmpl.index("%s") < tmpl.index("%d"):
+            line = tmpl % (t(i), i)
+        elif "%d" in tmpl and "%s" in tmpl:
+            line = tmpl % (i, t(i))
+        else:
+            line = tmpl
+        recs.append(line.encode())
+    recs.append(b'{"id":%d,"text":"%s \xff bad"}' % (900, t(0).encode()))
+    recs.append(b'{"id":%d,"text":"%s \xc0\xaf overlong"}' % (901, t(1).encode()))
+    recs.append(b'{"id":%d,"text":"%s \xed\xa0\x80 surrogate"}' % (902, t(2).encode()))
+    recs.append(b'{"id":"\xc3\xa9t\xc3\xa9","text":"%s caf\xc3\xa9"}' % t(3).encode())
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "t.jsonl")
+        with open(js, "wb") as f:
+            f.write(b"\n".join(recs) + b"\n")
+        for extra in (["--output", "pairs", "--format", "jsonl"], ["--output", "records"],
+                      ["--output", "clusters", "--id-field", "-", "--normalize", "none"]):
+            got = {}
+            for slow in (False, True):
+                env = dict(os.environ)
+                env.pop("SIMLSH_DEDUP_JSON_SLOW", None)
+                if slow:
+                    env["SIMLSH_DEDUP_JSON_SLOW"] = "1"
+                idx = os.path.join(tmp, "i%d.idx" % slow)
+                p = subprocess.run([DEDUP, "--jsonl", js, "--save-index", idx, "-j", "2"] + extra,
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   timeout=120)
+                with open(idx, "rb") as f:
+                    got[slow] = (p.returncode, p.stdout, messages(p), f.read(), b"")
+            what = " ".join(extra)
+            check(got[False][0] == got[True][0], what + ": exit status")
+            check(len(got[True][1]) > 0, what + ": some output")
+            check(got[False][1] == got[True][1], what + ": output differs from jansson's")
+            check(got[False][2] == got[True][2], what + ": messages differ from jansson's:\n%s\n%s"
+                  % ("\n".join(got[False][2]), "\n".join(got[True][2])))
+            # the one-file index holds the names too
+            check(got[False][3] == got[True][3], what + ": index or names differ from jansson's")
+
+
+def case_stats_threads():
+    """--stats gives the CPU seconds of the main thread and of each worker,
+    which with the library's threads add up to the process's, and splits
+    the read phase; with -j 1 there are no workers."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.txt")
+        import random
+        with open(path, "wb") as f:
+            f.write(parallel_corpus(random.Random(3), 600))
+        for j in (1, 3):
+            st = os.path.join(tmp, "s.json")
+            p = run_ranges(["--lines", path, "-j", j, "--stats", st, "--max-doc-bytes", "400"], 4096)
+            with open(st) as f:
+                d = json.load(f)
+            tc, rp = d["thread_cpu_seconds"], d["read_phase"]
+            check(len(tc["workers"]) == (0 if j == 1 else j), "-j %d: one figure per worker" % j, p)
+            parts = [tc["main"], tc["library_threads"]] + tc["workers"]
+            check(all(x >= 0 for x in parts), "CPU seconds are not negative", p)
+            check(abs(sum(parts) - tc["process"]) < 0.01, "threads add up to the process", p)
+            check(tc["main"] > 0 and tc["process"] >= tc["main"], "main thread's CPU", p)
+            for key in ("reading_cpu_seconds", "signing_cpu_seconds", "inserting_wall_seconds",
+                        "inserting_main_cpu_seconds", "waiting_wall_seconds",
+                        "main_cpu_seconds_at_end"):
+                check(rp[key] >= 0, "read_phase " + key, p)
+            check(rp["signing_cpu_seconds"] > 0, "signing took CPU", p)
+            check(rp["main_cpu_seconds_at_end"] <= tc["main"] + 1e-6, "main CPU grows", p)
+            if j == 1:
+                check(rp["waiting_wall_seconds"] == 0, "-j 1 never waits for a worker", p)
+
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:
