@@ -311,6 +311,13 @@ struct run {
     double cpu_main_read;   /* main thread's CPU when reading ended */
 };
 
+/* dedup-options.c */
+void usage_error(const char *fmt, const char *arg);
+void parse_args(struct options *o, int argc, char **argv);
+void apply_options(simlsh_params *p, const struct options *o);
+void fatal_lib(const char *what, int rc, int code);
+void setup_new(struct run *r, const struct options *o);
+
 /* dedup-util.c */
 void die_oom(void);
 void *xmalloc(size_t n);
