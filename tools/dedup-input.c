@@ -1415,8 +1415,9 @@ static void queue_insert(struct run *r, uint64_t id, const struct batch *b, size
 static int consume(struct run *r, struct batch *b)
 {
     if (b->is_range) {
-        if (b->start == 0) { /* the first range of an input */
-            r->range_lines = 0;
+        const struct input *in = &r->opt->inputs[b->input];
+        if (b->start == (in->ranged ? in->range_beg : 0)) { /* the first range of an input */
+            r->range_lines = in->ranged ? in->line0 : 0;
             r->range_stopped = 0;
         }
         if (r->range_stopped)
@@ -1514,7 +1515,7 @@ static void batch_reset(struct batch *b)
     b->ids_len = 0;
     b->done = 0;
     b->next = NULL;
-    b->is_range = b->last_range = 0;
+    b->is_range = b->last_range = b->close_fd = 0;
     b->fd = -1;
     b->newlines = 0;
     b->read_err = 0;
@@ -1542,7 +1543,7 @@ static int consume_oldest(struct run *r)
     if (!r->pend_head)
         r->pend_tail = NULL;
     int rc = consume(r, b);
-    if (b->is_range && b->last_range)
+    if (b->is_range && b->close_fd)
         close(b->fd); /* every range of the input is consumed */
     batch_reset(b);
     b->next = r->free_list;
@@ -1701,15 +1702,20 @@ static uint64_t range_bytes(void)
 /* An uncompressed line file: the main thread only cuts it into ranges that
  * the workers read, split and parse (read_range); ranges are consumed in
  * order, so ids and line numbers are those of a sequential read. The last
- * range reads to the end of the file, however long it has grown. */
+ * range reads to the end of the file, however long it has grown. A ranged
+ * input (the MPI driver's share of a file, cut at line starts) is read
+ * from range_beg to range_end only, its lines numbered after line0. */
 static int read_ranges(struct run *r, size_t input, int fd, uint64_t size, int64_t mtime)
 {
     if (submit(r)) { /* documents before this input go first */
         close(fd);
         return -1;
     }
+    const struct input *in = &r->opt->inputs[input];
+    uint64_t beg = in->ranged ? in->range_beg : 0;
+    uint64_t stop = in->ranged && in->range_end < size ? in->range_end : UINT64_MAX;
     uint64_t step = r->range_bytes;
-    for (uint64_t s = 0;; s += step) {
+    for (uint64_t s = beg;; s += step) {
         struct batch *b = current_batch(r);
         if (!b) {
             close(fd);
@@ -1720,9 +1726,12 @@ static int read_ranges(struct run *r, size_t input, int fd, uint64_t size, int64
         b->fd = fd;
         b->mtime = mtime;
         b->start = s;
-        b->last_range = size <= s || size - s <= step;
+        b->last_range = stop == UINT64_MAX && (size <= s || size - s <= step);
         b->end = b->last_range ? UINT64_MAX : s + step;
-        int last = b->last_range; /* b may be consumed and reused by submit */
+        if (b->end >= stop)
+            b->end = stop;
+        b->close_fd = b->last_range || b->end == stop;
+        int last = b->close_fd; /* b may be consumed and reused by submit */
         if (submit(r))
             return -1; /* on failure the fd is closed at exit */
         if (last)
@@ -2031,7 +2040,7 @@ void run_pipeline_stop(struct run *r)
         struct batch *b = lists[l];
         while (b) {
             struct batch *next = l == 2 ? NULL : b->next;
-            if (b->is_range && b->last_range)
+            if (b->is_range && b->close_fd)
                 close(b->fd);
             batch_free(b);
             b = next;

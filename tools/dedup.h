@@ -58,6 +58,11 @@ struct input {
     const char *arg;   /* as given; "-" is standard input */
     size_t first_path; /* INPUT_PATHS: range in the run's path list */
     size_t npaths;
+    /* --lines/--jsonl of an uncompressed file, read in part (the MPI
+     * driver): the lines starting in [range_beg, range_end), both line
+     * starts, with line0 lines before range_beg. */
+    int ranged;
+    uint64_t range_beg, range_end, line0;
 };
 
 /* A growable list of strings (arena + offsets) with an optional size each. */
@@ -129,6 +134,7 @@ struct batch {
     size_t ids_len, ids_cap;
     /* a range of a line file: lines starting in [start, end) of fd */
     int is_range, last_range;
+    int close_fd; /* the input's last range (of its share): consumed, fd closes */
     uint32_t input;
     int fd;
     int64_t mtime;
