@@ -907,15 +907,15 @@ static void close_sources(struct vctx *v)
 }
 
 /* Exact mode: pairs with a document from --index are decided by their
- * estimate (its text is not known); the others by the second pass. */
-static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *out)
+ * estimate (its text is not known); the others by the second pass. The
+ * candidates are columns ca, cb, cs (n rows) of ids below first_new +
+ * ndocs; *candp, when given, holds them and is freed once they are in
+ * batches. */
+static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *cb,
+                             const double *cs, size_t n, size_t ndocs, simlsh_results **candp,
+                             struct pairvec *out)
 {
-    simlsh_results *cand = *candp;
-    size_t n = simlsh_results_count(cand);
-    const uint64_t *ca = simlsh_results_a(cand), *cb = simlsh_results_b(cand);
-    const double *cs = simlsh_results_scores(cand);
     uint64_t first_new = r->first_new;
-    size_t ndocs = r->names.count - first_new;
     struct vctx v;
     memset(&v, 0, sizeof v);
     v.r = r;
@@ -984,8 +984,10 @@ static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *o
         return lib_fail("batches of candidate pairs", rc);
     }
     /* the candidates are in the batches now */
-    simlsh_results_free(cand);
-    *candp = NULL;
+    if (candp) {
+        simlsh_results_free(*candp);
+        *candp = NULL;
+    }
     r->vs.batches = nbatches;
 
     open_sources(&v);
@@ -1035,6 +1037,54 @@ static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *o
     return rc != 0 ? lib_fail("verification", rc) : 0;
 }
 
+static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *out)
+{
+    simlsh_results *cand = *candp;
+    return verify_exact_cols(r, simlsh_results_a(cand), simlsh_results_b(cand),
+                             simlsh_results_scores(cand), simlsh_results_count(cand),
+                             r->names.count - r->first_new, candp, out);
+}
+
+double verify_prefilter(const struct run *r)
+{
+    /* The banding for recall also makes many candidates far below the
+     * threshold (on man pages, 60 times as many as true pairs). Their
+     * MinHash estimate sorts them out first: a pair at the threshold t
+     * has an estimate below t - 4 sd (sd = sqrt(t (1 - t) / num_perm))
+     * with probability about 3e-5, a pair above t less often. */
+    int64_t np = 128;
+    double thr = r->threshold;
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+    double low = thr - PREFILTER_SD * sqrt(thr * (1 - thr) / (double)np);
+    return low > 0 ? low : 0;
+}
+
+int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t ndocs,
+                       struct pair **edges, size_t *nedges)
+{
+    uint64_t *ca = xmalloc((n ? n : 1) * sizeof *ca), *cb = xmalloc((n ? n : 1) * sizeof *cb);
+    double *cs = xmalloc((n ? n : 1) * sizeof *cs);
+    for (size_t i = 0; i < n; i++) {
+        ca[i] = cand[i].a;
+        cb[i] = cand[i].b;
+        cs[i] = cand[i].score;
+    }
+    struct pairvec out = {NULL, 0, 0};
+    int rc = verify_exact_cols(r, ca, cb, cs, n, ndocs, NULL, &out);
+    free(ca);
+    free(cb);
+    free(cs);
+    if (rc != 0) {
+        free(out.v);
+        return -1;
+    }
+    if (out.n > 1)
+        qsort(out.v, out.n, sizeof *out.v, cmp_pair);
+    *edges = out.v ? out.v : xmalloc(sizeof *out.v);
+    *nedges = out.n;
+    return 0;
+}
+
 int verify_candidates(struct run *r, struct pair **edges, size_t *n)
 {
     phase_switch(r, PH_PAIRS);
@@ -1046,14 +1096,7 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
     int flags = mode == VERIFY_ESTIMATE ? SIMLSH_QUERY_VERIFY : 0;
     double thr = r->threshold;
     if (mode == VERIFY_EXACT) {
-        /* The banding for recall also makes many candidates far below the
-         * threshold (on man pages, 60 times as many as true pairs). Their
-         * MinHash estimate sorts them out first: a pair at the threshold t
-         * has an estimate below t - 4 sd (sd = sqrt(t (1 - t) / num_perm))
-         * with probability about 3e-5, a pair above t less often. */
-        int64_t np = 128;
-        simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
-        double low = thr - PREFILTER_SD * sqrt(thr * (1 - thr) / (double)np);
+        double low = verify_prefilter(r);
         if (low > 0) {
             flags = SIMLSH_QUERY_VERIFY;
             thr = low;

@@ -404,6 +404,14 @@ void doc_name(struct run *r, const struct batch *b, const struct doc *d, const c
 /* dedup-verify.c */
 int reread_prepare(struct run *r);
 int verify_candidates(struct run *r, struct pair **edges, size_t *n);
+/* Exact mode's estimate prefilter: candidates need an estimate >= this (0:
+ * none). */
+double verify_prefilter(const struct run *r);
+/* The exact second pass over given candidates (a < b, score = estimate or
+ * -1) of ids below first_new + ndocs, read again by r->locs: the verified
+ * edges, sorted (the MPI driver, which verifies by ranges of pairs). */
+int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t ndocs,
+                       struct pair **edges, size_t *nedges);
 
 /* dedup-output.c */
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n,
