@@ -215,6 +215,7 @@ struct vctx {
     size_t elem;
     struct source *src;
     uint8_t *state; /* DS_* per new document */
+    size_t ndocs;   /* new documents: ids first_new .. first_new + ndocs - 1 */
     struct slot *slots;
     size_t nslots;
     /* parallel work: fn(worker, item) for item in [0, nitems) */
@@ -621,9 +622,16 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
         if (!(*st & DS_WARNED)) {
             *st |= DS_WARNED;
             r->vs.docs_unread++;
-            size_t nl;
-            const char *name = strlist_get(&r->names, sl->id, &nl);
-            warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl), sl->msg);
+            size_t nl = 0;
+            const char *name = NULL;
+            if (sl->id < r->names.count)
+                name = strlist_get(&r->names, sl->id, &nl);
+            if (name)
+                warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl),
+                          sl->msg);
+            else /* the MPI driver's ranks know only the names they read */
+                warnx_doc(r, "document %" PRIu64 ": %s; its pairs are verified by estimate",
+                          sl->id, sl->msg);
         }
     }
     if (v->held > r->vs.set_bytes_peak)
@@ -778,7 +786,7 @@ static void open_sources(struct vctx *v)
 {
     struct run *r = v->r;
     const struct options *o = r->opt;
-    size_t ndocs = r->names.count - r->first_new;
+    size_t ndocs = v->ndocs;
     v->src = xmalloc((o->ninputs ? o->ninputs : 1) * sizeof *v->src);
     for (size_t i = 0; i < o->ninputs; i++) {
         memset(&v->src[i], 0, sizeof v->src[i]);
@@ -919,6 +927,7 @@ static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *
     struct vctx v;
     memset(&v, 0, sizeof v);
     v.r = r;
+    v.ndocs = ndocs;
     int64_t bits = 32;
     simlsh_params_get_int(r->params, SIMLSH_PARAM_HASH_BITS, &bits);
     v.bits32 = bits == 32;

@@ -1,0 +1,72 @@
+/*
+ * simlsh-dedup-mpi: declarations shared by its source files (mpi-*.c).
+ * The documents, signing and output are simlsh-dedup's own code (dedup.h);
+ * these files only split the work among ranks and move data between them.
+ */
+#ifndef SIMLSH_DEDUP_MPI_H
+#define SIMLSH_DEDUP_MPI_H
+
+#include "dedup.h"
+
+#include <mpi.h>
+
+#define MPI_PROG "simlsh-dedup-mpi"
+
+/* Phases of the MPI run, timed per rank for --stats. */
+enum mphase {
+    MP_SETUP,    /* options, contract, walking the inputs */
+    MP_SPLIT,    /* cutting line files at line ends, counting lines */
+    MP_READ,     /* reading and signing this rank's share */
+    MP_KEYS,     /* band keys to their owners */
+    MP_SIGS,     /* signatures of bucket members to the key owners */
+    MP_VERIFY,   /* buckets to verified edges */
+    MP_GATHER,   /* names, metadata and edges to rank 0 */
+    MP_WRITE,    /* rank 0 groups and writes */
+    MP_COUNT
+};
+extern const char *const mphase_names[MP_COUNT];
+
+struct mpi_ctx {
+    int rank, size;
+    uint64_t bytes_sent, bytes_received; /* by this rank, every exchange */
+    double phase_wall[MP_COUNT];
+    int phase;
+    double t_phase;
+};
+
+/* mpi-comm.c */
+void mpi_phase(struct mpi_ctx *c, int phase);
+/* Print "simlsh-dedup-mpi: rank R: MESSAGE" and stop every rank with
+ * status code: for errors in the middle of a collective sequence. */
+void mpi_die(struct mpi_ctx *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4), noreturn))
+#endif
+    ;
+/* The worst status of all ranks (statuses are ordered: 0 is success and a
+ * larger EXIT_DEDUP_* code wins). A phase boundary every rank reaches. */
+int mpi_agree(struct mpi_ctx *c, int status);
+/* Every rank sends scount[d] bytes of send (destination order) to rank d;
+ * recv gets what each rank sent here, in rank order (*rlen bytes, malloc'd).
+ * Each count and the total received must stay below 2 GiB: callers send
+ * in bounded rounds. */
+void mpi_exchange(struct mpi_ctx *c, const char *send, const size_t *scount, char **recv,
+                  size_t *rlen);
+/* Rank 0 receives each rank's bytes in rank order (any size, in pieces);
+ * other ranks get *recv NULL. */
+void mpi_gather0(struct mpi_ctx *c, const char *send, size_t len, char **recv, size_t *rlen);
+
+/* mpi-split.c: this rank's share of the inputs (struct input edited in
+ * place: path subranges, byte ranges of line files, empty elsewhere). */
+int mpi_split(struct mpi_ctx *c, struct run *r);
+
+/* mpi-match.c: this rank's band keys to their owners, and the candidate
+ * pairs of the buckets this rank owns (a < b, sorted, each once) scored
+ * with their estimate, those below keep_min dropped (0: none).
+ * r->index stores the local documents' signatures (under local ids);
+ * first[k]: the first global id of rank k, first[size] the total. */
+int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
+              uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
+              size_t *nout);
+
+#endif

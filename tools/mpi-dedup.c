@@ -1,0 +1,581 @@
+/*
+ * simlsh-dedup-mpi: simlsh-dedup on N MPI ranks, with the same options and
+ * byte for byte the same output (docs/scale-out.md).
+ *
+ *   mpirun -np N simlsh-dedup-mpi [OPTION]... INPUT...
+ *
+ * Every rank parses the command line and walks the inputs (the same code
+ * as simlsh-dedup), reads and signs its contiguous share with its threads
+ * (mpi-split.c), sends its band keys to their owners, which turn buckets
+ * into candidate pairs (mpi-match.c); rank 0 gathers the candidates and
+ * cuts them at --max-pairs as simlsh-dedup does; under --verify exact the
+ * ranks verify them by ranges of pairs with simlsh-dedup's second pass
+ * (each rank re-reads the documents of its pairs: inputs are on a shared
+ * filesystem), and rank 0 gathers the verified edges, the names and the
+ * per-document metadata, and groups and writes with write_groups(). A
+ * failure on any rank stops every rank with its status.
+ */
+#include "dedup-mpi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static struct mpi_ctx ctx;
+/* While 1, every rank exits the same way (the command line, the contract
+ * and the walk are the same everywhere): an exit finalises. After, an exit
+ * on one rank (out of memory, say) aborts the others instead of leaving
+ * them waiting. */
+static int uniform = 1;
+
+static void at_exit(void)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (done)
+        return;
+    if (uniform) {
+        MPI_Finalize();
+        return;
+    }
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, EXIT_DEDUP_INTERNAL);
+}
+
+static double peak_rss(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss * 1024.0 : 0;
+}
+
+/* Options this driver cannot honour yet are refused before anything is
+ * read, with the usage status, the same on every rank. */
+static void refuse_unsupported(const struct options *o)
+{
+    if (o->load_index || o->save_index)
+        usage_error("%s", "--index and --save-index are not supported by " MPI_PROG
+                          " yet; run simlsh-dedup for incremental runs");
+    for (size_t i = 0; i < o->ninputs; i++)
+        if (!strcmp(o->inputs[i].arg, "-"))
+            usage_error("%s", "standard input (-) cannot be read by " MPI_PROG
+                              "; give files");
+}
+
+/* Strings with their size field, as [u64 len][u64 size][bytes]. */
+static char *pack_strlist(const struct strlist *l, size_t *len)
+{
+    size_t total = 0, n;
+    for (size_t i = 0; i < l->count; i++) {
+        strlist_get(l, i, &n);
+        total += 16 + n;
+    }
+    char *buf = xmalloc(total ? total : 1), *p = buf;
+    for (size_t i = 0; i < l->count; i++) {
+        const char *s = strlist_get(l, i, &n);
+        uint64_t h[2] = {n, l->size ? l->size[i] : 0};
+        memcpy(p, h, 16);
+        memcpy(p + 16, s, n);
+        p += 16 + n;
+    }
+    *len = total;
+    return buf;
+}
+
+static void unpack_strlist(struct strlist *l, const char *buf, size_t len)
+{
+    strlist_free(l);
+    for (size_t at = 0; at + 16 <= len;) {
+        uint64_t h[2];
+        memcpy(h, buf + at, 16);
+        strlist_add(l, buf + at + 16, (size_t)h[0], h[1]);
+        at += 16 + (size_t)h[0];
+    }
+}
+
+static void gather_strlist(struct strlist *l)
+{
+    size_t len, rlen;
+    char *buf = pack_strlist(l, &len), *all;
+    mpi_gather0(&ctx, buf, len, &all, &rlen);
+    free(buf);
+    if (ctx.rank == 0)
+        unpack_strlist(l, all, rlen);
+    free(all);
+}
+
+/* Every rank gets the concatenation, in rank order, of each rank's bytes. */
+static char *allgather_bytes(const void *send, size_t len, size_t *rlen)
+{
+    char *all = NULL;
+    size_t alen = 0;
+    mpi_gather0(&ctx, send, len, &all, &alen);
+    uint64_t n = alen;
+    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (ctx.rank != 0)
+        all = xmalloc(n ? (size_t)n : 1);
+    for (uint64_t at = 0; at < n;) {
+        uint64_t piece = n - at < (UINT64_C(1) << 30) ? n - at : (UINT64_C(1) << 30);
+        MPI_Bcast(all + at, (int)piece, MPI_BYTE, 0, MPI_COMM_WORLD);
+        at += piece;
+    }
+    if (!all)
+        all = xmalloc(1);
+    *rlen = (size_t)n;
+    return all;
+}
+
+static int cmp_edge(const void *x, const void *y)
+{
+    const struct pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+/* What each rank reports for --stats. */
+struct rank_stats {
+    double phase[MP_COUNT];
+    double peak_rss;
+    uint64_t sent, received, docs, bytes;
+};
+
+static void write_stats(FILE *f, const struct run *r, const struct rank_stats *rs,
+                        double elapsed, uint64_t clusters, uint64_t dups, int status,
+                        uint32_t bands, uint32_t rows)
+{
+    static const char *const verify_names[] = {"none", "estimate", "exact"};
+    uint64_t exchanged = 0;
+    for (int k = 0; k < ctx.size; k++)
+        exchanged += rs[k].sent;
+    fprintf(f, "{\"program\":\"" MPI_PROG "\",\"version\":\"%s\",\"exit_status\":%d",
+            simlsh_version_string(), status);
+    fprintf(f, ",\"ranks\":%d,\"threads\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64,
+            ctx.size, r->nthreads, r->docs, r->bytes);
+    fprintf(f, ",\"clusters\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64
+               ",\"truncated\":%s,\"seconds\":%.3f,\"verify\":\"%s\",\"bands\":%u,\"rows\":%u"
+               ",\"bytes_exchanged\":%" PRIu64 ",\"per_rank\":[",
+            clusters, dups, r->skipped, r->truncated ? "true" : "false", elapsed,
+            verify_names[r->opt->verify], bands, rows, exchanged);
+    for (int k = 0; k < ctx.size; k++) {
+        fprintf(f, "%s{\"rank\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64
+                   ",\"peak_memory_bytes\":%.0f,\"bytes_sent\":%" PRIu64
+                   ",\"bytes_received\":%" PRIu64 ",\"phases\":{",
+                k ? "," : "", k, rs[k].docs, rs[k].bytes, rs[k].peak_rss, rs[k].sent,
+                rs[k].received);
+        for (int p = 0; p < MP_COUNT; p++)
+            fprintf(f, "%s\"%s\":%.6f", p ? "," : "", mphase_names[p], rs[k].phase[p]);
+        fputs("}}", f);
+    }
+    fputs("]}\n", f);
+}
+
+static int outputs_ok(struct run *r, const struct options *o)
+{
+    const char *paths[3] = {o->output_path && strcmp(o->output_path, "-") ? o->output_path
+                                                                           : NULL,
+                            o->skipped_path, o->stats_path};
+    const char *what[3] = {"-o", "--skipped", "--stats"};
+    for (int i = 0; i < 3; i++) {
+        if (!paths[i])
+            continue;
+        if (output_path_ok(&r->input_ids, paths[i], what[i], NULL) != 0)
+            return -1;
+        for (int j = 0; j < i; j++) {
+            if (paths[j] && !strcmp(paths[i], paths[j])) {
+                fprintf(stderr, MPI_PROG ": %s %s: also the file of %s; give each output its "
+                                "own file\n", what[i], qname(paths[i]), what[j]);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Everything after setup; returns the exit status (the same on every rank). */
+static int dedup_mpi(struct run *r, struct options *opt)
+{
+    int rc = simlsh_params_get_double(r->params, SIMLSH_PARAM_THRESHOLD, &r->threshold);
+    if (rc != 0)
+        fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
+    r->lines_prefix = opt->ninputs > 1; /* as simlsh-dedup, which has no --index here */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
+
+    /* Every rank walks the inputs (the walk decides the ids); only rank 0
+     * reports what the walk skips, as it reports everything else first. */
+    if (ctx.rank != 0)
+        r->warnings = SIZE_MAX / 2;
+    int status = inputs_enumerate(r) != 0 ? (r->failed ? r->failed : EXIT_DEDUP_INPUT) : 0;
+    if (ctx.rank != 0) {
+        r->warnings = 0;
+        strlist_free(&r->skips);
+        r->skipped = 0;
+    }
+    struct outfile out, stats, skipped;
+    memset(&out, 0, sizeof out);
+    memset(&stats, 0, sizeof stats);
+    memset(&skipped, 0, sizeof skipped);
+    if (status == 0 && ctx.rank == 0) {
+        if (outputs_ok(r, opt) != 0)
+            status = EXIT_DEDUP_USAGE;
+        else if (outfile_open(&out, opt->output_path) != 0 ||
+                 (opt->stats_path && outfile_open(&stats, opt->stats_path) != 0) ||
+                 (opt->skipped_path && outfile_open(&skipped, opt->skipped_path) != 0))
+            status = EXIT_DEDUP_INTERNAL;
+    }
+    status = mpi_agree(&ctx, status);
+    uniform = 0;
+    if (status != 0)
+        goto fail;
+
+    /* The local index only stores signatures (the owners of the band keys
+     * make the buckets): one band of one row keeps its tables small. */
+    uint32_t bands = 0, rows = 0;
+    simlsh_params *lean = NULL;
+    simlsh_index_bands(&bands, &rows, r->index);
+    rc = simlsh_params_copy(&lean, r->params);
+    if (rc == 0)
+        rc = simlsh_params_set_int(lean, SIMLSH_PARAM_BANDS, 1);
+    if (rc == 0)
+        rc = simlsh_params_set_int(lean, SIMLSH_PARAM_ROWS, 1);
+    if (rc == 0) {
+        simlsh_index_free(r->index);
+        r->index = NULL;
+        rc = simlsh_index_new(&r->index, lean);
+    }
+    simlsh_params_free(lean);
+    if (rc != 0)
+        mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "signature store: %s", simlsh_strerror(rc));
+
+    mpi_phase(&ctx, MP_SPLIT);
+    mpi_split(&ctx, r);
+
+    mpi_phase(&ctx, MP_READ);
+    rc = run_pipeline_start(r);
+    if (rc == 0)
+        rc = run_inputs(r);
+    run_pipeline_stop(r);
+    status = rc != 0 ? (r->failed ? r->failed : EXIT_DEDUP_INTERNAL) : 0;
+    /* Test hooks (SIMLSH_DEDUP_MPI_FAIL_RANK=R): rank R fails after
+     * reading, so every rank stops with the status and nobody waits; with
+     * -R-1, rank R exits during the exchange instead. */
+    const char *fail = getenv("SIMLSH_DEDUP_MPI_FAIL_RANK");
+    if (fail && atoi(fail) == ctx.rank) {
+        fprintf(stderr, MPI_PROG ": rank %d: failing on request "
+                        "(SIMLSH_DEDUP_MPI_FAIL_RANK)\n", ctx.rank);
+        status = EXIT_DEDUP_INTERNAL;
+    }
+    int worst = mpi_agree(&ctx, status);
+    if (worst != 0) {
+        if (ctx.rank == 0) {
+            if (worst == EXIT_DEDUP_INPUT && !opt->quiet)
+                fprintf(stderr, MPI_PROG ": stopped at the first bad input (--strict)\n");
+            else if (status == 0)
+                fprintf(stderr, MPI_PROG ": stopped: another rank failed (status %d)\n",
+                        worst);
+        }
+        status = worst;
+        goto fail;
+    }
+
+    /* Global ids: the documents of the lower ranks come first. */
+    uint64_t nlocal = r->names.count;
+    uint64_t *first = xmalloc(((size_t)ctx.size + 1) * sizeof *first);
+    MPI_Allgather(&nlocal, 1, MPI_UINT64_T, first + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    first[0] = 0;
+    for (int k = 0; k < ctx.size; k++)
+        first[k + 1] += first[k];
+
+    int64_t np64 = 0;
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np64);
+    uint32_t np = (uint32_t)np64;
+    /* The other test hook: the named rank exits in the middle of the
+     * exchange, as an out-of-memory exit would; the others must not wait. */
+    if (fail && atoi(fail) == -ctx.rank - 1) {
+        fprintf(stderr, MPI_PROG ": rank %d: exiting on request (SIMLSH_DEDUP_MPI_FAIL_RANK)\n",
+                ctx.rank);
+        exit(EXIT_DEDUP_INTERNAL);
+    }
+    /* Candidates as simlsh_index_pairs_v2() keeps them: by estimate under
+     * --verify estimate, by the prefilter under exact (verify_candidates). */
+    int exact = opt->verify == VERIFY_EXACT;
+    double keep_min = opt->verify == VERIFY_ESTIMATE ? r->threshold
+                      : exact                       ? verify_prefilter(r)
+                                                    : 0;
+    struct pair *edges = NULL;
+    size_t nedges = 0;
+    int cut = 0;
+    mpi_match(&ctx, r, (size_t)nlocal, np, bands, rows, first, keep_min, &edges, &nedges);
+    simlsh_index_free(r->index);
+    r->index = NULL;
+
+    mpi_phase(&ctx, MP_GATHER);
+    char *all = NULL;
+    size_t alen = 0;
+    mpi_gather0(&ctx, (const char *)edges, nedges * sizeof *edges, &all, &alen);
+    free(edges);
+    edges = (struct pair *)(void *)all;
+    nedges = alen / sizeof *edges;
+    if (ctx.rank == 0) {
+        /* owners of different bands may give the same pair; the library's
+         * rows are in (a, b) order, and --max-pairs keeps their prefix */
+        qsort(edges, nedges, sizeof *edges, cmp_edge);
+        size_t m = 0;
+        for (size_t i = 0; i < nedges; i++)
+            if (m == 0 || edges[m - 1].a != edges[i].a || edges[m - 1].b != edges[i].b)
+                edges[m++] = edges[i];
+        nedges = m;
+        if (opt->max_pairs && nedges > opt->max_pairs) {
+            nedges = opt->max_pairs;
+            cut = 1;
+        }
+        r->vs.candidates = nedges;
+        if (cut) {
+            r->truncated = 1;
+            fprintf(stderr, "simlsh-dedup: warning: stopped at %zu candidate pairs "
+                            "(--max-pairs); results are incomplete\n", opt->max_pairs);
+        }
+    }
+    if (exact) {
+        /* Every rank needs where each document is and its size and time
+         * (the second pass checks them), then verifies a range of pairs. */
+        mpi_phase(&ctx, MP_VERIFY);
+        uint64_t total = first[ctx.size];
+        size_t llen = 0;
+        char *locs = allgather_bytes(r->locs, (size_t)nlocal * sizeof *r->locs, &llen);
+        free(r->locs);
+        r->locs = (struct docloc *)(void *)locs;
+        r->locs_cap = (size_t)total;
+        char *mb = allgather_bytes(r->id_bytes, (size_t)nlocal * 8, &llen);
+        char *mt = allgather_bytes(r->id_mtime, (size_t)nlocal * 8, &llen);
+        if (total)
+            ensure_idmeta(r, total - 1);
+        memcpy(r->id_bytes, mb, (size_t)total * 8);
+        memcpy(r->id_mtime, mt, (size_t)total * 8);
+        free(mb);
+        free(mt);
+        /* rank k verifies pairs [n k / N, n (k + 1) / N) of rank 0's list */
+        uint64_t n = nedges;
+        MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        uint64_t lo = n * (uint64_t)ctx.rank / (uint64_t)ctx.size;
+        uint64_t hi = n * (uint64_t)(ctx.rank + 1) / (uint64_t)ctx.size;
+        struct pair *mine = NULL;
+        if (ctx.rank == 0) {
+            for (int k = 1; k < ctx.size; k++) {
+                uint64_t a = n * (uint64_t)k / (uint64_t)ctx.size;
+                uint64_t b = n * (uint64_t)(k + 1) / (uint64_t)ctx.size;
+                for (uint64_t at = a; at < b;) {
+                    uint64_t piece = b - at < (UINT64_C(1) << 24) ? b - at : UINT64_C(1) << 24;
+                    MPI_Send(edges + at, (int)(piece * sizeof *edges), MPI_BYTE, k, 7,
+                             MPI_COMM_WORLD);
+                    at += piece;
+                }
+            }
+            mine = edges;
+            edges = NULL;
+        } else {
+            mine = xmalloc((hi - lo ? (size_t)(hi - lo) : 1) * sizeof *mine);
+            for (uint64_t at = 0; at < hi - lo;) {
+                uint64_t piece = hi - lo - at < (UINT64_C(1) << 24) ? hi - lo - at
+                                                                    : UINT64_C(1) << 24;
+                MPI_Recv(mine + at, (int)(piece * sizeof *mine), MPI_BYTE, 0, 7,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                at += piece;
+            }
+        }
+        struct pair *ver = NULL;
+        size_t nver = 0;
+        status = verify_exact_pairs(r, mine, (size_t)(hi - lo), (size_t)total, &ver, &nver) != 0
+                     ? EXIT_DEDUP_INTERNAL
+                     : 0;
+        free(mine);
+        free(edges);
+        if (status != 0)
+            mpi_die(&ctx, status, "%s", "verification failed");
+        mpi_phase(&ctx, MP_GATHER);
+        mpi_gather0(&ctx, (const char *)ver, nver * sizeof *ver, &all, &alen);
+        free(ver);
+        edges = (struct pair *)(void *)all;
+        nedges = alen / sizeof *edges;
+        /* rank ranges are in order and each sorted: the whole is sorted */
+    }
+    gather_strlist(&r->names);
+    if (opt->output == OUT_RECORDS || opt->output == OUT_DROP_RECORDS)
+        gather_strlist(&r->records);
+    if (opt->skipped_path)
+        gather_strlist(&r->skips);
+    /* --keep: bytes and modification time of each document (under exact
+     * every rank has them all already) */
+    size_t mlen = exact ? 0 : (size_t)nlocal * 16;
+    char *meta = xmalloc(mlen ? mlen : 1);
+    if (mlen) {
+        memcpy(meta, r->id_bytes, (size_t)nlocal * 8);
+        memcpy(meta + nlocal * 8, r->id_mtime, (size_t)nlocal * 8);
+    }
+    mpi_gather0(&ctx, meta, mlen, &all, &alen);
+    free(meta);
+    uint64_t mine[3] = {r->docs, r->bytes, r->skipped}, sum[3] = {0, 0, 0};
+    MPI_Reduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    struct rank_stats me;
+    memset(&me, 0, sizeof me);
+    me.docs = r->docs;
+    me.bytes = r->bytes;
+
+    uint64_t clusters = 0, dups = 0;
+    status = 0;
+    if (ctx.rank == 0) {
+        uint64_t total = first[ctx.size];
+        if (total)
+            ensure_idmeta(r, total - 1);
+        for (int k = 0; k < ctx.size && !exact; k++) {
+            uint64_t n = first[k + 1] - first[k];
+            const char *m = all + first[k] * 16;
+            memcpy(r->id_bytes + first[k], m, (size_t)n * 8);
+            memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
+        }
+        r->docs = sum[0];
+        r->bytes = sum[1];
+        r->skipped = sum[2];
+        mpi_phase(&ctx, MP_WRITE);
+        if (write_groups(r, out.f, edges, nedges, &clusters, &dups) != 0)
+            status = EXIT_DEDUP_INTERNAL;
+        if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0)
+            status = EXIT_DEDUP_INTERNAL;
+        if (status == 0) {
+            if (r->docs == 0 && r->skipped > 0)
+                status = EXIT_DEDUP_NOTHING;
+            else if (r->truncated)
+                status = EXIT_DEDUP_TRUNCATED;
+            else if (opt->exit_code && dups > 0)
+                status = EXIT_DEDUP_FOUND;
+        }
+    }
+    free(all);
+    free(edges);
+    mpi_phase(&ctx, MP_WRITE);
+    for (int p = 0; p < MP_COUNT; p++)
+        me.phase[p] = ctx.phase_wall[p];
+    me.peak_rss = peak_rss();
+    me.sent = ctx.bytes_sent;
+    me.received = ctx.bytes_received;
+    struct rank_stats *rs = ctx.rank == 0 ? xmalloc((size_t)ctx.size * sizeof *rs) : NULL;
+    MPI_Gather(&me, (int)sizeof me, MPI_BYTE, rs, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (ctx.rank == 0) {
+        double elapsed = now_seconds() - r->t_start;
+        int failed = status == EXIT_DEDUP_INTERNAL;
+        if (!failed && stats.f)
+            write_stats(stats.f, r, rs, elapsed, clusters, dups, status, bands, rows);
+        if (!failed && (outfile_finish(&out) != 0 || outfile_finish(&skipped) != 0 ||
+                        outfile_finish(&stats) != 0 || outfile_publish(&out) != 0 ||
+                        outfile_publish(&skipped) != 0 || outfile_publish(&stats) != 0))
+            failed = 1;
+        if (failed) {
+            status = EXIT_DEDUP_INTERNAL;
+            outfile_abort(&out);
+            outfile_abort(&stats);
+            outfile_abort(&skipped);
+        } else if (!opt->quiet) {
+            char b[32];
+            human_bytes(b, sizeof b, (double)r->bytes);
+            fprintf(stderr, MPI_PROG ": %" PRIu64 " documents (%s), %" PRIu64 " clusters, %"
+                            PRIu64 " duplicates, %" PRIu64 " skipped; %.2f s, %.1f MB/s, %d "
+                            "ranks x %d threads\n",
+                    r->docs, b, clusters, dups, r->skipped, elapsed,
+                    elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0, ctx.size,
+                    r->nthreads);
+        }
+        if (status == EXIT_DEDUP_NOTHING)
+            fprintf(stderr, MPI_PROG ": nothing could be read: every input was skipped\n");
+    }
+    free(rs);
+    free(first);
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+fail:
+    if (ctx.rank == 0) {
+        outfile_abort(&out);
+        outfile_abort(&stats);
+        outfile_abort(&skipped);
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fputs(MPI_PROG ": cannot start MPI\n", stderr);
+        return EXIT_DEDUP_INTERNAL;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
+    atexit(at_exit);
+    ctx.t_phase = now_seconds();
+
+    /* Parsing and the contract fail the same way on every rank: rank 0
+     * alone speaks (--help, --version, usage errors). */
+    int saved_out = -1, saved_err = -1;
+    if (ctx.rank != 0) {
+        int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        saved_out = dup(STDOUT_FILENO);
+        saved_err = dup(STDERR_FILENO);
+        if (nul >= 0) {
+            dup2(nul, STDOUT_FILENO);
+            dup2(nul, STDERR_FILENO);
+            close(nul);
+        }
+    }
+    struct options opt;
+    memset(&opt, 0, sizeof opt);
+    parse_args(&opt, argc, argv);
+    refuse_unsupported(&opt);
+    struct run run;
+    memset(&run, 0, sizeof run);
+    run.opt = &opt;
+    run.t_start = now_seconds();
+    run.t_phase = run.t_start;
+    run.cpu_phase = cpu_seconds();
+    run.progress = 0; /* one line per rank would interleave */
+    setup_new(&run, &opt);
+    if (saved_out >= 0) {
+        fflush(stdout);
+        dup2(saved_out, STDOUT_FILENO);
+        close(saved_out);
+    }
+    if (saved_err >= 0) {
+        dup2(saved_err, STDERR_FILENO);
+        close(saved_err);
+    }
+
+    int status = dedup_mpi(&run, &opt);
+    for (size_t i = 0; i < run.sets_cap; i++)
+        simlsh_shingleset_free(run.sets[i]);
+    free(run.sets);
+    simlsh_index_free(run.index);
+    simlsh_params_free(run.params);
+    strlist_free(&run.paths);
+    strlist_free(&run.names);
+    strlist_free(&run.skips);
+    strlist_free(&run.records);
+    free(run.locs);
+    free(run.idset);
+    free(run.pmeta);
+    free(run.id_bytes);
+    free(run.id_mtime);
+    fileids_free(&run.input_ids);
+    free(opt.inputs);
+    free(opt.globs_in);
+    free(opt.globs_ex);
+    for (size_t i = 0; i < opt.nowned; i++)
+        free(opt.owned[i]);
+    free(opt.owned);
+    fileids_free(&opt.list_ids);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,388 @@
+/*
+ * simlsh-dedup-mpi: band keys meet at their owners (MMDS 3.4: the band key
+ * is the key of the map-reduce; docs/scale-out.md).
+ *
+ * Each rank computes the band keys of its documents and sends (key, band,
+ * global id) to the key's owner, hash(band, key) mod N, in rounds of at
+ * most ROUND_BYTES per rank. An owner sorts what it received: runs of one
+ * (band, key) are the index's buckets. The owner fetches the signatures
+ * of the members of buckets with two or more members from the ranks that
+ * read them (again in rounds) and turns its buckets into candidate pairs
+ * as simlsh_index_pairs_v2() does: every pair sharing a bucket, scored
+ * with the MinHash estimate (equal values / num_perm), kept if the score
+ * reaches the filter of the verify mode (--verify estimate: the
+ * threshold; exact: its prefilter). Rank 0 gathers them (mpi-dedup.c).
+ */
+#include "dedup-mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ROUND_BYTES (size_t)(4u << 20)
+#define CHUNK_MEMBERS 16384 /* signatures an owner holds at once */
+#define GID_BITS 48
+#define GID_MASK ((UINT64_C(1) << GID_BITS) - 1)
+
+struct kent {
+    uint64_t key;
+    uint64_t gb; /* band << GID_BITS | global id */
+};
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static int key_owner(uint64_t key, uint32_t band, int n)
+{
+    return (int)(mix64(key + UINT64_C(0x9E3779B97F4A7C15) * (band + 1)) % (uint64_t)n);
+}
+
+static int cmp_kent(const void *x, const void *y)
+{
+    const struct kent *p = x, *q = y;
+    uint64_t bp = p->gb >> GID_BITS, bq = q->gb >> GID_BITS;
+    if (bp != bq)
+        return bp < bq ? -1 : 1;
+    if (p->key != q->key)
+        return p->key < q->key ? -1 : 1;
+    if (p->gb != q->gb)
+        return p->gb < q->gb ? -1 : 1;
+    return 0;
+}
+
+/* The end of the bucket (run of one band and key) that starts at i. */
+static size_t bucket_end(const struct kent *v, size_t n, size_t i)
+{
+    size_t j = i + 1;
+    while (j < n && v[j].key == v[i].key && v[j].gb >> GID_BITS == v[i].gb >> GID_BITS)
+        j++;
+    return j;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int cmp_edge(const void *x, const void *y)
+{
+    const struct pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+/* The rank that read global id g: first[k] <= g < first[k + 1]. */
+static int doc_owner(const uint64_t *first, int n, uint64_t g)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (first[mid] <= g)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The values of local document lid, from the index that stores them. */
+static void local_values(struct mpi_ctx *c, const simlsh_index *ix, uint64_t lid, uint32_t np,
+                         uint32_t *out)
+{
+    simlsh_signature *sig = NULL;
+    size_t cnt = 0;
+    int rc = simlsh_index_signature(&sig, ix, lid);
+    if (rc == 0)
+        rc = simlsh_signature_values(out, np, &cnt, sig);
+    simlsh_signature_free(sig);
+    if (rc != 0)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "signature of local id %llu: %s",
+                (unsigned long long)lid, simlsh_strerror(rc));
+}
+
+static int all_rounds(struct mpi_ctx *c, size_t n, size_t per)
+{
+    int mine = (int)((n + per - 1) / per), most = mine;
+    if (MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "cannot agree on the rounds");
+    return most;
+}
+
+/* Band keys of the local documents to their owners; the owner's entries,
+ * sorted by (band, key, id). */
+static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal,
+                              uint32_t np, uint32_t bands, uint32_t rows, uint64_t gid0,
+                              size_t *nout)
+{
+    size_t per = ROUND_BYTES / ((size_t)bands * sizeof(struct kent));
+    per = per ? per : 1;
+    int rounds = all_rounds(c, nlocal, per);
+    uint64_t *keys = xmalloc(per * bands * sizeof *keys);
+    /* values are read a block at a time: a round's worth would be as
+     * large as the round itself, times num_perm / bands */
+    size_t blk = per < 1024 ? per : 1024;
+    uint32_t *vals = xmalloc(blk * np * sizeof *vals);
+    /* bands and rows given, not left to the optimiser: the same keys,
+     * without solving for them again at every block */
+    simlsh_params *kp = NULL;
+    int rc = simlsh_params_copy(&kp, r->params);
+    if (rc == 0)
+        rc = simlsh_params_set_int(kp, SIMLSH_PARAM_BANDS, bands);
+    if (rc == 0)
+        rc = simlsh_params_set_int(kp, SIMLSH_PARAM_ROWS, rows);
+    if (rc != 0)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "band key params: %s", simlsh_strerror(rc));
+    size_t *count = xmalloc((size_t)c->size * 2 * sizeof *count), *at = count + c->size;
+    struct kent *send = xmalloc(per * bands * sizeof *send);
+    struct kent *got = NULL;
+    size_t ngot = 0;
+    for (int round = 0; round < rounds; round++) {
+        size_t lo = (size_t)round * per, hi = lo + per < nlocal ? lo + per : nlocal;
+        size_t m = hi > lo ? hi - lo : 0;
+        for (size_t b0 = 0; b0 < m; b0 += blk) {
+            size_t bn = m - b0 < blk ? m - b0 : blk;
+            for (size_t i = 0; i < bn; i++)
+                local_values(c, r->index, lo + b0 + i, np, vals + i * np);
+            rc = simlsh_band_keys_batch(keys + b0 * bands, kp, vals, bn);
+            if (rc != 0)
+                mpi_die(c, EXIT_DEDUP_INTERNAL, "band keys: %s", simlsh_strerror(rc));
+        }
+        memset(count, 0, (size_t)c->size * sizeof *count);
+        for (size_t i = 0; i < m * bands; i++)
+            count[key_owner(keys[i], (uint32_t)(i % bands), c->size)]++;
+        size_t o = 0;
+        for (int d = 0; d < c->size; d++) {
+            at[d] = o;
+            o += count[d];
+        }
+        for (size_t i = 0; i < m * bands; i++) {
+            uint32_t band = (uint32_t)(i % bands);
+            struct kent *e = &send[at[key_owner(keys[i], band, c->size)]++];
+            e->key = keys[i];
+            e->gb = (uint64_t)band << GID_BITS | (gid0 + lo + i / bands);
+        }
+        for (int d = 0; d < c->size; d++)
+            count[d] *= sizeof(struct kent);
+        char *recv;
+        size_t rlen;
+        mpi_exchange(c, (const char *)send, count, &recv, &rlen);
+        size_t k = rlen / sizeof(struct kent);
+        got = xrealloc(got, (ngot + k ? ngot + k : 1) * sizeof *got);
+        memcpy(got + ngot, recv, k * sizeof *got);
+        ngot += k;
+        free(recv);
+    }
+    free(send);
+    free(count);
+    free(keys);
+    free(vals);
+    simlsh_params_free(kp);
+    qsort(got, ngot, sizeof *got, cmp_kent);
+    *nout = ngot;
+    return got;
+}
+
+/* Signatures of the ids in want (sorted, unique) from the ranks that read
+ * them, in want's order, in rounds. */
+static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t np,
+                            const uint64_t *first, const uint64_t *want, size_t nwant)
+{
+    size_t sig_bytes = (size_t)np * sizeof(uint32_t);
+    size_t per = ROUND_BYTES / sig_bytes;
+    per = per ? per : 1;
+    int rounds = all_rounds(c, nwant, per);
+    uint32_t *sigs = xmalloc((nwant ? nwant : 1) * sig_bytes);
+    size_t *count = xmalloc((size_t)c->size * sizeof *count);
+    for (int round = 0; round < rounds; round++) {
+        size_t lo = (size_t)round * per, hi = lo + per < nwant ? lo + per : nwant;
+        size_t m = hi > lo ? hi - lo : 0;
+        memset(count, 0, (size_t)c->size * sizeof *count);
+        /* want is sorted and ranks hold contiguous ids: already grouped */
+        for (size_t i = lo; i < lo + m; i++)
+            count[doc_owner(first, c->size, want[i])] += sizeof(uint64_t);
+        char *req;
+        size_t rlen;
+        mpi_exchange(c, (const char *)(want + lo), count, &req, &rlen);
+        /* answer: the asking ranks' requests arrive in rank order */
+        size_t nreq = rlen / sizeof(uint64_t);
+        uint64_t *ids = (uint64_t *)(void *)req;
+        char *ans = xmalloc(nreq ? nreq * sig_bytes : 1);
+        for (size_t i = 0; i < nreq; i++) {
+            uint64_t g = ids[i];
+            if (g < first[c->rank] || g >= first[c->rank + 1])
+                mpi_die(c, EXIT_DEDUP_INTERNAL, "asked for id %llu, not read here",
+                        (unsigned long long)g);
+            uint32_t *to = (uint32_t *)(void *)(ans + i * sig_bytes);
+            local_values(c, ix, g - first[c->rank], np, to);
+        }
+        /* the counts of what each rank asked give the sizes to send back */
+        int *asked = xmalloc((size_t)c->size * 2 * sizeof *asked);
+        for (int d = 0; d < c->size; d++)
+            asked[c->size + d] = (int)(count[d] / sizeof(uint64_t));
+        MPI_Alltoall(asked + c->size, 1, MPI_INT, asked, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int d = 0; d < c->size; d++)
+            count[d] = (size_t)asked[d] * sig_bytes;
+        free(asked);
+        char *back;
+        size_t blen;
+        mpi_exchange(c, ans, count, &back, &blen);
+        if (blen != m * sig_bytes)
+            mpi_die(c, EXIT_DEDUP_INTERNAL, "signature exchange lost data");
+        memcpy((char *)sigs + lo * sig_bytes, back, blen);
+        free(back);
+        free(ans);
+        free(req);
+    }
+    free(count);
+    return sigs;
+}
+
+static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np)
+{
+    uint32_t eq = 0;
+    for (uint32_t i = 0; i < np; i++)
+        eq += a[i] == b[i];
+    return eq;
+}
+
+static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t *sigs,
+                              uint32_t np, uint64_t g)
+{
+    size_t lo = 0, hi = nwant;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (want[mid] < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return sigs + lo * np;
+}
+
+struct edges {
+    struct pair *v;
+    size_t n, cap;
+};
+
+static void push_edge(struct edges *e, uint64_t a, uint64_t b, double score)
+{
+    if (e->n == e->cap) {
+        e->cap = e->cap ? e->cap * 2 : 1024;
+        e->v = xrealloc(e->v, e->cap * sizeof *e->v);
+    }
+    e->v[e->n].a = a < b ? a : b;
+    e->v[e->n].b = a < b ? b : a;
+    e->v[e->n].score = score;
+    e->n++;
+}
+
+/* The candidate pairs of the buckets this rank owns (each pair once, a <
+ * b, sorted), scored with the MinHash estimate (equal values / num_perm,
+ * as the index scores them) and kept when the score is >= keep_min (0:
+ * all), as simlsh_index_pairs_v2() keeps them under SIMLSH_QUERY_VERIFY. */
+int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
+              uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
+              size_t *nout)
+{
+    if (first[c->size] > GID_MASK)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "more than 2^48 documents");
+    mpi_phase(c, MP_KEYS);
+    size_t ne;
+    struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first[c->rank], &ne);
+
+    /* Buckets of two or more, in chunks of about CHUNK_MEMBERS members:
+     * the signatures of one chunk's members are fetched, its buckets
+     * turned into pairs, and the signatures dropped, so an owner never
+     * holds more than a chunk of them. Every rank takes part in as many
+     * fetches as the rank with the most chunks. */
+    size_t nchunks = 0, members = 0;
+    for (size_t i = 0; i < ne;) {
+        size_t j = bucket_end(ents, ne, i);
+        if (j - i >= 2) {
+            if (nchunks == 0 || members + (j - i) > CHUNK_MEMBERS) {
+                nchunks++;
+                members = 0;
+            }
+            members += j - i;
+        }
+        i = j;
+    }
+    int rounds = all_rounds(c, nchunks, 1);
+    rounds = rounds ? rounds : 1; /* one pass steps over lone members */
+    mpi_phase(c, MP_VERIFY);
+    struct edges e = {NULL, 0, 0};
+    uint64_t *want = NULL;
+    size_t wcap = 0, at = 0;
+    for (int round = 0; round < rounds; round++) {
+        /* this chunk: buckets from at to stop */
+        size_t stop = at, nwant = 0;
+        members = 0;
+        while (stop < ne) {
+            size_t j = bucket_end(ents, ne, stop);
+            if (j - stop >= 2) {
+                if (members && members + (j - stop) > CHUNK_MEMBERS)
+                    break;
+                members += j - stop;
+                if (nwant + (j - stop) > wcap) {
+                    wcap = (nwant + (j - stop)) * 2;
+                    want = xrealloc(want, wcap * sizeof *want);
+                }
+                for (size_t k = stop; k < j; k++)
+                    want[nwant++] = ents[k].gb & GID_MASK;
+            }
+            stop = j;
+        }
+        qsort(want, nwant, sizeof *want, cmp_u64);
+        size_t m = 0;
+        for (size_t i = 0; i < nwant; i++)
+            if (m == 0 || want[m - 1] != want[i])
+                want[m++] = want[i];
+        nwant = m;
+        mpi_phase(c, MP_SIGS);
+        uint32_t *sigs = fetch_sigs(c, r->index, np, first, want, nwant);
+        mpi_phase(c, MP_VERIFY);
+        for (size_t i = at; i < stop;) {
+            size_t j = bucket_end(ents, ne, i);
+            size_t mm = j - i;
+            const struct kent *b = ents + i;
+            i = j;
+            if (mm < 2)
+                continue;
+            /* a pair met in several bands is scored each time, with the
+             * same score; the copies go after the loop */
+            for (size_t x = 0; x < mm; x++) {
+                uint64_t ga = b[x].gb & GID_MASK;
+                const uint32_t *av = sig_of(want, nwant, sigs, np, ga);
+                for (size_t y = x + 1; y < mm; y++) {
+                    uint64_t gb = b[y].gb & GID_MASK;
+                    const uint32_t *bv = sig_of(want, nwant, sigs, np, gb);
+                    double sc = (double)count_equal(av, bv, np) / (double)np;
+                    if (keep_min <= 0 || sc >= keep_min)
+                        push_edge(&e, ga, gb, sc);
+                }
+            }
+        }
+        free(sigs);
+        at = stop;
+    }
+    if (at < ne)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "internal error: buckets left after the last chunk");
+    free(want);
+    free(ents);
+    qsort(e.v, e.n, sizeof *e.v, cmp_edge);
+    size_t m = 0;
+    for (size_t i = 0; i < e.n; i++)
+        if (m == 0 || e.v[m - 1].a != e.v[i].a || e.v[m - 1].b != e.v[i].b)
+            e.v[m++] = e.v[i];
+    e.n = m;
+    *out = e.v;
+    *nout = e.n;
+    return 0;
+}

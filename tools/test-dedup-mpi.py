@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""simlsh-dedup-mpi against simlsh-dedup: the same bytes, the same status.
+
+Usage: test-dedup-mpi.py MPIRUN DEDUP_MPI DEDUP SAMPLE_DIR CASE FEATURES
+
+Each case runs simlsh-dedup once and simlsh-dedup-mpi under
+`mpirun --oversubscribe -np N` for N = 1, 2, 3 and 4, and requires every
+output file and the exit status to be identical. Every mpirun has a
+timeout, so a rank left waiting fails the test instead of hanging it.
+"""
+import gzip
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MPIRUN, DEDUP_MPI, DEDUP, SAMPLE, CASE = sys.argv[1:6]
+# the cases run in temporary directories
+DEDUP_MPI, DEDUP, SAMPLE = (os.path.abspath(x) for x in (DEDUP_MPI, DEDUP, SAMPLE))
+FEATURES = sys.argv[6].split(",") if len(sys.argv) > 6 else []
+JSON = "json" in FEATURES
+RANKS = (1, 2, 3, 4)
+TIMEOUT = 120
+
+ENV = dict(os.environ)
+# CI runs as root; Open MPI refuses root without both variables.
+ENV["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+ENV["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+# No ssh or other launcher on a test machine: the ranks are local.
+ENV.setdefault("OMPI_MCA_plm_rsh_agent", "")
+ENV.pop("SIMLSH_DEDUP_MPI_FAIL_RANK", None)
+
+
+def fail(msg, p=None):
+    print("FAIL:", msg)
+    if p is not None:
+        print("status:", p.returncode)
+        print("stdout:", p.stdout[-2000:])
+        print("stderr:", p.stderr.decode(errors="replace")[-4000:])
+    sys.exit(1)
+
+
+def check(cond, msg, p=None):
+    if not cond:
+        fail(msg, p)
+
+
+def single(args, cwd):
+    return subprocess.run([DEDUP] + args, cwd=cwd, capture_output=True, env=ENV,
+                          timeout=TIMEOUT)
+
+
+def mpi(n, args, cwd, env=None):
+    cmd = [MPIRUN, "--oversubscribe", "-np", str(n), DEDUP_MPI] + args
+    try:
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, env=env or ENV,
+                              timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        fail("mpirun -np %d %s: no answer in %d s (a rank waits)"
+             % (n, " ".join(args), TIMEOUT))
+
+
+def read(path):
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def same(args, cwd, files=(), ranks=RANKS, expect=None):
+    """Every N gives simlsh-dedup's stdout, status and files (relative to cwd)."""
+    for f in files:
+        if os.path.exists(os.path.join(cwd, f)):
+            os.unlink(os.path.join(cwd, f))
+    ref = single(args, cwd)
+    if expect is not None:
+        check(ref.returncode == expect, "simlsh-dedup %s: status %d, expected %d"
+              % (args, ref.returncode, expect), ref)
+    ref_files = {f: read(os.path.join(cwd, f)) for f in files}
+    for n in ranks:
+        for f in files:
+            if os.path.exists(os.path.join(cwd, f)):
+                os.unlink(os.path.join(cwd, f))
+        p = mpi(n, args, cwd)
+        check(p.returncode == ref.returncode, "-np %d %s: status %d, simlsh-dedup %d"
+              % (n, args, p.returncode, ref.returncode), p)
+        check(p.stdout == ref.stdout, "-np %d %s: output differs" % (n, args), p)
+        for f in files:
+            check(read(os.path.join(cwd, f)) == ref_files[f],
+                  "-np %d %s: %s differs" % (n, args, f), p)
+    return ref
+
+
+def corpus_lines(tmp, count=300, seed=7):
+    """Line documents from the sample texts with edits, blank lines and
+    CRLF, so clusters, pairs and skips all occur."""
+    rnd = random.Random(seed)
+    texts = []
+    for name in sorted(os.listdir(SAMPLE)):
+        path = os.path.join(SAMPLE, name)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                texts.append(" ".join(f.read().split()))
+    lines = []
+    for i in range(count):
+        words = rnd.choice(texts).split()
+        if rnd.random() < 0.5 and len(words) > 20:
+            words[rnd.randrange(len(words))] = "edit%d" % i
+        if rnd.random() < 0.04:
+            lines.append("")
+        lines.append(" ".join(words) + ("\r" if rnd.random() < 0.05 else ""))
+    return lines
+
+
+def write_lines(path, lines, final_newline=True):
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("\n".join(lines) + ("\n" if final_newline else ""))
+
+
+def case_files():
+    """A directory of files: clusters and pairs, TSV and JSONL."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for args in ([SAMPLE], [SAMPLE, "--output", "pairs"],
+                     [SAMPLE, "--format", "jsonl", "--verify", "none"],
+                     [os.path.join(SAMPLE, "harbour-log.txt"), SAMPLE, "--output", "pairs",
+                      "--verify", "none"]):
+            ref = same(["-q"] + args, tmp, expect=0)
+        check(ref.stdout.count(b"\n") > 3, "the sample has pairs")
+
+
+def case_lines():
+    """--lines files cut among ranks at line ends (a last line without a
+    newline, CRLF, blank lines), and --jsonl."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = corpus_lines(tmp)
+        write_lines(os.path.join(tmp, "a.txt"), lines)
+        write_lines(os.path.join(tmp, "b.txt"), lines[:61], final_newline=False)
+        for args in (["--lines", "a.txt"], ["--lines", "a.txt", "--output", "pairs"],
+                     ["--lines", "a.txt", "--lines", "b.txt", "--output", "pairs",
+                      "--verify", "none"],
+                     ["--lines", "b.txt", "--output", "drop-records"],
+                     ["--lines", "a.txt", "--output", "keep", "--keep", "longest"]):
+            ref = same(["-q"] + args, tmp, expect=0)
+            check(ref.stdout, "output is not empty: %s" % args)
+        with gzip.open(os.path.join(tmp, "a.txt.gz"), "wb") as f:
+            f.write(open(os.path.join(tmp, "a.txt"), "rb").read())
+        if "zlib" in FEATURES:  # a compressed file is read whole by one rank
+            same(["-q", "--lines", "b.txt", "--lines", "a.txt.gz", "--output", "pairs"], tmp,
+                 expect=0)
+        if JSON:
+            with open(os.path.join(tmp, "c.jsonl"), "w", encoding="utf-8") as f:
+                for i, line in enumerate(lines[:120]):
+                    f.write(json.dumps({"id": "doc-%d" % i, "text": line}) + "\n")
+            same(["-q", "--jsonl", "c.jsonl", "--output", "pairs"], tmp, expect=0)
+            same(["-q", "--jsonl", "c.jsonl", "--output", "records", "--keep", "shortest"],
+                 tmp, expect=0)
+            same(["-q", "--jsonl", "c.jsonl", "--id-field", "-", "--format", "jsonl"], tmp,
+                 expect=0)
+
+
+def case_outputs():
+    """-o, --skipped, --exit-code and --max-pairs: the same files and status."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp))
+        same(["-q", "--lines", "a.txt", "-o", "out.tsv", "--skipped", "skipped.tsv"], tmp,
+             files=("out.tsv", "skipped.tsv"), expect=0)
+        same(["-q", "--lines", "a.txt", "--format", "jsonl", "-o", "out.jsonl",
+              "--skipped", "skipped.jsonl"], tmp, files=("out.jsonl", "skipped.jsonl"))
+        same(["-q", "--lines", "a.txt", "--exit-code"], tmp, expect=1)
+        same(["-q", "--lines", "a.txt", "--output", "pairs", "--max-pairs", "7"], tmp,
+             expect=6)
+        # --stats has the per-rank figures the benchmark reads
+        p = mpi(2, ["-q", "--lines", "a.txt", "--stats", "st.json"], tmp)
+        check(p.returncode == 0, "--stats run", p)
+        st = json.load(open(os.path.join(tmp, "st.json")))
+        check(st["ranks"] == 2 and len(st["per_rank"]) == 2, "per-rank stats", p)
+        check(sum(r["documents"] for r in st["per_rank"]) == st["documents"] > 0,
+              "documents add up", p)
+        check(st["bytes_exchanged"] > 0, "bytes exchanged", p)
+        # what this driver cannot do yet is refused, not done differently
+        p = mpi(2, ["--lines", "a.txt", "--save-index", "ix"], tmp)
+        check(p.returncode == 2 and b"not supported" in p.stderr, "--save-index", p)
+
+
+def case_exact():
+    """--verify exact (the default): candidates prefiltered by estimate, cut
+    by --max-pairs, verified by ranges of pairs on every rank."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp))
+        write_lines(os.path.join(tmp, "b.txt"), corpus_lines(tmp, 90, 3), final_newline=False)
+        same(["-q", "--lines", "a.txt", "--lines", "b.txt", "--verify", "exact"], tmp,
+             expect=0)
+        ref = same(["-q", "--lines", "a.txt", "--output", "pairs", "--verify", "exact"], tmp,
+                   expect=0)
+        check(ref.stdout.count(b"\n") > 100, "exact pairs found", ref)
+        same(["-q", "--lines", "a.txt", "--output", "pairs", "--verify", "exact",
+              "--max-pairs", "150"], tmp, expect=6)
+        same(["-q", SAMPLE, "--verify", "exact", "--output", "drop"], tmp, expect=0)
+
+
+def case_estimate():
+    """--verify estimate: candidates kept by their estimate, clusters and
+    pairs, --max-pairs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp))
+        for args in (["--verify", "estimate"], ["--verify", "estimate", "--output", "pairs"],
+                     ["--verify", "estimate", "--output", "pairs", "--max-pairs", "40"]):
+            same(["-q", "--lines", "a.txt"] + args, tmp)
+        same(["-q", SAMPLE, "--verify", "estimate", "--output", "pairs"], tmp, expect=0)
+
+
+def case_none():
+    """--verify none: every candidate is an edge, scored by its estimate."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp))
+        for args in (["--verify", "none"], ["--verify", "none", "--output", "pairs"],
+                     ["--verify", "none", "--max-pairs", "25"]):
+            same(["-q", "--lines", "a.txt"] + args, tmp)
+
+
+def case_components():
+    """--cluster components in every verify mode, and star with --keep."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp))
+        for v in ("exact", "estimate", "none"):
+            ref = same(["-q", "--lines", "a.txt", "--cluster", "components", "--verify", v],
+                       tmp, expect=0)
+            check(ref.stdout, "clusters found (%s)" % v, ref)
+        same(["-q", "--lines", "a.txt", "--cluster", "star", "--keep", "longest",
+              "--output", "drop"], tmp, expect=0)
+
+
+def case_no_input():
+    """More ranks than files: ranks with nothing to read take part all the
+    same; an empty line file and a single file too."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("harbour-log.txt", "harbour-log-typos.txt"):
+            shutil.copy(os.path.join(SAMPLE, name), tmp)
+        open(os.path.join(tmp, "empty.txt"), "w").close()
+        same(["-q", "harbour-log.txt", "harbour-log-typos.txt", "--output", "pairs"], tmp,
+             expect=0)
+        same(["-q", "harbour-log.txt"], tmp, expect=0)
+        same(["-q", "--lines", "empty.txt", "harbour-log.txt"], tmp, expect=0)
+        same(["-q", "--lines", "empty.txt"], tmp, files=(), expect=0)
+
+
+def case_unreadable():
+    """Inputs skipped at the walk (dangling link, FIFO, missing path) and
+    while reading on whichever rank holds them (empty file, corrupt gzip,
+    unreadable file when not root): the same output and --skipped list;
+    under --strict every rank stops with status 3."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "corpus")
+        os.mkdir(d)
+        for i, name in enumerate(sorted(os.listdir(SAMPLE))[:12]):
+            if os.path.isfile(os.path.join(SAMPLE, name)):
+                shutil.copy(os.path.join(SAMPLE, name), os.path.join(d, "f%02d.txt" % i))
+        os.symlink(os.path.join(tmp, "nowhere"), os.path.join(d, "c-link.txt"))
+        open(os.path.join(d, "g-empty.txt"), "w").close()
+        os.mkfifo(os.path.join(d, "fifo"))
+        with open(os.path.join(d, "h-bad.gz"), "wb") as f:
+            f.write(b"\x1f\x8b\x08\x00" + b"\x00" * 12 + b"not deflate data" * 10)
+        if os.geteuid() != 0:  # root reads anything
+            shutil.copy(os.path.join(SAMPLE, "notes-10.txt"), os.path.join(d, "z.txt"))
+            os.chmod(os.path.join(d, "z.txt"), 0)
+        args = ["-q", d, os.path.join(tmp, "missing.txt"), "--skipped", "skipped.tsv"]
+        ref = same(args, tmp, files=("skipped.tsv",), expect=0)
+        listed = read(os.path.join(tmp, "skipped.tsv"))
+        for name in (b"c-link.txt", b"fifo", b"missing.txt", b"g-empty.txt", b"h-bad.gz"):
+            check(name in listed, "%s is in the --skipped list" % name.decode(), ref)
+        same(["-q", d, "--strict"], tmp, expect=3)
+
+
+def case_failure():
+    """A rank that fails stops every rank with a message and a non-zero
+    status, and leaves no output file; no rank is left waiting."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp))
+        for n in (2, 3, 4):
+            env = dict(ENV)
+            env["SIMLSH_DEDUP_MPI_FAIL_RANK"] = "1"
+            p = mpi(n, ["-q", "--lines", "a.txt", "-o", "out.tsv"], tmp, env=env)
+            check(p.returncode == 4, "-np %d: a failed rank gives status 4" % n, p)
+            check(b"rank 1: failing on request" in p.stderr, "the rank says why", p)
+            check(b"another rank failed" in p.stderr, "rank 0 says why it stops", p)
+            check(not os.path.exists(os.path.join(tmp, "out.tsv")), "no output", p)
+            # an exit in the middle of the exchange (as out of memory would)
+            env["SIMLSH_DEDUP_MPI_FAIL_RANK"] = "-2"
+            p = mpi(n, ["-q", "--lines", "a.txt", "-o", "out.tsv"], tmp, env=env)
+            check(p.returncode != 0, "-np %d: an exiting rank stops the job" % n, p)
+            check(b"rank 1: exiting on request" in p.stderr, "the rank says why", p)
+            check(not os.path.exists(os.path.join(tmp, "out.tsv")), "no output", p)
+
+
+CASES = {"files": case_files, "lines": case_lines, "outputs": case_outputs,
+         "exact": case_exact, "estimate": case_estimate, "none": case_none,
+         "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
+         "failure": case_failure}
+
+if __name__ == "__main__":
+    CASES[CASE]()
+    print("ok:", CASE)
