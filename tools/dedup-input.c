@@ -423,11 +423,8 @@ static void sign_text(struct run *r, struct doc *d, simlsh_signature *sig, const
         d->err = rc;
         return;
     }
-    if (simlsh_signature_is_empty(sig) == 1) {
+    if (simlsh_signature_is_empty(sig) == 1)
         d->status = DOC_EEMPTY;
-        simlsh_shingleset_free(d->set);
-        d->set = NULL;
-    }
 }
 
 /* Only reached in a build with jansson: without it --jsonl is refused
@@ -1206,8 +1203,6 @@ static struct batch *batch_new(void)
 
 static void batch_free(struct batch *b)
 {
-    for (size_t i = 0; i < b->n; i++)
-        simlsh_shingleset_free(b->docs[i].set);
     free(b->docs);
     free(b->values);
     free(b->arena);
@@ -1277,18 +1272,6 @@ static void progress_update(struct run *r, int force)
     fprintf(stderr, "\r\033[Ksimlsh-dedup: %llu documents, %s, %.1f MB/s%s",
             (unsigned long long)r->docs, done, rate / 1e6, eta);
     fflush(stderr);
-}
-
-static void ensure_sets(struct run *r, uint64_t id)
-{
-    if (id < r->sets_cap)
-        return;
-    size_t cap = r->sets_cap ? r->sets_cap * 2 : 4096;
-    while (cap <= id)
-        cap *= 2;
-    r->sets = xrealloc(r->sets, cap * sizeof *r->sets);
-    memset(r->sets + r->sets_cap, 0, (cap - r->sets_cap) * sizeof *r->sets);
-    r->sets_cap = cap;
 }
 
 static void ensure_locs(struct run *r, uint64_t k)
@@ -1479,11 +1462,6 @@ static int consume(struct run *r, struct batch *b)
         loc->len = d->kind == DOCK_PATH ? 0 : d->text_len;
         r->id_bytes[id] = d->bytes;
         r->id_mtime[id] = d->mtime_ns;
-        if (d->set) {
-            ensure_sets(r, id);
-            r->sets[id] = d->set;
-            d->set = NULL;
-        }
         r->docs++;
         r->bytes += d->bytes;
     }
@@ -1506,10 +1484,6 @@ static int consume(struct run *r, struct batch *b)
 
 static void batch_reset(struct batch *b)
 {
-    for (size_t i = 0; i < b->n; i++) {
-        simlsh_shingleset_free(b->docs[i].set);
-        b->docs[i].set = NULL;
-    }
     b->n = 0;
     b->arena_len = 0;
     b->ids_len = 0;

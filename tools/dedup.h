@@ -109,7 +109,6 @@ struct doc {
     uint8_t id_type;      /* DOCK_JSON: enum id_type */
     uint64_t bytes;       /* bytes of the document's text */
     int64_t mtime_ns;     /* modification time of its file, for --keep */
-    simlsh_shingleset *set; /* --verify exact: the document's shingles */
     char msg[120];
 };
 
@@ -247,8 +246,6 @@ struct run {
     uint64_t first_new;   /* ids below this came from --index */
     struct store *store;  /* dedup-store.c: names of the loaded ids, removals */
     uint64_t already_indexed, replaced, removed; /* incremental runs */
-    simlsh_shingleset **sets; /* --verify exact: set of each id */
-    size_t sets_cap;
     struct docloc *locs; /* per new id (id - first_new): where to re-read it */
     size_t locs_cap;
 

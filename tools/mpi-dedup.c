@@ -554,9 +554,6 @@ int main(int argc, char **argv)
     }
 
     int status = dedup_mpi(&run, &opt);
-    for (size_t i = 0; i < run.sets_cap; i++)
-        simlsh_shingleset_free(run.sets[i]);
-    free(run.sets);
     simlsh_index_free(run.index);
     simlsh_params_free(run.params);
     strlist_free(&run.paths);

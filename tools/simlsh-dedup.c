@@ -288,9 +288,6 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
 
 static void run_free(struct run *r, struct options *opt)
 {
-    for (size_t i = 0; i < r->sets_cap; i++)
-        simlsh_shingleset_free(r->sets[i]);
-    free(r->sets);
     free(r->locs);
     store_free(r);
     free(r->worker_cpu);
