@@ -82,7 +82,7 @@ func TestSignBatch(t *testing.T) {
 	p, _ := NewParams("dedup")
 	defer p.Close()
 	texts := [][]byte{[]byte("first document, long enough"), nil, []byte("the second one here")}
-	values, empty, err := p.SignBatch(texts, 2)
+	values, empty, err := p.SignBatch(nil, texts, 2)
 	if err != nil || len(values) != 3*128 || !empty[1] || empty[0] || empty[2] {
 		t.Fatalf("batch: %d values, empty %v, %v", len(values), empty, err)
 	}
