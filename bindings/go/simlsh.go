@@ -129,8 +129,8 @@ func (o *Params) Describe() (string, error) {
 // reused dst); empty[i] tells that text i had nothing to shingle. The texts
 // are copied into one C block first, since C memory may not hold Go pointers.
 func (o *Params) SignBatch(dst []uint32, texts [][]byte, threads int) (values []uint32, empty []bool, err error) {
-	var np C.int64_t
-	if err = check("simlsh_params_get_int", C.simlsh_params_get_int(o.p, C.SIMLSH_PARAM_NUM_PERM, &np)); err != nil {
+	np, err := o.numPerm()
+	if err != nil {
 		return nil, nil, err
 	}
 	n, total := len(texts), 0
@@ -148,16 +148,22 @@ func (o *Params) SignBatch(dst []uint32, texts [][]byte, threads int) (values []
 		at += copy(data[at:], t)
 	}
 	// The +1 keeps &values[0] and &empty[0] valid for n = 0.
-	if cap(dst) < n*int(np)+1 {
-		dst = make([]uint32, n*int(np)+1)
+	if cap(dst) < n*np+1 {
+		dst = make([]uint32, n*np+1)
 	}
-	values, empty = dst[:n*int(np)+1], make([]bool, n+1) // C writes 0 or 1: Go's bools
+	values, empty = dst[:n*np+1], make([]bool, n+1) // C writes 0 or 1: Go's bools
 	rc := C.simlsh_sign_batch((*C.uint32_t)(unsafe.Pointer(&values[0])),
 		(*C.uint8_t)(unsafe.Pointer(&empty[0])), o.p, &ptrs[0], &lens[0], C.size_t(n), C.uint32_t(threads))
 	if err = check("simlsh_sign_batch", rc); err != nil {
 		return nil, nil, err
 	}
-	return values[:n*int(np)], empty[:n], nil
+	return values[:n*np], empty[:n], nil
+}
+
+func (o *Params) numPerm() (int, error) {
+	var np C.int64_t
+	err := check("simlsh_params_get_int", C.simlsh_params_get_int(o.p, C.SIMLSH_PARAM_NUM_PERM, &np))
+	return int(np), err
 }
 
 // Signature is a MinHash signature.
@@ -202,11 +208,18 @@ func (o *Signature) Jaccard(other *Signature) (float64, error) {
 }
 
 // Index is an LSH index of signatures under uint64 ids.
-type Index struct{ ix *C.simlsh_index }
+type Index struct {
+	ix *C.simlsh_index
+	np int
+}
 
 func NewIndex(p *Params) (*Index, error) {
+	np, err := p.numPerm()
+	if err != nil {
+		return nil, err
+	}
 	return create("simlsh_index_new", func(ix **C.simlsh_index) C.int { return C.simlsh_index_new(ix, p.p) },
-		func(ix *C.simlsh_index) *Index { return &Index{ix} }, (*Index).Close)
+		func(ix *C.simlsh_index) *Index { return &Index{ix, np} }, (*Index).Close)
 }
 
 func (o *Index) Close() { C.simlsh_index_free(o.ix); o.ix = nil }
@@ -221,6 +234,8 @@ func (o *Index) Insert(id uint64, sig *Signature) error {
 func (o *Index) InsertValues(ids []uint64, values []uint32, threads int) error {
 	if len(ids) == 0 {
 		return nil
+	} else if len(values) < len(ids)*o.np { // C would read past the end
+		return &Error{"simlsh_index_insert_values", ErrInvalid}
 	}
 	rc := C.simlsh_index_insert_values(o.ix, (*C.uint64_t)(unsafe.Pointer(&ids[0])),
 		(*C.uint32_t)(unsafe.Pointer(&values[0])), C.size_t(len(ids)), C.uint32_t(threads))
