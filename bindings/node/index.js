@@ -105,12 +105,17 @@ class Params {
     const values = out && out.length >= size ? out.subarray(0, size) : new Uint32Array(size);
     const empty = new Uint8Array(n);
     if (n === 0) return { values, empty };
-    // One block, so one address; the pointers and lengths are 64-bit
-    // words written as two 32-bit halves: no BigInt per text.
-    const all = Buffer.concat(bufs), words = new Uint32Array(4 * n);
-    for (let i = 0, at = Number(koffi.address(all)); i < n; at += bufs[i++].length) {
-      words[2 * i + LO] = at; // ToUint32 keeps the low half
-      words[2 * i + 1 - LO] = at / 4294967296;
+    // The texts go into one block, so one address. The block is kept with
+    // the params: a local one could be collected before C reads it (its
+    // last JS use is koffi.address), and it is reused by the next call.
+    // The pointers and lengths are 64-bit words written as two 32-bit
+    // halves: no BigInt per text.
+    const total = bufs.reduce((t, b) => t + b.length, 0), words = new Uint32Array(4 * n);
+    if (!(this.block?.length >= total)) this.block = Buffer.alloc(Math.max(total, 1));
+    for (let i = 0, at = 0, base = Number(koffi.address(this.block)); i < n; at += bufs[i++].length) {
+      this.block.set(bufs[i], at);
+      words[2 * i + LO] = base + at; // ToUint32 keeps the low half
+      words[2 * i + 1 - LO] = (base + at) / 4294967296;
       words[2 * (n + i) + LO] = bufs[i].length;
     }
     call('simlsh_sign_batch', values, empty, this.h, words, words.subarray(2 * n), n, threads);
@@ -121,7 +126,7 @@ class Params {
     call('simlsh_params_get_int', this.h, PARAM.num_perm, np);
     return Number(np[0]);
   }
-  close() { C.simlsh_params_free(this.h); this.h = null; }
+  close() { C.simlsh_params_free(this.h); this.h = this.block = null; }
 }
 
 const count = new BigUint64Array(1); // scratch out-parameter: typed arrays pass fastest
