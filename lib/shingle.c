@@ -661,6 +661,48 @@ int simlsh__shingler_end_check(const simlsh__shingler *s)
 }
 
 #if SIMLSH_HAVE_UTF8PROC
+/* Canonical ordering (Unicode 3.11, D109): in every run of combining marks
+ * (canonical combining class > 0) the marks are stably sorted by class, so
+ * "a U+0301 U+0323" and "a U+0323 U+0301" normalise alike. Code points are
+ * decomposed one at a time, which leaves the order as written; utf8proc's
+ * composition then expects it sorted. A stable counting sort by class bounds
+ * the cost at O(run + 256) whatever the input. */
+static int canonical_order(const simlsh_allocator *a, utf8proc_int32_t *v, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (utf8proc_get_property(v[i])->combining_class == 0) {
+            i++;
+            continue;
+        }
+        size_t b = i;
+        int sorted = 1;
+        unsigned prev = 0;
+        for (; i < n; i++) {
+            unsigned c = utf8proc_get_property(v[i])->combining_class;
+            if (c == 0)
+                break;
+            sorted &= c >= prev;
+            prev = c;
+        }
+        if (sorted)
+            continue;
+        size_t run = i - b, count[257] = {0};
+        utf8proc_int32_t *tmp = simlsh__malloc(a, run * sizeof *tmp);
+        if (tmp == NULL)
+            return SIMLSH_ENOMEM;
+        for (size_t k = b; k < i; k++)
+            count[utf8proc_get_property(v[k])->combining_class + 1]++;
+        for (size_t c = 1; c < 257; c++)
+            count[c] += count[c - 1];
+        for (size_t k = b; k < i; k++)
+            tmp[count[utf8proc_get_property(v[k])->combining_class]++] = v[k];
+        memcpy(v + b, tmp, run * sizeof *tmp);
+        simlsh__free_sized(a, tmp, run * sizeof *tmp);
+    }
+    return 0;
+}
+
 /* Decode raw (replacing invalid sequences), apply NFKC and/or case folding
  * with utf8proc, and run the result through the ordinary path. */
 static int unicode_end(simlsh__shingler *s, const sinks *sk)
@@ -727,6 +769,8 @@ static int unicode_end(simlsh__shingler *s, const sinks *sk)
         }
     }
     simlsh__free_sized(&s->alloc, cps, (n + 1) * sizeof *cps);
+    if (rc == 0)
+        rc = canonical_order(&s->alloc, out, len);
     if (rc == 0) {
         /* reencode needs room for 4 bytes per code point in place */
         utf8proc_int32_t *q = simlsh__realloc_sized(&s->alloc, out, len * sizeof *out, block,

@@ -404,21 +404,9 @@ static int read_path_doc(struct worker *w, const struct run *r, const char *path
 static void sign_text(struct run *r, struct doc *d, simlsh_signature *sig, const char *text,
                       size_t len)
 {
-    int rc;
-    if (r->opt->verify == VERIFY_EXACT) {
-        simlsh_shingleset *set = NULL;
-        rc = simlsh_shingleset_new(&set, r->params);
-        if (rc == 0)
-            rc = simlsh_shingleset_add_text(set, text, len);
-        if (rc == 0)
-            rc = simlsh_signature_add_shingleset(sig, set);
-        if (rc == 0)
-            d->set = set;
-        else
-            simlsh_shingleset_free(set);
-    } else {
-        rc = simlsh_signature_add_text(sig, text, len);
-    }
+    /* Exact verification reads the document again later (dedup-verify.c):
+     * the first pass keeps signatures only. */
+    int rc = simlsh_signature_add_text(sig, text, len);
     if (rc == SIMLSH_EUTF8) {
         size_t at = 0;
         utf8_valid((const unsigned char *)text, len, &at);

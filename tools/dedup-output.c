@@ -1,4 +1,5 @@
-/* simlsh-dedup: clusters, pairs and keep lists; the --save-index sidecar. */
+/* simlsh-dedup: groups of verified pairs (clusters, pairs, keep and drop
+ * lists); the --save-index sidecar. */
 #include "dedup.h"
 
 #include <errno.h>
@@ -9,76 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct pair {
-    uint64_t a, b;
-    double score;
-};
-
-static int cmp_pair(const void *x, const void *y)
-{
-    const struct pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return 0;
-}
-
 static int lib_fail(const char *what, int rc)
 {
     fprintf(stderr, "simlsh-dedup: %s: %s (%s)\n", what, simlsh_strerror(rc),
             simlsh_error_name(rc));
     return -1;
-}
-
-/* Candidate pairs, verified as --verify asks, sorted by (a, b). */
-static int verified_pairs(struct run *r, simlsh_results *res, struct pair **out, size_t *n_out)
-{
-    int flags = r->opt->verify == VERIFY_ESTIMATE ? SIMLSH_QUERY_VERIFY : 0;
-    int rc = simlsh_index_pairs(res, r->index, flags, r->opt->max_pairs);
-    if (rc != 0)
-        return lib_fail("enumerating pairs", rc);
-    if (simlsh_results_truncated(res) == 1)
-        r->truncated = 1;
-    if (simlsh_results_truncated(res) == 1)
-        fprintf(stderr, "simlsh-dedup: warning: stopped at %zu candidate pairs (--max-pairs);"
-                        " results are incomplete\n", r->opt->max_pairs);
-    size_t n = simlsh_results_count(res), m = 0;
-    const uint64_t *a = simlsh_results_a(res), *b = simlsh_results_b(res);
-    const double *s = simlsh_results_scores(res);
-    struct pair *p = xmalloc((n ? n : 1) * sizeof *p);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = a[i] < b[i] ? a[i] : b[i], y = a[i] < b[i] ? b[i] : a[i];
-        double score = s ? s[i] : -1.0;
-        if (y >= r->names.count) {
-            fprintf(stderr, "simlsh-dedup: the index holds id %" PRIu64
-                            " that has no name; was it saved by another program?\n", y);
-            free(p);
-            return -1;
-        }
-        if (r->opt->verify == VERIFY_EXACT) {
-            if (x >= r->sets_cap || y >= r->sets_cap || !r->sets[x] || !r->sets[y]) {
-                fputs("simlsh-dedup: internal error: shingle set missing\n", stderr);
-                free(p);
-                return -1;
-            }
-            rc = simlsh_shingleset_jaccard(&score, r->sets[x], r->sets[y]);
-            if (rc != 0) {
-                free(p);
-                return lib_fail("exact Jaccard", rc);
-            }
-            if (score < r->threshold)
-                continue;
-        }
-        p[m].a = x;
-        p[m].b = y;
-        p[m].score = score;
-        m++;
-    }
-    qsort(p, m, sizeof *p, cmp_pair);
-    *out = p;
-    *n_out = m;
-    return 0;
 }
 
 static uint64_t uf_find(uint64_t *parent, uint64_t x)
@@ -90,47 +26,113 @@ static uint64_t uf_find(uint64_t *parent, uint64_t x)
     return x;
 }
 
-/* label[id] = smallest id of id's cluster (id itself for singletons). */
-static int cluster_labels(struct run *r, simlsh_results *res, uint64_t *label)
+/* --cluster components: label[id] = smallest id of id's component. */
+static void component_labels(struct run *r, const struct pair *p, size_t np, uint64_t *label)
 {
     size_t n = r->names.count;
-    if (r->opt->verify == VERIFY_EXACT) {
-        struct pair *p = NULL;
-        size_t np = 0;
-        if (verified_pairs(r, res, &p, &np))
-            return -1;
-        for (size_t i = 0; i < n; i++)
-            label[i] = i;
-        for (size_t i = 0; i < np; i++) {
-            uint64_t x = uf_find(label, p[i].a), y = uf_find(label, p[i].b);
-            /* the smaller root wins, so every root is its cluster's minimum */
-            if (x < y)
-                label[y] = x;
-            else if (y < x)
-                label[x] = y;
-        }
-        for (size_t i = 0; i < n; i++)
-            label[i] = uf_find(label, i);
-        free(p);
-        return 0;
-    }
-    int flags = r->opt->verify == VERIFY_ESTIMATE ? SIMLSH_QUERY_VERIFY : 0;
-    int rc = simlsh_index_cluster(res, r->index, flags);
-    if (rc != 0)
-        return lib_fail("clustering", rc);
     for (size_t i = 0; i < n; i++)
         label[i] = i;
-    size_t rows = simlsh_results_count(res);
-    const uint64_t *a = simlsh_results_a(res), *b = simlsh_results_b(res);
-    for (size_t i = 0; i < rows; i++) {
-        if (a[i] >= n || b[i] >= n) {
-            fprintf(stderr, "simlsh-dedup: the index holds id %" PRIu64
-                            " that has no name; was it saved by another program?\n",
-                    a[i] >= n ? a[i] : b[i]);
-            return -1;
-        }
-        label[a[i]] = b[i];
+    for (size_t i = 0; i < np; i++) {
+        uint64_t x = uf_find(label, p[i].a), y = uf_find(label, p[i].b);
+        /* the smaller root wins, so every root is its cluster's minimum */
+        if (x < y)
+            label[y] = x;
+        else if (y < x)
+            label[x] = y;
     }
+    for (size_t i = 0; i < n; i++)
+        label[i] = uf_find(label, i);
+}
+
+/* The priority of --keep, best first: ids from --index (already in the
+ * collection), then the new ids by the policy, ties by id. qsort() passes
+ * no context, and one run sorts at a time: the run is a file-scope
+ * pointer. */
+static const struct run *keep_run;
+
+static int cmp_keep(const void *x, const void *y)
+{
+    const struct run *r = keep_run;
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    int old_a = a < r->first_new, old_b = b < r->first_new;
+    if (old_a != old_b)
+        return old_a ? -1 : 1;
+    if (!old_a) {
+        uint64_t ba = r->id_bytes[a], bb = r->id_bytes[b];
+        int64_t ma = r->id_mtime[a], mb = r->id_mtime[b];
+        int c = 0;
+        switch (r->opt->keep) {
+        case KEEP_SHORTEST: c = (ba > bb) - (ba < bb); break;
+        case KEEP_LONGEST: c = (ba < bb) - (ba > bb); break;
+        case KEEP_OLDEST: c = (ma > mb) - (ma < mb); break;
+        case KEEP_NEWEST: c = (ma < mb) - (ma > mb); break;
+        default: break;
+        }
+        if (c)
+            return c;
+    }
+    return (a > b) - (a < b);
+}
+
+/* --cluster star: label[id] = smallest id of id's star, kept[id] = its
+ * centre. Centres are taken in --keep order (cmp_keep), so each group keeps
+ * the best document the policy can keep safely: one near to all it drops. */
+static int star_groups(struct run *r, const struct pair *p, size_t np, uint64_t *label,
+                       uint64_t *kept)
+{
+    size_t n = r->names.count;
+    uint64_t *a = xmalloc((np ? np : 1) * sizeof *a), *b = xmalloc((np ? np : 1) * sizeof *b);
+    double *s = xmalloc((np ? np : 1) * sizeof *s);
+    size_t m = 0;
+    for (size_t i = 0; i < np; i++) {
+        /* Two documents from --index are both kept already: their edge
+         * would only make one of them a member. */
+        if (p[i].b < r->first_new)
+            continue;
+        a[m] = p[i].a;
+        b[m] = p[i].b;
+        s[m++] = p[i].score < 0 ? -1.0 : p[i].score;
+    }
+    uint64_t *order = NULL;
+    size_t norder = 0;
+    if (r->opt->keep != KEEP_FIRST || r->first_new > 0) {
+        order = xmalloc((n ? n : 1) * sizeof *order);
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        keep_run = r;
+        qsort(order, n, sizeof *order, cmp_keep);
+        norder = n;
+    }
+    simlsh_results *res = NULL;
+    size_t ng = 0;
+    int rc = simlsh_results_new(&res, NULL);
+    if (rc == 0)
+        rc = simlsh_group_star(res, &ng, a, b, s, m, order, norder);
+    free(a);
+    free(b);
+    free(s);
+    free(order);
+    if (rc != 0) {
+        simlsh_results_free(res);
+        return lib_fail("star groups", rc);
+    }
+    for (size_t i = 0; i < n; i++)
+        label[i] = kept[i] = i;
+    const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);
+    for (size_t g = 0; g < ng; g++) {
+        size_t lo = 0, hi = 0;
+        simlsh_results_offset(&lo, res, g);
+        simlsh_results_offset(&hi, res, g + 1);
+        uint64_t min = UINT64_MAX;
+        for (size_t k = lo; k < hi; k++)
+            if (ga[k] < min)
+                min = ga[k];
+        for (size_t k = lo; k < hi; k++) {
+            label[ga[k]] = min;
+            kept[ga[k]] = gb[k];
+        }
+    }
+    simlsh_results_free(res);
     return 0;
 }
 
@@ -168,19 +170,27 @@ static void put_pair(const struct run *r, FILE *out, const struct pair *p)
     }
 }
 
-int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates)
+/* Groups the verified edges (--cluster) and writes --output. Groups are
+ * listed by their smallest id, members in id order. */
+int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
+                 uint64_t *clusters, uint64_t *duplicates)
 {
+    phase_switch(r, PH_GROUP);
     size_t n = r->names.count;
     uint64_t first_new = r->first_new;
-    simlsh_results *res = NULL;
-    int rc = simlsh_results_new(&res, NULL);
-    if (rc != 0)
-        return lib_fail("results", rc);
     uint64_t *label = xmalloc((n ? n : 1) * sizeof *label);
-    uint64_t *order = NULL, *start = NULL, *kept = NULL;
+    uint64_t *order = NULL, *start = NULL;
+    uint64_t *kept = xmalloc((n ? n : 1) * sizeof *kept);
     int ret = -1;
-    if (cluster_labels(r, res, label))
-        goto done;
+    int star = r->opt->cluster == CLUSTER_STAR;
+    if (n)
+        ensure_idmeta(r, n - 1);
+    if (star) {
+        if (star_groups(r, edges, n_edges, label, kept))
+            goto done;
+    } else {
+        component_labels(r, edges, n_edges, label);
+    }
 
     /* Ids grouped by label, each group in id order (a stable counting
      * sort), groups in order of their smallest id. */
@@ -199,12 +209,10 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
         start[i] = start[i - 1];
     start[0] = 0;
 
-    /* kept[g] for every group: the id --keep chooses. A group with an id
-     * from --index keeps that one (it is already in the collection). */
-    kept = xmalloc((n ? n : 1) * sizeof *kept);
-    if (n)
-        ensure_idmeta(r, n - 1);
-    for (size_t l = 0; l < n; l++) {
+    /* Components: kept[g] for every group is the id --keep chooses. A group
+     * with an id from --index keeps that one (it is already in the
+     * collection). Stars have their centres already. */
+    for (size_t l = 0; l < n && !star; l++) {
         size_t b = start[l], e = start[l + 1];
         if (e == b)
             continue;
@@ -228,6 +236,7 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
             kept[order[k]] = best;
     }
 
+    phase_switch(r, PH_WRITE);
     *clusters = 0;
     *duplicates = 0;
     for (size_t i = first_new; i < n; i++)
@@ -286,14 +295,9 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
             }
         }
     } else if (r->opt->output == OUT_PAIRS) {
-        struct pair *p = NULL;
-        size_t np = 0;
-        if (verified_pairs(r, res, &p, &np))
-            goto done;
-        for (size_t i = 0; i < np; i++)
-            if (p[i].b >= first_new)
-                put_pair(r, out, &p[i]);
-        free(p);
+        for (size_t i = 0; i < n_edges; i++)
+            if (edges[i].b >= first_new)
+                put_pair(r, out, &edges[i]);
     }
     ret = 0;
 done:
@@ -301,8 +305,18 @@ done:
     free(label);
     free(order);
     free(start);
-    simlsh_results_free(res);
     return ret;
+}
+
+int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates)
+{
+    struct pair *edges = NULL;
+    size_t n = 0;
+    if (verify_candidates(r, &edges, &n) != 0)
+        return -1;
+    int rc = write_groups(r, out, edges, n, clusters, duplicates);
+    free(edges);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */

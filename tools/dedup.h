@@ -32,6 +32,17 @@ enum output_mode { OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP, OUT_RECORDS, OUT
 enum keep_policy { KEEP_FIRST, KEEP_SHORTEST, KEEP_LONGEST, KEEP_OLDEST, KEEP_NEWEST };
 enum output_format { FMT_TSV, FMT_JSONL };
 enum verify_mode { VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT };
+enum cluster_mode { CLUSTER_STAR, CLUSTER_COMPONENTS };
+
+/* A candidate or verified pair of ids, a < b; score is the similarity
+ * (exact or estimated), -1 when unknown. */
+struct pair {
+    uint64_t a, b;
+    double score;
+};
+
+/* --verify-memory default: the shingle sets held at once by the second pass. */
+#define DEFAULT_VERIFY_MEMORY (UINT64_C(256) << 20)
 
 /* One command-line input, processed in command-line order. */
 enum input_kind {
@@ -136,6 +147,9 @@ struct options {
     double dval[32];
     const char *unit_arg, *normalize_arg;
     enum verify_mode verify;
+    enum cluster_mode cluster;
+    uint64_t verify_memory; /* --verify-memory: budget of the second pass */
+    double recall;          /* --recall: P(candidate | J = threshold) target */
     enum output_mode output;
     enum output_format format;
     const char *output_path, *stats_path, *skipped_path;
@@ -237,6 +251,23 @@ struct run {
     uint64_t next_seq;
     int stopping;
     int lines_prefix; /* name line documents "FILE:N" (several inputs) */
+
+    /* verification (dedup-verify.c), for the summary and --stats */
+    struct {
+        uint64_t candidates;    /* candidate pairs enumerated */
+        uint64_t exact;         /* pairs decided by exact Jaccard */
+        uint64_t estimated;     /* exact mode: pairs decided by their estimate */
+        uint64_t docs_unread;   /* exact mode: documents that could not be read again */
+        uint64_t reads;         /* documents read by the second pass (with repeats) */
+        uint64_t batches;       /* batches of the second pass */
+        uint64_t set_bytes_peak; /* most bytes of shingle sets held at once */
+        uint64_t shingles_peak; /* most shingles held at once */
+        int bytes_per_shingle;  /* 4 (32-bit hashes) or 8 */
+        int recall_banding;     /* bands and rows chosen for --recall */
+        double prefilter;       /* exact mode: candidates need an estimate >= this */
+        int stdin_kept;         /* standard input can be read again */
+        int64_t stdin_base;     /* ... from this offset of descriptor 0 */
+    } vs;
 };
 
 /* dedup-util.c */
@@ -315,7 +346,13 @@ void ensure_idmeta(struct run *r, uint64_t id);
 void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
               size_t *len, char *tmp, size_t tmpcap);
 
+/* dedup-verify.c */
+int reread_prepare(struct run *r);
+int verify_candidates(struct run *r, struct pair **edges, size_t *n);
+
 /* dedup-output.c */
+int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n,
+                 uint64_t *clusters, uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
 int write_skipped(const struct run *r, FILE *out);
 int sidecar_save(const struct run *r, const char *index_path);

@@ -50,6 +50,9 @@ static const char *const usage_text[] = {
     "                        directory (all regular files below it, in byte order of\n"
     "                        names); other file types are skipped with a reason\n"
     "  -                     all of standard input as one document\n"
+    "  Standard input read by -, --lines - or --jsonl - is copied to an unlinked\n"
+    "  temporary file in $TMPDIR (or /tmp) first, unless it is a regular file,\n"
+    "  so --verify exact can read it again.\n"
     "      --lines FILE      one document per line; the id is the line number\n"
     "                        (FILE:LINE when several inputs are given); FILE may be -\n"
     "      --jsonl FILE      one JSON object per line; FILE may be -\n"
@@ -86,9 +89,17 @@ static const char *const usage_text[] = {
     "                        verification removes the false positives)\n"
     "\n"
     "Matching:\n"
-    "      --verify MODE     none (every candidate), estimate (MinHash estimate >=\n"
-    "                        threshold; default) or exact (true Jaccard of the shingle\n"
-    "                        sets; keeps them in memory)\n"
+    "      --verify MODE     exact (true Jaccard of the shingle sets, which a second\n"
+    "                        pass reads again for candidate pairs only; default),\n"
+    "                        estimate (MinHash estimate >= threshold) or none (every\n"
+    "                        candidate)\n"
+    "      --verify-memory N shingle sets held at once by the second pass, planned\n"
+    "                        at 4 bytes a text byte; K, M, G suffixes (default 256M)\n"
+    "      --recall R        with --verify exact and no --bands/--rows: bands and\n"
+    "                        rows make a pair at the threshold a candidate with\n"
+    "                        probability >= R (default 0.99)\n"
+    "      --cluster MODE    star (every member is >= threshold similar to the kept\n"
+    "                        document of its group; default) or components\n"
     "      --max-pairs N     stop enumerating candidate pairs after N (default\n"
     "                        10000000; 0 = no limit); exit status 6 when reached\n"
     "\n",
@@ -113,8 +124,8 @@ static const char *const usage_text[] = {
     "                        documents and what they duplicate\n"
     "\n"
     "Other:\n"
-    "  -j, --threads N       signing threads (default: one per CPU); results do not\n"
-    "                        depend on N\n"
+    "  -j, --threads N       signing and verifying threads (default: one per CPU);\n"
+    "                        results do not depend on N\n"
     "  -q, --quiet           no progress line and no summary\n"
     "  -h, --help            show this help\n"
     "  -V, --version         show versions\n"
@@ -153,6 +164,9 @@ enum {
     OPT_FP_WEIGHT,
     OPT_FN_WEIGHT,
     OPT_VERIFY,
+    OPT_VERIFY_MEMORY,
+    OPT_RECALL,
+    OPT_CLUSTER,
     OPT_MAX_PAIRS,
     OPT_OUTPUT,
     OPT_FORMAT,
@@ -189,6 +203,9 @@ static const struct option long_options[] = {
     {"fp-weight", required_argument, NULL, OPT_FP_WEIGHT},
     {"fn-weight", required_argument, NULL, OPT_FN_WEIGHT},
     {"verify", required_argument, NULL, OPT_VERIFY},
+    {"verify-memory", required_argument, NULL, OPT_VERIFY_MEMORY},
+    {"recall", required_argument, NULL, OPT_RECALL},
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"max-pairs", required_argument, NULL, OPT_MAX_PAIRS},
     {"output-file", required_argument, NULL, 'o'},
     {"output", required_argument, NULL, OPT_OUTPUT},
@@ -408,6 +425,8 @@ static void parse_args(struct options *o, int argc, char **argv)
     static const int scheme_v[] = {SIMLSH_SCHEME_OPH, SIMLSH_SCHEME_CLASSIC};
     static const char *const verifies[] = {"none", "estimate", "exact", NULL};
     static const int verify_v[] = {VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT};
+    static const char *const clusters[] = {"star", "components", NULL};
+    static const int cluster_v[] = {CLUSTER_STAR, CLUSTER_COMPONENTS};
     static const char *const outputs[] = {"clusters", "pairs", "keep", "drop", "records",
                                           "drop-records", NULL};
     static const int output_v[] = {OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP, OUT_RECORDS,
@@ -420,7 +439,10 @@ static void parse_args(struct options *o, int argc, char **argv)
     static const char *const formats[] = {"tsv", "jsonl", NULL};
     static const int format_v[] = {FMT_TSV, FMT_JSONL};
 
-    o->verify = VERIFY_ESTIMATE;
+    o->verify = VERIFY_EXACT;
+    o->verify_memory = DEFAULT_VERIFY_MEMORY;
+    o->recall = 0.99;
+    o->cluster = CLUSTER_STAR;
     o->output = OUT_CLUSTERS;
     o->format = FMT_TSV;
     o->id_field = "id";
@@ -483,6 +505,19 @@ static void parse_args(struct options *o, int argc, char **argv)
         case OPT_ROWS: set_int(o, SIMLSH_PARAM_ROWS, parse_int("--rows", optarg)); break;
         case OPT_VERIFY:
             o->verify = (enum verify_mode)pick("--verify", optarg, verifies, verify_v);
+            break;
+        case OPT_VERIFY_MEMORY: o->verify_memory = parse_size("--verify-memory", optarg); break;
+        case OPT_RECALL: {
+            char *end;
+            errno = 0;
+            o->recall = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(o->recall > 0 && o->recall < 1))
+                usage_error("--recall: expected a number between 0 and 1 (exclusive), not '%s'",
+                            optarg);
+            break;
+        }
+        case OPT_CLUSTER:
+            o->cluster = (enum cluster_mode)pick("--cluster", optarg, clusters, cluster_v);
             break;
         case OPT_MAX_PAIRS: {
             int64_t v = parse_int("--max-pairs", optarg);
@@ -548,9 +583,6 @@ static void parse_args(struct options *o, int argc, char **argv)
             if (o->inputs[i].kind != INPUT_LINES && o->inputs[i].kind != INPUT_JSONL)
                 usage_error("--output records and drop-records write input lines: every "
                             "input must be --lines or --jsonl, not '%s'", o->inputs[i].arg);
-    if (o->verify == VERIFY_EXACT && o->load_index)
-        usage_error("%s", "--verify exact cannot be combined with --index: the shingle "
-                          "sets of indexed documents are not saved");
     if (!*o->id_field || !*o->text_field)
         usage_error("%s", "--id-field and --text-field must not be empty");
 }
@@ -631,6 +663,29 @@ static void fatal_lib(const char *what, int rc, int code)
     exit(code);
 }
 
+/* Exact verification removes every false candidate, so the banding only has
+ * to find the true pairs: the least false-positive area with P(threshold)
+ * >= --recall, unless --bands or --rows are given. */
+static void recall_banding(struct run *r, const struct options *o)
+{
+    if (o->verify != VERIFY_EXACT ||
+        (o->set_mask & ((UINT32_C(1) << SIMLSH_PARAM_BANDS) | (UINT32_C(1) << SIMLSH_PARAM_ROWS))))
+        return;
+    int64_t np = 128;
+    double t = 0.8, p = 0;
+    uint32_t b = 0, rows = 0;
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+    simlsh_params_get_double(r->params, SIMLSH_PARAM_THRESHOLD, &t);
+    int rc = simlsh_lsh_optimal_params_recall(&b, &rows, &p, (uint32_t)np, t, o->recall, 0.0);
+    if (rc == 0)
+        rc = simlsh_params_set_int(r->params, SIMLSH_PARAM_BANDS, b);
+    if (rc == 0)
+        rc = simlsh_params_set_int(r->params, SIMLSH_PARAM_ROWS, rows);
+    if (rc != 0)
+        fatal_lib("banding for --recall", rc, EXIT_DEDUP_USAGE);
+    r->vs.recall_banding = 1;
+}
+
 /* A new index with the tool's defaults (which differ from the library's in
  * normalisation: case and spacing rarely make documents different). */
 static void setup_new(struct run *r, const struct options *o)
@@ -653,6 +708,7 @@ static void setup_new(struct run *r, const struct options *o)
     if (rc != 0)
         fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
     apply_options(r->params, o);
+    recall_banding(r, o);
     double wfp = 0, wfn = 0;
     if (simlsh_params_get_double(r->params, SIMLSH_PARAM_FP_WEIGHT, &wfp) == 0 &&
         simlsh_params_get_double(r->params, SIMLSH_PARAM_FN_WEIGHT, &wfn) == 0 && wfp == 0 &&
@@ -757,6 +813,45 @@ static void normalize_names(char *buf, size_t cap, int64_t norm)
         snprintf(buf, cap, "none");
 }
 
+/* P(candidate | J = threshold) of the index's banding. */
+static double p_at_threshold(const struct run *r, uint32_t b, uint32_t rows)
+{
+    double p = 0;
+    if (b && rows && simlsh_lsh_probability(&p, b, rows, r->threshold) != 0)
+        p = 0;
+    return p;
+}
+
+static const char *const cluster_names[] = {"star", "components"};
+
+/* The banding's recall at the threshold and what the verification did. */
+static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
+{
+    fprintf(stderr, PROG ": banding: P(candidate | J = %.2f) = %.4f%s; %" PRIu64
+                    " candidate pair%s, groups: %s\n",
+            r->threshold, p_at_threshold(r, b, rows),
+            r->vs.recall_banding ? " (chosen for --recall)" : "", r->vs.candidates,
+            plural(r->vs.candidates), cluster_names[r->opt->cluster]);
+    if (r->opt->verify != VERIFY_EXACT)
+        return;
+    char held[32];
+    human_bytes(held, sizeof held, (double)r->vs.set_bytes_peak);
+    if (r->vs.prefilter > 0)
+        fprintf(stderr, PROG ": verify exact: candidates with a MinHash estimate below %.3f"
+                        " dropped first\n", r->vs.prefilter);
+    fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s by exact Jaccard, %" PRIu64
+                    " document read%s in %" PRIu64 " batch%s, at most %s of shingle sets (%d"
+                    " bytes a shingle)\n",
+            r->vs.exact, plural(r->vs.exact), r->vs.reads, plural(r->vs.reads), r->vs.batches,
+            r->vs.batches == 1 ? "" : "es", held, r->vs.bytes_per_shingle);
+    if (r->vs.estimated)
+        fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s decided by estimate: %s%s%s\n",
+                r->vs.estimated, plural(r->vs.estimated),
+                r->first_new ? "pairs with a document from --index" : "",
+                r->first_new && r->vs.docs_unread ? ", and " : "",
+                r->vs.docs_unread ? "documents that could not be read again" : "");
+}
+
 static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t dups)
 {
     char bytes[32], mem[32];
@@ -781,6 +876,7 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
                     " rows, threshold %.2f, verify %s, %d thread%s\n",
             unit >= 0 && unit <= 2 ? unit_names[unit] : "?", k, np, b, rows, r->threshold,
             verify_names[r->opt->verify], r->nthreads, r->nthreads == 1 ? "" : "s");
+    verify_summary(r, b, rows);
     /* The whole contract, so a run can be reproduced with the library
      * alone (whose defaults differ: normalisation and the weights). */
     fputs(PROG ": contract:", stderr);
@@ -870,6 +966,16 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     simlsh_index_bands(&b, &rows, r->index);
     simlsh_index_fingerprint(&fp, r->index);
     fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"", b, rows, fp);
+    fprintf(f, ",\"banding\":{\"p_at_threshold\":%.6f,\"chosen_for_recall\":%s,\"recall\":%g}",
+            p_at_threshold(r, b, rows), r->vs.recall_banding ? "true" : "false", r->opt->recall);
+    fprintf(f, ",\"cluster\":\"%s\",\"verification\":{\"candidates\":%" PRIu64
+               ",\"exact\":%" PRIu64 ",\"estimated\":%" PRIu64 ",\"documents_not_reread\":%"
+               PRIu64 ",\"reads\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"memory_budget\":%"
+               PRIu64 ",\"set_bytes_peak\":%" PRIu64 ",\"shingles_peak\":%" PRIu64
+               ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f}",
+            cluster_names[r->opt->cluster], r->vs.candidates, r->vs.exact, r->vs.estimated,
+            r->vs.docs_unread, r->vs.reads, r->vs.batches, r->opt->verify_memory,
+            r->vs.set_bytes_peak, r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
     /* the running phase is closed first, so the phases add up to the run */
     phase_switch(r, r->phase);
     fputs(",\"phases\":{", f);
@@ -1061,6 +1167,10 @@ static int dedup(struct run *r, const struct options *opt)
             fatal_lib("index reserve", rc, EXIT_DEDUP_INTERNAL);
     }
     phase_switch(r, PH_READ);
+    if (reread_prepare(r) != 0) {
+        status = EXIT_DEDUP_INTERNAL;
+        goto fail;
+    }
     rc = run_pipeline_start(r);
     if (rc == 0)
         rc = run_inputs(r);

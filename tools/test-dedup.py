@@ -552,7 +552,7 @@ def case_usage():
     for args in ([], ["--bogus"], ["--unit", "syllable", SAMPLE], ["-k", "0", SAMPLE],
                  ["-k", "x", SAMPLE], ["--threshold", "1.5", SAMPLE],
                  ["--threshold", "abc", SAMPLE], ["--bands", "100", "--rows", "100", SAMPLE],
-                 ["--verify", "exact", "--index", "x", SAMPLE], ["--normalize", "upper", SAMPLE],
+                 ["--recall", "1", SAMPLE], ["--normalize", "upper", SAMPLE],
                  ["-j", "-1", SAMPLE], ["--output", "everything", SAMPLE],
                  ["--format", "csv", SAMPLE], ["--num-perm", "0", SAMPLE], ["--lines"],
                  ["--keep", "biggest", SAMPLE], ["--max-doc-bytes", "0", SAMPLE],
@@ -1383,6 +1383,258 @@ def case_concurrent_saves():
             check(saved in (names_a, names_b), "round %d: names from neither run" % round_no)
             no_temp_files(tmp)
 
+
+# --------------------------------------------------------------------------
+# Issue 9: exact verification in a second pass, star groups.
+
+
+def planted_docs(n, seed, words=80):
+    """n lines: random texts and, every fourth, an edited copy of an earlier
+    one (some copies of copies), so there are chains and families of pairs
+    on both sides of 0.8."""
+    import random
+    rng = random.Random(seed)
+    vocab = ["%s%d" % (rng.choice("bcdfgklmnprstvz"), i) for i in range(3000)]
+    docs = []
+    for i in range(n):
+        if i % 4 == 3:
+            base = docs[rng.randrange(len(docs))].split(" ")
+            for _ in range(rng.randint(1, 8)):
+                base[rng.randrange(len(base))] = rng.choice(vocab)
+            docs.append(" ".join(base))
+        else:
+            docs.append(" ".join(rng.choice(vocab) for _ in range(rng.randint(words // 2, words))))
+    return docs
+
+
+def pairs_of(proc):
+    out = {}
+    for line in proc.stdout.decode().splitlines():
+        a, b, s = line.split("\t")
+        out[(a, b)] = float(s)
+    return out
+
+
+def chain_texts():
+    """a ~ b ~ c with J(a, b) and J(b, c) above 0.8, J(a, c) below it; b is
+    the longest (for --keep longest)."""
+    import random
+    rng = random.Random(11)
+    vocab = ["word%d" % i for i in range(5000)]
+    a = [rng.choice(vocab) for _ in range(150)]
+    b = list(a)
+    for i in range(0, 150, 11):
+        b[i] = rng.choice(vocab)
+    b += ["tail", "end"]
+    c = list(b)
+    for i in range(5, 150, 11):
+        c[i] = rng.choice(vocab)
+    a, b, c = (" ".join(x) for x in (a, b, c))
+    jab, jbc, jac = jaccard(a, b), jaccard(b, c), jaccard(a, c)
+    check(jab > 0.82 and jbc > 0.82 and jac < 0.76,
+          "the chain is not what it should be: %.3f %.3f %.3f" % (jab, jbc, jac))
+    return a, b, c
+
+
+def case_star_chain():
+    """A chain a~b~c: components put c in a's group and drop it although c is
+    not near the kept a; stars never drop a document that is not >= threshold
+    similar (exactly) to the kept document of its group, whatever --keep."""
+    a, b, c = chain_texts()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in (("a", a), ("b", b), ("c", c), ("z", "unrelated text " * 20)):
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text)
+        names = [os.path.join(tmp, x) for x in "abcz"]
+        p = run(names + ["--output", "pairs"])
+        pairs = pairs_of(p)
+        A, B, C = names[:3]
+        check(set(pairs) == {(A, B), (B, C)}, "chain pairs: %s" % pairs, p)
+        comp = run(names + ["--cluster", "components", "--output", "drop"]).stdout.decode()
+        check(comp.split() == [B, C], "components drop b and c (c is not near a)")
+        for keep, want_groups, want_drop in (
+                ("first", [[A, B]], [B]),        # a keeps b; c is a group of one
+                ("longest", [[A, B, C]], [A, C]),  # b is near both
+                ("shortest", [[A, B]], [B])):
+            args = names + ["--keep", keep]
+            groups = [l.split("\t") for l in run(args).stdout.decode().splitlines()]
+            check(groups == want_groups, "--keep %s groups %s" % (keep, groups))
+            drop = run(args + ["--output", "drop"]).stdout.decode().split()
+            kept = run(args + ["--output", "keep"]).stdout.decode().split()
+            check(drop == want_drop, "--keep %s drop %s" % (keep, drop))
+            check(sorted(drop + kept) == sorted(names), "--keep %s: keep + drop" % keep)
+            # the guarantee: each dropped document is near a kept one of its group
+            for d in drop:
+                g = next(g for g in groups if d in g)
+                k = [x for x in g if x in kept]
+                check(len(k) == 1 and pairs.get(tuple(sorted((k[0], d)))) is not None,
+                      "--keep %s dropped %s, not near the kept %s" % (keep, d, k))
+        p = run(names + ["--cluster", "components", "--keep", "longest", "--output", "drop"])
+        check(p.stdout.decode().split() == [A, C], "components --keep longest", p)
+
+
+def case_second_pass():
+    """The second pass reads documents again from every kind of input:
+    files (plain and gzip), --lines plain, gzip and through a pipe, standard
+    input as one document, --jsonl; the answer is the same, with exact
+    similarities, as from plain lines."""
+    import gzip
+    docs = planted_docs(400, 3)
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = os.path.join(tmp, "docs.txt")
+        data = ("\n".join(docs) + "\n").encode()
+        with open(plain, "wb") as f:
+            f.write(data.replace(b"\n", b"\r\n", 5))  # a few CRLF lines
+        gz = plain + ".gz"
+        with gzip.open(gz, "wb") as f:
+            f.write(data)
+        ref = run(["--lines", plain, "--output", "pairs"])
+        pairs = pairs_of(ref)
+        check(len(pairs) > 20, "planted pairs found", ref)
+        for (x, y), s in list(pairs.items())[:40]:
+            want = jaccard(docs[int(x) - 1], docs[int(y) - 1])
+            check(abs(s - want) < 0.002, "exact %s %s: %s, want %.4f" % (x, y, s, want), ref)
+        check(b"by exact Jaccard" in ref.stderr, "the summary tells the exact verification", ref)
+        for args, stdin in ((["--lines", gz], None), (["--lines", "-"], data),
+                            (["--lines", "-"], gzip.compress(data))):
+            p = run(args + ["--output", "pairs"], stdin=stdin)
+            check(p.stdout == ref.stdout, "%s%s gives other pairs" % (
+                " ".join(args), " (gzip)" if stdin and stdin[:2] == b"\x1f\x8b" else ""), p)
+        # standard input as a regular file (read again from where it started)
+        with open(plain, "rb") as f:
+            p = subprocess.run([DEDUP, "--lines", "-", "--output", "pairs"], stdin=f,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        check(p.returncode == 0 and p.stdout == ref.stdout, "--lines - < FILE", p)
+        # files, plain and gzip, and "-" as one document
+        d = os.path.join(tmp, "files")
+        os.mkdir(d)
+        for i, text in enumerate(docs[:120]):
+            name = os.path.join(d, "%03d" % (i + 1))
+            if i % 2:
+                with gzip.open(name, "wb") as f:
+                    f.write(text.encode())
+            else:
+                with open(name, "w") as f:
+                    f.write(text)
+        sub = run(["--lines", plain, "--output", "pairs"]).stdout.decode().splitlines()
+        want = ["%03d\t%03d\t%s" % (int(a), int(b), s) for a, b, s in
+                (l.split("\t") for l in sub) if int(b) <= 120]
+        p = run([d, "--output", "pairs"])
+        got = ["\t".join([os.path.basename(x) for x in l.split("\t")[:2]] + l.split("\t")[2:])
+               for l in p.stdout.decode().splitlines()]
+        check(got == want and want, "files give other pairs than lines", p)
+        first = sorted(pairs)[0]
+        one = docs[int(first[1]) - 1].encode()
+        p = run([os.path.join(d, "%03d" % int(first[0])), "-", "--output", "pairs"], stdin=one)
+        out = p.stdout.decode().split("\t")
+        check(len(out) == 3 and out[1] == "-" and float(out[2]) == pairs[first],
+              "- as one document: %s" % out, p)
+        if JSON:
+            jl = os.path.join(tmp, "docs.jsonl")
+            with open(jl, "w") as f:
+                for i, t in enumerate(docs):
+                    f.write(json.dumps({"id": i + 1, "other": "x" * (i % 7), "text": t}) + "\n")
+            p = run(["--jsonl", jl, "--output", "pairs"])
+            check(p.stdout == ref.stdout, "--jsonl gives other pairs", p)
+            with open(jl, "rb") as f:
+                p = run(["--jsonl", "-", "--output", "pairs"], stdin=f.read())
+            check(p.stdout == ref.stdout, "--jsonl - gives other pairs", p)
+
+
+def case_verify_threads():
+    """Every verify mode, every output: the same bytes for -j 1, 2 and 3."""
+    docs = planted_docs(1200, 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "docs.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(docs) + "\n")
+        for verify in ("exact", "estimate", "none"):
+            for out in ("pairs", "clusters", "drop"):
+                for cluster in ("star", "components"):
+                    base = ["--lines", path, "--verify", verify, "--output", out,
+                            "--cluster", cluster, "--threshold", "0.7"]
+                    ref = run(base + ["-j", "1"]).stdout
+                    check(len(ref) > 0, "%s %s found something" % (verify, out))
+                    for j in ("2", "3"):
+                        got = run(base + ["-j", j]).stdout
+                        check(got == ref, "--verify %s --output %s --cluster %s: -j %s differs"
+                              " from -j 1" % (verify, out, cluster, j))
+
+
+def case_verify_memory():
+    """A tiny --verify-memory cuts the candidates into many batches, and
+    components into blocks that are read more than once: the output stays
+    the same."""
+    docs = planted_docs(600, 9)
+    # one large family: a component bigger than any batch
+    for i in range(40):
+        docs.append(docs[0] + " extra%d" % i)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "docs.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(docs) + "\n")
+        stats = {}
+        outs = {}
+        for mem in ("64M", "2K", "1"):
+            st = os.path.join(tmp, "stats-%s.json" % mem)
+            for out in ("pairs", "clusters"):
+                outs[(mem, out)] = run(["--lines", path, "--output", out, "--verify-memory", mem,
+                                        "--stats", st, "-j", "2"]).stdout
+            with open(st) as f:
+                stats[mem] = json.load(f)["verification"]
+        for mem in ("2K", "1"):
+            for out in ("pairs", "clusters"):
+                check(outs[(mem, out)] == outs[("64M", out)],
+                      "--verify-memory %s changes --output %s" % (mem, out))
+        big, tiny = stats["64M"], stats["1"]
+        check(big["batches"] == 1 and tiny["batches"] > 10,
+              "batches: %d and %d" % (big["batches"], tiny["batches"]))
+        check(tiny["reads"] > big["reads"], "a cut component is read more than once")
+        check(tiny["set_bytes_peak"] < big["set_bytes_peak"], "less held at once")
+        check(big["bytes_per_shingle"] == 4 and big["estimated"] == 0 and
+              big["exact"] == big["candidates"] > 0, "exact verification stats: %s" % big)
+
+
+def case_verify_index():
+    """Documents from --index cannot be read again: their pairs are decided
+    by the MinHash estimate, and the summary says so. New pairs are exact."""
+    docs = planted_docs(200, 13)
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.path.join(tmp, "old.txt")
+        new = os.path.join(tmp, "new.txt")
+        with open(old, "w") as f:
+            f.write("\n".join(docs[:100]) + "\n")
+        with open(new, "w") as f:
+            f.write("\n".join(docs[100:]) + "\n")
+        idx = os.path.join(tmp, "ix")
+        run(["--lines", old, "--save-index", idx, "-q"])
+        st = os.path.join(tmp, "st.json")
+        p = run(["--index", idx, "--lines", new, "--output", "pairs", "--stats", st])
+        with open(st) as f:
+            v = json.load(f)["verification"]
+        check(v["estimated"] > 0 and v["exact"] > 0, "estimated and exact pairs: %s" % v, p)
+        check(b"decided by estimate: pairs with a document from --index" in p.stderr,
+              "the summary says which pairs were estimated", p)
+        drop = run(["--index", idx, "--lines", new, "--output", "drop"]).stdout.decode().split()
+        check(drop and all(d.startswith(new + ":") for d in drop), "only new documents dropped")
+
+
+def case_verify_fallback():
+    """Standard input that cannot be spooled (no usable $TMPDIR) is still
+    read once: its pairs are decided by estimate, with a warning per
+    document and a line in the summary, as --verify estimate would."""
+    docs = planted_docs(120, 17)
+    data = ("\n".join(docs) + "\n").encode()
+    env = dict(os.environ, TMPDIR="/nonexistent/simlsh-test")
+    p = subprocess.run([DEDUP, "--lines", "-", "--output", "pairs"], input=data, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    check(p.returncode == 0, "exit status without a spool", p)
+    check(b"cannot create a temporary file" in p.stderr and
+          b"decided by estimate: documents that could not be read again" in p.stderr,
+          "the fallback is reported", p)
+    est = run(["--lines", "-", "--output", "pairs", "--verify", "estimate", "--bands", "16",
+               "--rows", "6"], stdin=data)
+    check(p.stdout == est.stdout and p.stdout, "the fallback decides as the estimate", p)
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}

@@ -13,10 +13,13 @@ Massive Datasets (Leskovec, Rajaraman and Ullman, ch. 3) with simlsh.
            components are the groups.
 
 The groups and the documents to keep are those of
-``simlsh.dedup(lines, threshold, verify="exact")`` (the test in
-python/tests/test_dask.py checks it): the same contract (dedup_params), the
-same candidates (pairs sharing a band bucket), the same verification and the
-same components. Empty lines are skipped, as simlsh-dedup skips them.
+``simlsh.dedup(lines, threshold, verify="exact", cluster="components")``
+(the test in python/tests/test_dask.py checks it): the same contract and
+banding (dedup_params: bands chosen for recall, as exact verification
+allows), the same candidates (pairs sharing a band bucket), the same
+verification and the same components. simlsh-dedup and dedup() default to
+star groups instead (every member near the kept document); the verified
+pairs collected here are what simlsh_group_star would take. Empty lines are skipped, as simlsh-dedup skips them.
 
 Records carry the text so that a bucket can verify its pairs without a join;
 that copies each document once per band through the shuffle, which is fine

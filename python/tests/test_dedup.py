@@ -29,6 +29,9 @@ OPTION_SETS = [
      {"fp_weight": 0.5, "fn_weight": 0.5, "normalize": "none"}),
     (["--verify", "exact", "--threshold", "0.7"], {"verify": "exact", "threshold": 0.7}),
     (["--verify", "none", "--threshold", "0.7"], {"verify": "none", "threshold": 0.7}),
+    (["--verify", "estimate"], {"verify": "estimate"}),
+    (["--cluster", "components", "--threshold", "0.6"], {"cluster": "components", "threshold": 0.6}),
+    (["--recall", "0.9", "--threshold", "0.6"], {"recall": 0.9, "threshold": 0.6}),
     (["--unit", "byte", "-k", "8", "--strict-utf8"],
      {"unit": "byte", "k": 8, "utf8_policy": "reject"}),
     (["--strict-utf8", "--normalize", "lower,space,punct"],
@@ -107,8 +110,12 @@ def test_dedup_params_are_the_tools():
     p = simlsh.dedup_params()
     assert p.normalize == simlsh.NORM_LOWER_ASCII | simlsh.NORM_COLLAPSE_SPACE
     assert (p.fp_weight, p.fn_weight, p.threshold) == (0.1, 0.9, 0.8)
-    # docs/cli.md: "At the default threshold this gives 14 bands of 9 rows"
-    assert p.bands_rows() == (14, 9)
+    # exact verification (the default) bands for recall: P(0.8) >= 0.99
+    assert p.bands_rows() == (16, 6)
+    assert 1 - (1 - 0.8 ** 6) ** 16 >= 0.99 > 1 - (1 - 0.8 ** 9) ** 14
+    # docs/cli.md: "this gives 14 bands of 9 rows" (--verify estimate)
+    assert simlsh.dedup_params(verify="estimate").bands_rows() == (14, 9)
+    assert simlsh.dedup_params(recall=0.9).bands_rows() != (16, 6)
     assert simlsh.dedup_params(bands=10).bands_rows() == (10, 12)
     assert simlsh.dedup_params(rows=3, num_perm=64).bands_rows() == (21, 3)
 
