@@ -449,7 +449,7 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     uint32_t *comp = NULL, *rank = NULL, *csize = NULL;
     uint64_t *key = NULL, *sub = NULL, *idx = NULL, *tk = NULL, *tv = NULL;
     double *sc = NULL;
-    size_t *cstart = NULL, nc = 0, np = 0, nb = 0;
+    size_t *cstart = NULL, nc = 0, np = 0, nb = 0, nsc = 0; /* nsc: sc's entries */
     if ((rc = dense_build(&d, al, a, b, n)) < 0)
         return rc;
     /* Arrays of n entries dominate: each is freed as soon as it is done
@@ -483,6 +483,7 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     for (size_t i = 0; i < n; i++)
         if (i == 0 || key[i] != key[np - 1])
             np++;
+    nsc = np;
     if (n > 0 && (sc = simlsh__calloc(al, np, sizeof *sc)) == NULL) {
         rc = SIMLSH_ENOMEM;
         goto out;
@@ -600,7 +601,7 @@ out:
     simlsh__free_sized(al, idx, n * sizeof *idx);
     simlsh__free_sized(al, tk, n * sizeof *tk);
     simlsh__free_sized(al, tv, n * sizeof *tv);
-    simlsh__free_sized(al, sc, np * sizeof *sc);
+    simlsh__free_sized(al, sc, nsc * sizeof *sc);
     return rc;
 }
 
