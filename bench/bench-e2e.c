@@ -4,15 +4,23 @@
  * Writes a seeded corpus of English-like 2 KiB documents with planted
  * near-duplicates (JSONL or one document per line) to a temporary directory,
  * runs simlsh-dedup on it with each thread count, and prints ONE JSON object:
- * per run the seconds, MB/s, documents/s, peak RSS of the child (wait4) and
- * the recall and precision of the planted pairs (from --output pairs).
+ * per run the seconds, MB/s, documents/s, peak RSS and page faults of the
+ * child (wait4), the recall and precision of the planted pairs (from
+ * --output pairs), and from the tool's --stats the wall and CPU seconds of
+ * each phase, the CPU seconds of each thread and the busiest thread's share
+ * of the process's CPU (what bounds the speed-up on more cores).
  *
  * Usage: simlsh-bench-e2e --dedup PATH [--mb N] [--format lines|jsonl]
  *                         [--threads 1,2] [--seed S] [--dup-rate F] [--keep]
+ *                         [--verify none|estimate|exact] [--cold]
+ *
+ * The corpus is read once before the timed runs, so they find it in the
+ * page cache (a cold disk measures the disk); --cold instead drops it from
+ * the cache (posix_fadvise) before each run.
  *
  * --mb is MiB of document text (default 1024); lines is the default format
- * because it measures simlsh-dedup and the library, while JSONL adds
- * jansson's parser (about as costly as signing itself).
+ * because it measures simlsh-dedup and the library, while JSONL adds the
+ * parsing of records.
  *
  * The target (docs/DESIGN.md section 6): 1 GiB in <= 10 s with 2 threads.
  */
@@ -243,16 +251,123 @@ struct result {
     int threads;
     double seconds, peak_rss_mb, recall, precision;
     uint64_t found_pairs, true_pairs;
+    long minflt, majflt;
+    char *phases, *thread_cpu, *read_phase; /* JSON objects from --stats */
+    double busiest_share;                   /* busiest thread / process CPU */
     int status;
 };
 
+/* The whole file, NUL-terminated (NULL if unreadable). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0, got;
+    char *s = malloc(cap);
+    while (s && (got = fread(s + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n < 2) {
+            char *t = realloc(s, cap *= 2);
+            if (!t)
+                free(s);
+            s = t;
+        }
+    }
+    fclose(f);
+    if (s)
+        s[n] = '\0';
+    return s;
+}
+
+/* A copy of the JSON object that follows "key": in s (no string in the
+ * stats file holds a brace), or NULL. */
+static char *json_object_text(const char *s, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":{", key);
+    const char *p = s ? strstr(s, pat) : NULL;
+    if (!p)
+        return NULL;
+    p += strlen(pat) - 1;
+    int depth = 0;
+    const char *e = p;
+    for (; *e; e++) {
+        if (*e == '{')
+            depth++;
+        else if (*e == '}' && --depth == 0)
+            break;
+    }
+    if (!*e)
+        return NULL;
+    char *out = malloc((size_t)(e - p) + 2);
+    if (out) {
+        memcpy(out, p, (size_t)(e - p) + 1);
+        out[e - p + 1] = '\0';
+    }
+    return out;
+}
+
+static double json_number(const char *s, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = s ? strstr(s, pat) : NULL;
+    return p ? strtod(p + strlen(pat), NULL) : 0;
+}
+
+/* The busiest thread's CPU over the process's: main, then "workers":[...]. */
+static double busiest_share(const char *tc)
+{
+    double process = json_number(tc, "process"), top = json_number(tc, "main");
+    const char *w = tc ? strstr(tc, "\"workers\":[") : NULL;
+    if (w) {
+        char *p = (char *)w + 11;
+        while (*p && *p != ']') {
+            double v = strtod(p, &p);
+            if (v > top)
+                top = v;
+            if (*p == ',')
+                p++;
+            else
+                break;
+        }
+    }
+    return process > 0 ? top / process : 0;
+}
+
+/* Read the corpus once, so that the timed runs find it in the page cache,
+ * or (cold) drop it from the cache. */
+static void prepare_cache(const char *path, int cold)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        die(path);
+    if (cold) {
+        if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
+            fprintf(stderr, "simlsh-bench-e2e: cannot drop %s from the page cache\n", path);
+    } else {
+        static char buf[1 << 20];
+        ssize_t got;
+        while ((got = read(fd, buf, sizeof buf)) > 0) {
+        }
+        if (got < 0)
+            die(path);
+    }
+    close(fd);
+}
+
 static void run_dedup(struct result *res, const char *dedup, const char *corpus, int jsonl,
-                      const char *out)
+                      const char *out, const char *stats, const char *verify)
 {
     char jarg[16];
     snprintf(jarg, sizeof jarg, "%d", res->threads);
-    const char *argv[] = {dedup, jsonl ? "--jsonl" : "--lines", corpus, "-j", jarg,
-                          "--output", "pairs", "--quiet", "-o", out, NULL};
+    const char *argv[16] = {dedup, jsonl ? "--jsonl" : "--lines", corpus, "-j", jarg,
+                            "--output", "pairs", "--quiet", "-o", out, "--stats", stats};
+    if (verify) {
+        argv[12] = "--verify";
+        argv[13] = verify;
+    }
     double t0 = now();
     pid_t pid = fork();
     if (pid < 0)
@@ -270,7 +385,15 @@ static void run_dedup(struct result *res, const char *dedup, const char *corpus,
     }
     res->seconds = now() - t0;
     res->peak_rss_mb = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux */
+    res->minflt = ru.ru_minflt;
+    res->majflt = ru.ru_majflt;
     res->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    char *s = slurp(stats);
+    res->phases = json_object_text(s, "phases");
+    res->thread_cpu = json_object_text(s, "thread_cpu_seconds");
+    res->read_phase = json_object_text(s, "read_phase");
+    res->busiest_share = busiest_share(res->thread_cpu);
+    free(s);
 }
 
 /* Pairs output with line-number or integer ids: "a<TAB>b<TAB>similarity". */
@@ -321,20 +444,25 @@ static int same_file(const char *a, const char *b)
 static void usage(void)
 {
     fprintf(stderr, "usage: simlsh-bench-e2e --dedup PATH [--mb N] [--format lines|jsonl]\n"
-                    "       [--threads 1,2] [--seed S] [--dup-rate F] [--tmpdir DIR] [--keep]\n");
+                    "       [--threads 1,2] [--seed S] [--dup-rate F] [--tmpdir DIR] [--keep]\n"
+                    "       [--verify none|estimate|exact] [--cold]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    const char *dedup = NULL, *tmpdir = getenv("TMPDIR");
+    const char *dedup = NULL, *tmpdir = getenv("TMPDIR"), *verify = NULL;
     uint64_t mb = 1024, seed = 42;
-    int jsonl = 0, keep = 0, threads[MAX_RUNS] = {1, 2}, nruns = 2;
+    int jsonl = 0, keep = 0, cold = 0, threads[MAX_RUNS] = {1, 2}, nruns = 2;
     double dup_rate = 0.1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--keep")) {
             keep = 1;
+            continue;
+        }
+        if (!strcmp(a, "--cold")) {
+            cold = 1;
             continue;
         }
         if (!v)
@@ -350,6 +478,9 @@ int main(int argc, char **argv)
             dup_rate = strtod(v, NULL);
         else if (!strcmp(a, "--tmpdir"))
             tmpdir = v;
+        else if (!strcmp(a, "--verify") &&
+                 (!strcmp(v, "none") || !strcmp(v, "estimate") || !strcmp(v, "exact")))
+            verify = v;
         else if (!strcmp(a, "--format") && (!strcmp(v, "jsonl") || !strcmp(v, "lines")))
             jsonl = !strcmp(v, "jsonl");
         else if (!strcmp(a, "--threads")) {
@@ -371,7 +502,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/simlsh-e2e-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(dir))
         die("mkdtemp");
-    char corpus_path[4200], out[MAX_RUNS][4200];
+    char corpus_path[4200], out[MAX_RUNS][4200], stats[MAX_RUNS][4200];
     snprintf(corpus_path, sizeof corpus_path, "%s/corpus.%s", dir, jsonl ? "jsonl" : "txt");
 
     build_vocab(seed);
@@ -384,9 +515,11 @@ int main(int argc, char **argv)
     struct result res[MAX_RUNS];
     memset(res, 0, sizeof res);
     for (int r = 0; r < nruns; r++) {
-        snprintf(out[r], sizeof out[r], "%s/pairs-j%d.tsv", dir, threads[r]);
+        snprintf(out[r], sizeof out[r], "%s/pairs-%d.tsv", dir, r);
+        snprintf(stats[r], sizeof stats[r], "%s/stats-%d.json", dir, r);
         res[r].threads = threads[r];
-        run_dedup(&res[r], dedup, corpus_path, jsonl, out[r]);
+        prepare_cache(corpus_path, cold);
+        run_dedup(&res[r], dedup, corpus_path, jsonl, out[r], stats[r], verify);
         if (res[r].status == 0)
             score(&res[r], &c, out[r], jsonl);
     }
@@ -397,30 +530,44 @@ int main(int argc, char **argv)
     printf("{\"benchmark\":\"e2e\",\"dedup\":\"%s\",\"format\":\"%s\",\"mb\":%" PRIu64
            ",\"documents\":%zu,\"text_bytes\":%" PRIu64 ",\"file_bytes\":%" PRIu64
            ",\"doc_bytes\":%d,\"seed\":%" PRIu64 ",\"dup_rate\":%.3f,\"planted_pairs\":%" PRIu64
-           ",\"generate_seconds\":%.2f,\"runs\":[",
+           ",\"generate_seconds\":%.2f,\"cache\":\"%s\",\"verify\":\"%s\",\"runs\":[",
            dedup, jsonl ? "jsonl" : "lines", mb, c.ndocs, c.text_bytes, c.file_bytes, DOC_BYTES,
-           seed, dup_rate, c.planted_pairs, gen_s);
+           seed, dup_rate, c.planted_pairs, gen_s, cold ? "cold" : "warm",
+           verify ? verify : "default");
     for (int r = 0; r < nruns; r++) {
         const struct result *x = &res[r];
         printf("%s{\"threads\":%d,\"exit\":%d,\"seconds\":%.3f,\"mb_per_s\":%.1f,"
-               "\"docs_per_s\":%.0f,\"peak_rss_mb\":%.1f,\"found_pairs\":%" PRIu64
-               ",\"true_pairs\":%" PRIu64 ",\"recall\":%.4f,\"precision\":%.4f}",
+               "\"docs_per_s\":%.0f,\"peak_rss_mb\":%.1f,\"minor_faults\":%ld,"
+               "\"major_faults\":%ld,\"found_pairs\":%" PRIu64
+               ",\"true_pairs\":%" PRIu64 ",\"recall\":%.4f,\"precision\":%.4f",
                r ? "," : "", x->threads, x->status, x->seconds,
                (double)c.file_bytes / 1e6 / x->seconds, (double)c.ndocs / x->seconds,
-               x->peak_rss_mb, x->found_pairs, x->true_pairs, x->recall, x->precision);
+               x->peak_rss_mb, x->minflt, x->majflt, x->found_pairs, x->true_pairs, x->recall,
+               x->precision);
+        printf(",\"busiest_thread_share\":%.4f,\"phases\":%s,\"thread_cpu_seconds\":%s,"
+               "\"read_phase\":%s}",
+               x->busiest_share, x->phases ? x->phases : "null",
+               x->thread_cpu ? x->thread_cpu : "null", x->read_phase ? x->read_phase : "null");
     }
     printf("],\"identical_output\":%s,\"target_seconds_2_threads\":10}\n",
            identical ? "true" : "false");
 
     if (!keep) {
-        for (int r = 0; r < nruns; r++)
+        for (int r = 0; r < nruns; r++) {
             unlink(out[r]);
+            unlink(stats[r]);
+        }
         unlink(corpus_path);
         rmdir(dir);
     } else {
         fprintf(stderr, "simlsh-bench-e2e: kept %s\n", dir);
     }
     free(c.group);
+    for (int r = 0; r < nruns; r++) {
+        free(res[r].phases);
+        free(res[r].thread_cpu);
+        free(res[r].read_phase);
+    }
     for (int r = 0; r < nruns; r++)
         if (res[r].status != 0)
             return 1;

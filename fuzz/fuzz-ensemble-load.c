@@ -3,16 +3,12 @@
  * (rows sorted by id, scores in [0, 1], verified rows >= t), saves back to
  * exactly the bytes it came from, and survives removals and a re-insert.
  *
- * The first input byte picks a mode. Mode 1 fixes the frame's payload
- * length and checksum before loading, so mutations reach the payload
- * checks instead of dying at the checksum almost every time. */
+ * The first input byte picks a mode (reseal.h, fz_mode_input): bit 0 fixes
+ * the frame's payload length and checksum before loading. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
-#include "le.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+#include "reseal.h"
 
 static void check_rows(const simlsh_results *res, double t, int verify)
 {
@@ -29,13 +25,7 @@ static void exercise(simlsh_ensemble *e, const uint8_t *bytes, size_t n)
     simlsh_results *res = NULL;
     if (simlsh_results_new(&res, NULL) != 0)
         abort();
-    size_t sz;
-    if (simlsh_ensemble_save(NULL, 0, &sz, e) != 0 || sz != n)
-        abort();
-    uint8_t *buf = malloc(sz);
-    if (buf == NULL || simlsh_ensemble_save(buf, sz, &sz, e) != 0 || memcmp(buf, bytes, n) != 0)
-        abort();
-    free(buf);
+    FZ_SAVES_BACK(simlsh_ensemble_save, e, bytes, n);
 
     simlsh_params *p = NULL;
     if (simlsh_ensemble_params(&p, e) != 0)
@@ -76,32 +66,4 @@ static void exercise(simlsh_ensemble *e, const uint8_t *bytes, size_t n)
     simlsh_results_free(res);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
-{
-    if (n < 1)
-        return 0;
-    int mode = d[0] & 1;
-    d++;
-    n--;
-    uint8_t *copy = NULL;
-    if (mode == 1 && n >= SIMLSH__FRAME_OVERHEAD) {
-        copy = malloc(n);
-        if (copy == NULL)
-            return 0;
-        memcpy(copy, d, n);
-        simlsh__wr64(copy + 8, (uint64_t)(n - SIMLSH__FRAME_OVERHEAD));
-        simlsh__frame_write_tail(copy, n);
-        d = copy;
-    }
-    simlsh_ensemble *e = NULL;
-    int rc = simlsh_ensemble_load(&e, d, n, NULL);
-    if (rc == 0) {
-        exercise(e, d, n);
-        simlsh_ensemble_free(e);
-    } else if (e != NULL || (rc != SIMLSH_ECORRUPT && rc != SIMLSH_EUNSUPPORTED &&
-                             rc != SIMLSH_EINVAL)) {
-        abort();
-    }
-    free(copy);
-    return 0;
-}
+FZ_LOADER_TARGET(simlsh_ensemble, simlsh_ensemble_load, exercise, simlsh_ensemble_free)

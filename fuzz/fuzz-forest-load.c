@@ -3,16 +3,12 @@
  * at most k), saves back to exactly the bytes it came from, and survives
  * removals (with compaction) and a re-insert.
  *
- * The first input byte picks a mode. Mode 1 fixes the frame's payload
- * length and checksum before loading, so mutations reach the payload
- * checks instead of dying at the checksum almost every time. */
+ * The first input byte picks a mode (reseal.h, fz_mode_input): bit 0 fixes
+ * the frame's payload length and checksum before loading. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
-#include "le.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+#include "reseal.h"
 
 static void exercise(simlsh_forest *f, const uint8_t *bytes, size_t n)
 {
@@ -24,13 +20,7 @@ static void exercise(simlsh_forest *f, const uint8_t *bytes, size_t n)
         abort();
 
     /* Save gives back the very bytes that were loaded. */
-    size_t sz;
-    if (simlsh_forest_save(NULL, 0, &sz, f) != 0 || sz != n)
-        abort();
-    uint8_t *buf = malloc(sz);
-    if (buf == NULL || simlsh_forest_save(buf, sz, &sz, f) != 0 || memcmp(buf, bytes, n) != 0)
-        abort();
-    free(buf);
+    FZ_SAVES_BACK(simlsh_forest_save, f, bytes, n);
 
     simlsh_params *p = NULL;
     if (simlsh_forest_params(&p, f) != 0)
@@ -70,32 +60,4 @@ static void exercise(simlsh_forest *f, const uint8_t *bytes, size_t n)
     simlsh_results_free(res);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
-{
-    if (n < 1)
-        return 0;
-    int mode = d[0] & 1;
-    d++;
-    n--;
-    uint8_t *copy = NULL;
-    if (mode == 1 && n >= SIMLSH__FRAME_OVERHEAD) {
-        copy = malloc(n);
-        if (copy == NULL)
-            return 0;
-        memcpy(copy, d, n);
-        simlsh__wr64(copy + 8, (uint64_t)(n - SIMLSH__FRAME_OVERHEAD));
-        simlsh__frame_write_tail(copy, n);
-        d = copy;
-    }
-    simlsh_forest *f = NULL;
-    int rc = simlsh_forest_load(&f, d, n, NULL);
-    if (rc == 0) {
-        exercise(f, d, n);
-        simlsh_forest_free(f);
-    } else if (f != NULL || (rc != SIMLSH_ECORRUPT && rc != SIMLSH_EUNSUPPORTED &&
-                             rc != SIMLSH_EINVAL)) {
-        abort();
-    }
-    free(copy);
-    return 0;
-}
+FZ_LOADER_TARGET(simlsh_forest, simlsh_forest_load, exercise, simlsh_forest_free)

@@ -2,16 +2,12 @@
  * or a hang; a loaded index answers queries, pairs and clusters, saves back
  * to exactly the bytes it came from, and survives a removal.
  *
- * The first input byte picks a mode. Mode 1 fixes the frame's payload length
- * and checksum before loading, so mutations reach the payload checks
- * instead of dying at the checksum almost every time. */
+ * The first input byte picks a mode (reseal.h, fz_mode_input): bit 0 fixes
+ * the frame's payload length and checksum before loading. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
-#include "le.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+#include "reseal.h"
 
 static void exercise(simlsh_index *ix, const uint8_t *bytes, size_t n)
 {
@@ -52,13 +48,7 @@ static void exercise(simlsh_index *ix, const uint8_t *bytes, size_t n)
     simlsh_params_free(p);
 
     /* Save gives back the very bytes that were loaded. */
-    size_t sz;
-    if (simlsh_index_save(NULL, 0, &sz, ix) != 0 || sz != n)
-        abort();
-    uint8_t *buf = malloc(sz);
-    if (buf == NULL || simlsh_index_save(buf, sz, &sz, ix) != 0 || memcmp(buf, bytes, n) != 0)
-        abort();
-    free(buf);
+    FZ_SAVES_BACK(simlsh_index_save, ix, bytes, n);
 
     /* Remove the smallest id (when signatures are stored), then query. */
     if (simlsh_index_cluster(res, ix, 0) == 0 && simlsh_results_count(res) > 0) {
@@ -74,32 +64,4 @@ static void exercise(simlsh_index *ix, const uint8_t *bytes, size_t n)
     simlsh_results_free(res);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
-{
-    if (n < 1)
-        return 0;
-    int mode = d[0] & 1;
-    d++;
-    n--;
-    uint8_t *copy = NULL;
-    if (mode == 1 && n >= SIMLSH__FRAME_OVERHEAD) {
-        copy = malloc(n);
-        if (copy == NULL)
-            return 0;
-        memcpy(copy, d, n);
-        simlsh__wr64(copy + 8, (uint64_t)(n - SIMLSH__FRAME_OVERHEAD));
-        simlsh__frame_write_tail(copy, n);
-        d = copy;
-    }
-    simlsh_index *ix = NULL;
-    int rc = simlsh_index_load(&ix, d, n, NULL);
-    if (rc == 0) {
-        exercise(ix, d, n);
-        simlsh_index_free(ix);
-    } else if (ix != NULL || (rc != SIMLSH_ECORRUPT && rc != SIMLSH_EUNSUPPORTED &&
-                              rc != SIMLSH_EINVAL)) {
-        abort();
-    }
-    free(copy);
-    return 0;
-}
+FZ_LOADER_TARGET(simlsh_index, simlsh_index_load, exercise, simlsh_index_free)

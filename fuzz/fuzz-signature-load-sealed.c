@@ -140,10 +140,7 @@ static void exercise(simlsh_signature *s, const uint8_t *bytes, size_t n)
      * loaded one; a document of the payload's bytes shingled under that
      * contract round-trips too. */
     int rc = simlsh_signature_new(&e, p);
-    if (rc != 0) {
-        FZ_CHECK(rc == SIMLSH_EINVAL && fz_byte_unicode_contract(bytes, n));
-        goto out;
-    }
+    FZ_CHECK(rc == 0);
     FZ_CHECK(simlsh_signature_jaccard(&j, s, e) == 0 && j == (empty ? 1.0 : 0.0));
     FZ_CHECK(simlsh_signature_merge(e, s) == 0);
     save_equal(e, s);
@@ -154,7 +151,6 @@ static void exercise(simlsh_signature *s, const uint8_t *bytes, size_t n)
     roundtrip(e);
     FZ_CHECK(simlsh_signature_clear(e) == 0 && simlsh_signature_is_empty(e) == 1);
     roundtrip(e);
-out:
     simlsh_signature_free(e);
     simlsh_signature_free(cp);
     simlsh_params_free(p);

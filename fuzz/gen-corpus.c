@@ -3,13 +3,14 @@
  * that pass every check and mutate from there.
  *
  *   gen-corpus DIR          write DIR/{set,signature,index,index-mode,index-userdata,
- *                           shingler}/
+ *                           forest-mode,ensemble-mode,shingler}/
  *   gen-corpus --check DIR  exit 1 unless DIR holds exactly those files
  *
  * The output depends only on this file and the format (fixed texts, seeds
  * and parameters), so the committed corpus can be checked against it.
  * index-mode/ holds the index files behind the mode byte fuzz-index-load
- * reads first (1: reseal the frame, 0: take it as it is); shingler/ holds
+ * reads first (1: reseal the frame, 0: take it as it is), and forest-mode/ and
+ * ensemble-mode/ the same for fuzz-forest-load and fuzz-ensemble-load; shingler/ holds
  * fuzz-shingler inputs (4 parameter bytes, then a document). */
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static int failures;
 static struct {
     const char *dir;
     int files;
-} dirs[8];
+} dirs[12];
 static int ndirs;
 
 static void count_file(const char *dir)
@@ -350,6 +351,108 @@ static void userdata_indexes(void)
                   NULL, 0);
 }
 
+/* ---- forests and ensembles ------------------------------------------------ */
+
+/* A save of either object through its save function, as @p name behind the
+ * mode byte their fuzz targets read first. */
+#define EMIT_SAVED(dir, name, save, obj)                                                 \
+    do {                                                                                 \
+        size_t n_;                                                                       \
+        OK(save(NULL, 0, &n_, (obj)));                                                   \
+        unsigned char *buf_ = malloc(n_);                                                \
+        if (buf_ == NULL)                                                                \
+            DIE("out of memory");                                                        \
+        OK(save(buf_, n_, &n_, (obj)));                                                  \
+        emit(dir, name, "\1", 1, buf_, n_);                                              \
+        free(buf_);                                                                      \
+    } while (0)
+
+/* Document i: texts[i % NTEXTS] plus features i / dup .. i / dup + extra. */
+static simlsh_signature *doc_sig(simlsh_params *p, size_t i, size_t dup, size_t extra)
+{
+    simlsh_signature *s;
+    OK(simlsh_signature_new(&s, p));
+    const char *t = texts[i % NTEXTS];
+    OK(simlsh_signature_add_text(s, t, strlen(t)));
+    for (size_t k = 0; k <= extra; k++) {
+        uint64_t f = i / dup + k;
+        OK(simlsh_signature_add_features(s, &f, 1));
+    }
+    return s;
+}
+
+/* A forest of @p ndocs documents; then every third one removed and, when
+ * @p reinsert, the first of those put back, so the saved order (slots)
+ * differs from the order of inserts. */
+static void forest_file(const char *name, simlsh_params *p, int trees, int depth, size_t ndocs,
+                        int reinsert)
+{
+    OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, trees));
+    OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, depth));
+    simlsh_forest *f;
+    OK(simlsh_forest_new(&f, p));
+    for (size_t i = 0; i < ndocs; i++) {
+        simlsh_signature *s = doc_sig(p, i, 2, 0);
+        OK(simlsh_forest_insert(f, 100 + 7 * (uint64_t)i, s));
+        simlsh_signature_free(s);
+    }
+    for (size_t i = 0; reinsert && i < ndocs; i += 3)
+        OK(simlsh_forest_remove(f, 100 + 7 * (uint64_t)i));
+    if (reinsert && ndocs > 0) {
+        simlsh_signature *s = doc_sig(p, 0, 2, 3);
+        OK(simlsh_forest_insert(f, 100, s));
+        simlsh_signature_free(s);
+    }
+    EMIT_SAVED("forest-mode", name, simlsh_forest_save, f);
+    simlsh_forest_free(f);
+    simlsh_params_free(p);
+}
+
+static void forests(void)
+{
+    forest_file("oph-p32-default", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 0, 0, 6, 0);
+    forest_file("classic-p16-l4d4-removed",
+                params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 3, 32, 1, 16), 4, 4, 9,
+                1);
+    forest_file("oph-p24-l2d5-h32", params(SIMLSH_UNIT_BYTE, 4, 0, 0, 11, 32, 0, 24), 2, 5, 5,
+                0);
+    forest_file("oph-p8-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 8, 1, 0, 0);
+}
+
+/* An ensemble of @p ndocs sets with sizes spread over several partitions;
+ * with @p remove, every fourth one removed. */
+static void ensemble_file(const char *name, simlsh_params *p, int trees, int depth,
+                          size_t ndocs, int remove)
+{
+    OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, trees));
+    OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, depth));
+    simlsh_ensemble *e;
+    OK(simlsh_ensemble_new(&e, p));
+    static const uint64_t sizes[] = {1, 3, 40, 41, 900, 7, 1ull << 40, 2, 64, 65};
+    for (size_t i = 0; i < ndocs; i++) {
+        simlsh_signature *s = doc_sig(p, i, 1, i % 4);
+        OK(simlsh_ensemble_insert(e, 9 + 5 * (uint64_t)i, s, sizes[i % 10]));
+        simlsh_signature_free(s);
+    }
+    for (size_t i = 0; remove && i < ndocs; i += 4)
+        OK(simlsh_ensemble_remove(e, 9 + 5 * (uint64_t)i));
+    EMIT_SAVED("ensemble-mode", name, simlsh_ensemble_save, e);
+    simlsh_ensemble_free(e);
+    simlsh_params_free(p);
+}
+
+static void ensembles(void)
+{
+    ensemble_file("oph-p32-default", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 0, 0, 8,
+                  0);
+    ensemble_file("classic-p16-l8d2-removed",
+                  params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 3, 32, 1, 16), 8, 2, 10,
+                  1);
+    ensemble_file("oph-p16-l16d1-h32", params(SIMLSH_UNIT_BYTE, 3, 0, 0, 2, 32, 0, 16), 16, 1, 4,
+                  0);
+    ensemble_file("oph-p8-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 0, 0, 0, 0);
+}
+
 /* ---- shingler inputs ----------------------------------------------------- */
 
 static void shingler(void)
@@ -386,6 +489,8 @@ int main(int argc, char **argv)
     signatures();
     indexes();
     userdata_indexes();
+    forests();
+    ensembles();
     shingler();
     if (check_mode)
         check_no_extra();

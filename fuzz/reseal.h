@@ -1,7 +1,9 @@
-/* Shared by the *-sealed fuzz targets: turn a mutated frame back into one
- * whose framing is valid (docs/format.md, section 3), so that the fuzzer's
- * mutations reach the contract and payload validators instead of dying at
- * the checksum. Only the public API is used (the checksum is
+/* Shared by the loaders' fuzz targets. The *-sealed ones turn a mutated
+ * frame back into one whose framing is valid (docs/format.md, section 3),
+ * so that the fuzzer's mutations reach the contract and payload validators
+ * instead of dying at the checksum; the raw ones (fuzz-index-load,
+ * fuzz-forest-load, fuzz-ensemble-load) share their whole entry point,
+ * FZ_LOADER_TARGET. Only the public API is used (the checksum is
  * simlsh_hash_bytes() with HASH_BITS 64 and the frame seed), so the targets
  * also check that the format document and the library agree. */
 #ifndef SIMLSH_FUZZ_RESEAL_H
@@ -88,20 +90,6 @@ static inline uint8_t *fz_reseal(const uint8_t *d, size_t n, const char magic[4]
     return c;
 }
 
-/* Known library defect (fuzz/crashers/README.md): a contract with the byte
- * unit and a Unicode normalisation flag (NFKC 16, CASEFOLD 8) passes every
- * setter one field at a time, but simlsh_shingleset_new() and
- * simlsh_signature_new() refuse the pair with SIMLSH_EINVAL. So the set
- * loader answers such bytes with SIMLSH_EINVAL instead of SIMLSH_ECORRUPT,
- * while the signature and index loaders accept them and give objects whose
- * params make no new signature. The targets tolerate exactly this case (and
- * the fixed behaviour) so fuzzing goes on past it. */
-static inline int fz_byte_unicode_contract(const uint8_t *frame, size_t n)
-{
-    return n >= FZ_OVERHEAD && frame[FZ_HEAD] == SIMLSH_UNIT_BYTE &&
-           (frame[FZ_HEAD + 2] & (SIMLSH_NORM_NFKC | SIMLSH_NORM_CASEFOLD)) != 0;
-}
-
 /* Save through a save function of the form f(buf, cap, &size, obj) into a
  * malloc'ed buffer; abort when saving a valid object fails. */
 #define FZ_SAVE(fn, obj, out_buf, out_len)                                               \
@@ -115,6 +103,68 @@ static inline int fz_byte_unicode_contract(const uint8_t *frame, size_t n)
             FZ_CHECK(fn((out_buf), fz_sz_ - 1, &fz_sz2_, (obj)) == SIMLSH_EBUFSIZE);     \
         FZ_CHECK(fn((out_buf), fz_sz_, &fz_sz2_, (obj)) == 0 && fz_sz2_ == fz_sz_);      \
         (out_len) = fz_sz_;                                                              \
+    } while (0)
+
+/* ---- the raw loader targets (fuzz-index-load, -forest-load, -ensemble-load) ---- */
+
+/* Take the mode byte off the input: with bit 0 set, a copy whose payload
+ * length and checksum are made valid (magic, version, flags and contract
+ * stay as they are) is loaded instead, so mutations reach the payload
+ * checks instead of dying at the checksum almost every time. Returns 0 when
+ * there is nothing to load (no input, or no memory for the copy); *copy is
+ * the caller's to free. */
+static inline int fz_mode_input(const uint8_t **d, size_t *n, uint8_t **copy)
+{
+    *copy = NULL;
+    if (*n < 1)
+        return 0;
+    int mode = (*d)[0] & 1;
+    (*d)++;
+    (*n)--;
+    if (mode == 1 && *n >= FZ_OVERHEAD) {
+        *copy = malloc(*n);
+        if (*copy == NULL)
+            return 0;
+        memcpy(*copy, *d, *n);
+        fz_wr64(*copy + 8, (uint64_t)(*n - FZ_OVERHEAD));
+        fz_wr64(*copy + *n - FZ_TRAILER, fz_checksum(*copy, *n - FZ_TRAILER));
+        *d = *copy;
+    }
+    return 1;
+}
+
+/* The whole LLVMFuzzerTestOneInput of a raw loader target: any bytes give
+ * an object or an error (SIMLSH_ECORRUPT, SIMLSH_EUNSUPPORTED, SIMLSH_EINVAL,
+ * with no object), never a crash or a hang; a loaded object goes to
+ * exercise(obj, bytes, n) and is freed. */
+#define FZ_LOADER_TARGET(type, load, exercise, release)                                  \
+    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);                              \
+    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)                               \
+    {                                                                                    \
+        uint8_t *copy_;                                                                  \
+        if (!fz_mode_input(&d, &n, &copy_))                                              \
+            return 0;                                                                    \
+        type *obj_ = NULL;                                                               \
+        int rc_ = load(&obj_, d, n, NULL);                                               \
+        if (rc_ == 0) {                                                                  \
+            exercise(obj_, d, n);                                                        \
+            release(obj_);                                                               \
+        } else {                                                                         \
+            FZ_CHECK(obj_ == NULL && (rc_ == SIMLSH_ECORRUPT ||                          \
+                                      rc_ == SIMLSH_EUNSUPPORTED || rc_ == SIMLSH_EINVAL)); \
+        }                                                                                \
+        free(copy_);                                                                     \
+        return 0;                                                                        \
+    }
+
+/* A loaded object saves back to exactly the bytes it came from. */
+#define FZ_SAVES_BACK(save, obj, bytes, n)                                               \
+    do {                                                                                 \
+        uint8_t *fz_buf_;                                                                \
+        size_t fz_len_;                                                                  \
+        FZ_SAVE(save, obj, fz_buf_, fz_len_);                                            \
+        FZ_CHECK(fz_len_ == (n) && memcmp(fz_buf_, (bytes), (n)) == 0);                   \
+        free(fz_buf_);                                                                   \
     } while (0)
 
 /* The band key of docs/format-index.md, section 1, written from the

@@ -271,8 +271,10 @@ SIMLSH_API void simlsh_params_free(simlsh_params *params);
  *  @return 0, SIMLSH_EINVAL, SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_params_copy(SIMLSH_OUT simlsh_params **out, const simlsh_params *src);
 /** Set an integer key. Out-of-range values, unknown keys and double keys give
- *  SIMLSH_EINVAL; Unicode normalisation flags without utf8proc, or an ISA the
- *  CPU lacks, give SIMLSH_EUNSUPPORTED. On error the params are unchanged. */
+ *  SIMLSH_EINVAL, and so does the setter that would pair the byte unit with
+ *  a Unicode normalisation flag (CASEFOLD, NFKC need code points), in either
+ *  order; Unicode normalisation flags without utf8proc, or an ISA the CPU
+ *  lacks, give SIMLSH_EUNSUPPORTED. On error the params are unchanged. */
 SIMLSH_API int simlsh_params_set_int(simlsh_params *params, int key, int64_t value);
 /** Read an integer key. @return 0 or SIMLSH_EINVAL. */
 SIMLSH_API int simlsh_params_get_int(const simlsh_params *params, int key, SIMLSH_OUT int64_t *out);

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "forest-persist.h"
 #include "forest.h"
 
 /* 64 size exponents, two classes each. */
@@ -204,28 +205,47 @@ static void choose_banding(uint32_t *bo, uint32_t *ro, uint32_t l, uint32_t dept
                            double u, double t, double wfp, double wfn)
 {
     double cost[SIMLSH__MAX_PERM];
-    for (size_t i = 0; i < (size_t)l * depth; i++)
-        cost[i] = 0;
+    /* 2 * NPT points: NPT false-positive ones in [0, t), then NPT
+     * false-negative ones in [t, cmax]. Mean rates, not the paper's areas:
+     * areas weigh a range by its width, and the false-negative range
+     * [t, cmax] shrinks to nothing as t nears cmax, which would leave only
+     * false positives to minimise, i.e. a banding that finds nothing. */
+    double j[2 * NPT], jr[2 * NPT], miss[2 * NPT], term[2 * NPT];
     double cmax = u / q < 1 ? u / q : 1;
-    for (int region = 0; region < 2; region++) {
-        double lo = region == 0 ? 0 : t, hi = region == 0 ? t : cmax;
-        /* Mean rates, not the paper's areas: areas weigh a range by its
-         * width, and the false-negative range [t, cmax] shrinks to nothing
-         * as t nears cmax, which would leave only false positives to
-         * minimise, i.e. a banding that finds nothing. */
-        double w = (region == 0 ? wfp : wfn) / NPT;
-        for (int i = 0; i < NPT; i++) {
-            double c = lo + (hi - lo) * (i + 0.5) / NPT;
-            double j = c * q / (q + u - c * q);
-            double jr = 1;
-            for (uint32_t r = 0; r < depth; r++) {
-                jr *= j;
-                double miss = 1; /* (1 - J^r)^b */
-                for (uint32_t b = 0; b < l; b++) {
-                    miss *= 1 - jr;
-                    cost[(size_t)b * depth + r] += region == 0 ? w * (1 - miss) : w * miss;
-                }
+    double wp = wfp / NPT, wn = wfn / NPT;
+    for (int i = 0; i < 2 * NPT; i++) {
+        double lo = i < NPT ? 0 : t, hi = i < NPT ? t : cmax;
+        double c = lo + (hi - lo) * (i % NPT + 0.5) / NPT;
+        j[i] = c * q / (q + u - c * q);
+        jr[i] = 1;
+    }
+    /* The points are the innermost loop: their running products are
+     * independent, so the compiler vectorises them (one point at a time,
+     * the product over b was one long dependent chain, and this function
+     * was most of a query's instructions). Each cost adds its terms in
+     * point order, so the choice is the same, bit for bit, as summing
+     * point by point. */
+    for (uint32_t r = 0; r < depth; r++) {
+        for (int i = 0; i < 2 * NPT; i++) {
+            jr[i] *= j[i];
+            miss[i] = 1; /* (1 - J^r)^b */
+        }
+        for (uint32_t b = 0; b < l; b++) {
+#pragma GCC unroll 16
+            for (int i = 0; i < NPT; i++) {
+                miss[i] *= 1 - jr[i];
+                term[i] = wp * (1 - miss[i]);
             }
+#pragma GCC unroll 16
+            for (int i = NPT; i < 2 * NPT; i++) {
+                miss[i] *= 1 - jr[i];
+                term[i] = wn * miss[i];
+            }
+            double sum = 0;
+#pragma GCC unroll 32
+            for (int i = 0; i < 2 * NPT; i++)
+                sum += term[i];
+            cost[(size_t)b * depth + r] = sum;
         }
     }
     /* Ties go to fewer bands, then fewer rows: fewer probes. */
@@ -306,37 +326,15 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
     return rc;
 }
 
-/* ---- persistence (docs/format-forest.md) ------------------------------------------ */
+/* ---- persistence (forest-persist.c, docs/format-forest.md) ------------------------ */
 
 int simlsh_ensemble_save(void *buf, size_t cap, size_t *size, const simlsh_ensemble *ensemble)
 {
     SIMLSH__CHECK_ENSEMBLE(ensemble);
     if (size == NULL || ensemble == NULL)
         return SIMLSH_EINVAL;
-    const simlsh__pf_store *s = &ensemble->store;
-    size_t rec = 16 + 4 * (size_t)s->num_perm, total;
-    int rc = simlsh__pf_saved_size(&total, s->count, rec);
-    if (rc < 0)
-        return rc;
-    *size = total;
-    if (buf == NULL)
-        return 0;
-    if (cap < total)
-        return SIMLSH_EBUFSIZE;
-    uint8_t *r = simlsh__pf_save_head(buf, SIMLSH__MAGIC_ENSEMBLE, total, &ensemble->params,
-                                      (uint32_t)rec, s->count);
-    for (size_t slot = 0; slot < s->nslots; slot++) {
-        if (s->state[slot] != SIMLSH__PF_LIVE)
-            continue;
-        simlsh__wr64(r, s->ids[slot]);
-        simlsh__wr64(r + 8, s->aux[slot]);
-        const uint32_t *v = simlsh__pf_vals(s, (uint32_t)slot);
-        for (uint32_t i = 0; i < s->num_perm; i++)
-            simlsh__wr32(r + 16 + 4 * (size_t)i, v[i]);
-        r += rec;
-    }
-    simlsh__frame_write_tail(buf, total);
-    return 0;
+    return simlsh__pf_save(buf, cap, size, SIMLSH__MAGIC_ENSEMBLE, &ensemble->params,
+                           &ensemble->store);
 }
 
 int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
@@ -345,12 +343,9 @@ int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (buf == NULL || !simlsh__alloc_valid(alloc))
-        return SIMLSH_EINVAL;
     struct simlsh_params p;
-    const uint8_t *r;
-    uint64_t n;
-    int rc = simlsh__pf_load_head(&p, &r, &n, buf, len, SIMLSH__MAGIC_ENSEMBLE, 16, alloc);
+    simlsh__pf_reader rd;
+    int rc = simlsh__pf_load_open(&rd, &p, buf, len, alloc, SIMLSH__MAGIC_ENSEMBLE, 1);
     if (rc < 0)
         return rc;
     if (p.fp_weight == 0 && p.fn_weight == 0)
@@ -360,16 +355,11 @@ int simlsh_ensemble_load(simlsh_ensemble **out, const void *buf, size_t len,
     if (rc < 0)
         return rc;
     uint32_t vals[SIMLSH__MAX_PERM];
-    size_t rec = 16 + 4 * (size_t)e->store.num_perm;
-    rc = simlsh__pf_store_reserve(&e->store, (size_t)n);
+    uint64_t id, size;
+    rc = simlsh__pf_store_reserve(&e->store, (size_t)rd.count);
     /* Rebuilt by inserting in file order (see simlsh_forest_load()). */
-    for (uint64_t d = 0; rc == 0 && d < n; d++, r += rec) {
-        uint64_t id = simlsh__rd64(r), size = simlsh__rd64(r + 8);
-        rc = simlsh__pf_read_values(vals, r + 16, e->store.num_perm);
-        if (rc == 0 && (size == 0 || simlsh__pf_store_find(&e->store, id) != SIMLSH__PF_NO_SLOT))
-            rc = SIMLSH_ECORRUPT;
-        if (rc == 0)
-            rc = ens_reserve(e, part_of(size), (size_t)n);
+    while (rc == 0 && (rc = simlsh__pf_load_next(&rd, &e->store, &id, &size, vals)) > 0) {
+        rc = ens_reserve(e, part_of(size), (size_t)rd.count);
         if (rc == 0)
             ens_put(e, id, vals, size);
     }

@@ -8,7 +8,8 @@
  * is its values [t*depth, (t+1)*depth), compared lexicographically, and a
  * tree is a set of sorted runs of 8-byte entries {first value of the key,
  * slot} (the first value settles almost every comparison without touching
- * the signature). docs/format-forest.md has the bytes; forest.c the layout.
+ * the signature). docs/format-forest.md has the bytes, forest-engine.c the
+ * layout and forest-persist.h the saved form.
  */
 #ifndef SIMLSH_FOREST_H
 #define SIMLSH_FOREST_H
@@ -23,8 +24,6 @@
 #include "params.h"
 #include "signature.h"
 
-#define SIMLSH__MAGIC_FOREST 0x52464C53u   /* "SLFR" little-endian */
-#define SIMLSH__MAGIC_ENSEMBLE 0x4E454C53u /* "SLEN" */
 #define SIMLSH__PF_MAX_DOCS ((size_t)1 << 30)
 /* Run sizes shrink at least 4-fold from one run to the next (see
  * forest.c), so 2^30 documents need at most 14 runs; compaction leaves one. */
@@ -136,17 +135,5 @@ uint32_t simlsh__pf_count_equal(const uint32_t *a, const uint32_t *b, uint32_t n
 /* Fill res with one query's rows (a = id, b = 0, score); 0 or
  * SIMLSH_ENOMEM with res unchanged. */
 int simlsh__pf_fill(simlsh_results *res, const simlsh__pf_row *rows, size_t n);
-
-/* Persistence shared by both objects (docs/format-forest.md). */
-int simlsh__pf_saved_size(size_t *out, size_t count, size_t rec);
-/* Frame head and payload head; returns where the records start. */
-uint8_t *simlsh__pf_save_head(uint8_t *out, uint32_t magic, size_t total,
-                              const struct simlsh_params *p, uint32_t rec, uint64_t count);
-/* Validate frame and payload head (records of rec_extra + 4 * num_perm
- * bytes); fills the contract, the records and their count. */
-int simlsh__pf_load_head(struct simlsh_params *p, const uint8_t **recs, uint64_t *count,
-                         const uint8_t *buf, size_t len, uint32_t magic, uint32_t rec_extra,
-                         const simlsh_allocator *alloc);
-int simlsh__pf_read_values(uint32_t *vals, const uint8_t *p, uint32_t num_perm);
 
 #endif

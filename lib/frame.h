@@ -26,20 +26,16 @@
 int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len,
                         uint32_t magic, const struct simlsh_params *p, uint8_t **payload);
 /* The load prologue, after the constructor's out check: a NULL buf or a
- * half-filled allocator is SIMLSH_EINVAL, then simlsh__frame_read. */
+ * half-filled allocator is SIMLSH_EINVAL; then magic, version, flags,
+ * length and checksum are checked (SIMLSH_ECORRUPT, or SIMLSH_EUNSUPPORTED
+ * for a newer version) and the contract is read into *params (with alloc);
+ * on success *payload / *payload_len are the payload. */
 int simlsh__frame_open(const void *buf, size_t len, const simlsh_allocator *alloc, uint32_t magic,
                        struct simlsh_params *params, const uint8_t **payload,
                        uint64_t *payload_len);
 
-/* Write header + contract at buf (payload_len bytes of payload follow). */
-void simlsh__frame_write_head(uint8_t *buf, uint32_t magic, uint64_t payload_len,
-                              const struct simlsh_params *p);
-/* Append the checksum of buf[0 .. total-8) at buf + total - 8. */
+/* The save epilogue: append the checksum of buf[0 .. total-8) at
+ * buf + total - 8. */
 void simlsh__frame_write_tail(uint8_t *buf, size_t total);
-/* Validate magic, version, sizes, checksum and contract; on success fill
- * *params (with alloc) and *payload / *payload_len. */
-int simlsh__frame_read(const uint8_t *buf, size_t len, uint32_t magic,
-                       struct simlsh_params *params, const simlsh_allocator *alloc,
-                       const uint8_t **payload, uint64_t *payload_len);
 
 #endif

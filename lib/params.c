@@ -121,6 +121,16 @@ int simlsh_params_set_int(simlsh_params *params, int key, int64_t value)
         return SIMLSH_EINVAL;
     if (key == SIMLSH_PARAM_HASH_BITS && value != 32 && value != 64)
         return SIMLSH_EINVAL;
+    /* Unicode normalisation works on code points, which the byte unit does
+     * not decode: the pair is refused by whichever setter would complete
+     * it, so no params (and no loaded contract, read through these
+     * setters) can ever hold it. */
+    if (key == SIMLSH_PARAM_UNIT && value == SIMLSH_UNIT_BYTE &&
+        (params->normalize & SIMLSH__UNICODE_FLAGS))
+        return SIMLSH_EINVAL;
+    if (key == SIMLSH_PARAM_NORMALIZE && (value & SIMLSH__UNICODE_FLAGS) &&
+        params->unit == SIMLSH_UNIT_BYTE)
+        return SIMLSH_EINVAL;
     if (key == SIMLSH_PARAM_NORMALIZE && (value & SIMLSH__UNICODE_FLAGS) && !SIMLSH_HAVE_UTF8PROC)
         return SIMLSH_EUNSUPPORTED;
     if (key == SIMLSH_PARAM_ISA && !simlsh_isa_supported((int)value))

@@ -66,8 +66,8 @@ static int contract_read(struct simlsh_params *p, const uint8_t *c, const simlsh
     return 0;
 }
 
-void simlsh__frame_write_head(uint8_t *buf, uint32_t magic, uint64_t payload_len,
-                              const struct simlsh_params *p)
+static void write_head(uint8_t *buf, uint32_t magic, uint64_t payload_len,
+                       const struct simlsh_params *p)
 {
     simlsh__wr32(buf, magic);
     simlsh__wr16(buf + 4, SIMLSH__FORMAT_VERSION);
@@ -88,11 +88,27 @@ void simlsh__frame_write_tail(uint8_t *buf, size_t total)
     simlsh__wr64(buf + total - SIMLSH__TRAILER_SIZE, checksum(buf, total - SIMLSH__TRAILER_SIZE));
 }
 
-int simlsh__frame_read(const uint8_t *buf, size_t len, uint32_t magic,
-                       struct simlsh_params *params, const simlsh_allocator *alloc,
-                       const uint8_t **payload, uint64_t *payload_len)
+int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len,
+                        uint32_t magic, const struct simlsh_params *p, uint8_t **payload)
 {
+    if (payload_len > (uint64_t)(SIZE_MAX - SIMLSH__FRAME_OVERHEAD))
+        return SIMLSH_EINVAL;
+    *size = SIMLSH__FRAME_OVERHEAD + (size_t)payload_len;
     if (buf == NULL)
+        return 0;
+    if (cap < *size)
+        return SIMLSH_EBUFSIZE;
+    write_head(buf, magic, payload_len, p);
+    *payload = (uint8_t *)buf + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
+    return 1;
+}
+
+int simlsh__frame_open(const void *buffer, size_t len, const simlsh_allocator *alloc,
+                       uint32_t magic, struct simlsh_params *params, const uint8_t **payload,
+                       uint64_t *payload_len)
+{
+    const uint8_t *buf = buffer;
+    if (buf == NULL || !simlsh__alloc_valid(alloc))
         return SIMLSH_EINVAL;
     if (len < SIMLSH__FRAME_OVERHEAD)
         return SIMLSH_ECORRUPT;
@@ -116,28 +132,4 @@ int simlsh__frame_read(const uint8_t *buf, size_t len, uint32_t magic,
     *payload = buf + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
     *payload_len = plen;
     return 0;
-}
-
-int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len,
-                        uint32_t magic, const struct simlsh_params *p, uint8_t **payload)
-{
-    if (payload_len > (uint64_t)(SIZE_MAX - SIMLSH__FRAME_OVERHEAD))
-        return SIMLSH_EINVAL;
-    *size = SIMLSH__FRAME_OVERHEAD + (size_t)payload_len;
-    if (buf == NULL)
-        return 0;
-    if (cap < *size)
-        return SIMLSH_EBUFSIZE;
-    simlsh__frame_write_head(buf, magic, payload_len, p);
-    *payload = (uint8_t *)buf + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
-    return 1;
-}
-
-int simlsh__frame_open(const void *buf, size_t len, const simlsh_allocator *alloc, uint32_t magic,
-                       struct simlsh_params *params, const uint8_t **payload,
-                       uint64_t *payload_len)
-{
-    if (buf == NULL || !simlsh__alloc_valid(alloc))
-        return SIMLSH_EINVAL;
-    return simlsh__frame_read(buf, len, magic, params, alloc, payload, payload_len);
 }

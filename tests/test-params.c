@@ -386,14 +386,24 @@ static void test_specific_rules(void)
         /* Unicode normalisation works on code points, not with the byte unit */
         simlsh_params *q = new_params();
         set_i(q, SIMLSH_PARAM_UNIT, SIMLSH_UNIT_BYTE);
-        set_i(q, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_CASEFOLD);
-        simlsh_shingleset *s = (simlsh_shingleset *)&v;
-        simlsh_signature *g = (simlsh_signature *)&v;
-        CHECK_RC(simlsh_shingleset_new(&s, q), SIMLSH_EINVAL);
-        CHECK(s == NULL);
-        CHECK_RC(simlsh_signature_new(&g, q), SIMLSH_EINVAL);
-        CHECK(g == NULL);
+        /* refused by the setter that would complete the pair, in either
+         * order, and the params stay as they were */
+        CHECK_RC(simlsh_params_set_int(q, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_CASEFOLD),
+                 SIMLSH_EINVAL);
+        CHECK_RC(simlsh_params_set_int(q, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_NFKC | 1),
+                 SIMLSH_EINVAL);
+        CHECK_OK(simlsh_params_get_int(q, SIMLSH_PARAM_NORMALIZE, &v));
+        CHECK(v == 0);
+        set_i(q, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_LOWER_ASCII); /* ASCII flags are fine */
         set_i(q, SIMLSH_PARAM_UNIT, SIMLSH_UNIT_CHAR);
+        set_i(q, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_CASEFOLD);
+        CHECK_RC(simlsh_params_set_int(q, SIMLSH_PARAM_UNIT, SIMLSH_UNIT_BYTE), SIMLSH_EINVAL);
+        CHECK_OK(simlsh_params_get_int(q, SIMLSH_PARAM_UNIT, &v));
+        CHECK(v == SIMLSH_UNIT_CHAR);
+        set_i(q, SIMLSH_PARAM_UNIT, SIMLSH_UNIT_WORD); /* words decode code points too */
+        set_i(q, SIMLSH_PARAM_UNIT, SIMLSH_UNIT_CHAR);
+        simlsh_shingleset *s = NULL;
+        simlsh_signature *g = NULL;
         CHECK_OK(simlsh_shingleset_new(&s, q));
         CHECK_OK(simlsh_signature_new(&g, q));
         simlsh_shingleset_free(s);

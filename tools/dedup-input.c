@@ -289,7 +289,11 @@ int inputs_enumerate(struct run *r)
 
 struct worker {
     struct run *r;
-    char *buf; /* file contents, reused across documents */
+    size_t index; /* in r->worker_cpu */
+    simlsh_signature *sig;
+    char *buf;  /* file contents, reused across documents */
+    char *jbuf; /* a JSON text with escapes, decoded */
+    size_t jcap;
     size_t cap;
 };
 
@@ -435,6 +439,378 @@ static void set_msg(struct doc *d, int status, const char *fmt, const char *a)
     snprintf(d->msg, sizeof d->msg, fmt, a);
 }
 
+/* ---- JSONL records without a tree --------------------------------------
+ * Most records are objects whose id and text fields are plain JSON; they
+ * are read here in one pass, with no allocation, the text used in place
+ * when it holds no escape. Whatever this reader is not sure of (invalid
+ * JSON, a lone surrogate, a number with an exponent, deep nesting, an
+ * escaped key, a missing or mistyped field...) is left to jansson, which
+ * then decides: what is accepted, and every message, stay jansson's. */
+
+struct jscan {
+    const unsigned char *p, *e;
+};
+
+struct jstr {
+    const unsigned char *s; /* raw bytes between the quotes */
+    size_t len;
+    int esc; /* holds a backslash escape */
+};
+
+static void js_ws(struct jscan *j)
+{
+    while (j->p < j->e && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+        j->p++;
+}
+
+static int js_hex4(const unsigned char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned c = p[i], d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+            d = (c | 0x20) - 'a' + 10;
+        else
+            return -1;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Nonzero if one of the 8 bytes in v is a quote, a backslash, a control
+ * byte or not ASCII. The zero-byte test can misfire only above a byte that
+ * truly matches, so "any" is exact. */
+static inline uint64_t js_special8(uint64_t v)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+    uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
+    return (v | ((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
+}
+
+/* The string at j->p; 0, or -1 for anything jansson must judge. */
+static int js_string(struct jscan *j, struct jstr *out)
+{
+    if (j->p >= j->e || *j->p != '"')
+        return -1;
+    const unsigned char *p = ++j->p, *e = j->e;
+    out->s = p;
+    out->esc = 0;
+    while (p < e) {
+        uint64_t v;
+        while (e - p >= 8 && (memcpy(&v, p, 8), !js_special8(v)))
+            p += 8; /* plain ASCII, eight bytes at a time */
+        if (p >= e)
+            break;
+        unsigned c = *p;
+        if (c == '"') {
+            out->len = (size_t)(p - out->s);
+            j->p = p + 1;
+            return 0;
+        }
+        if (c == '\\') {
+            out->esc = 1;
+            if (e - p < 2)
+                return -1;
+            unsigned x = p[1], u, lo;
+            if (x != 'u') {
+                if (!strchr("\"\\/bfnrt", (int)x) || x == 0)
+                    return -1;
+                p += 2;
+                continue;
+            }
+            if (e - p < 6 || js_hex4(p + 2, &u))
+                return -1;
+            p += 6;
+            if (u >= 0xDC00 && u <= 0xDFFF)
+                return -1;
+            if (u >= 0xD800 && u <= 0xDBFF) { /* a pair, or jansson's error */
+                if (e - p < 6 || p[0] != '\\' || p[1] != 'u' || js_hex4(p + 2, &lo) ||
+                    lo < 0xDC00 || lo > 0xDFFF)
+                    return -1;
+                p += 6;
+            }
+            continue;
+        }
+        if (c < 0x20)
+            return -1;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        size_t n = utf8_seq(p, (size_t)(e - p));
+        if (n == 0)
+            return -1;
+        p += n;
+    }
+    return -1;
+}
+
+static void put_utf8(char **o, unsigned cp)
+{
+    unsigned char *q = (unsigned char *)*o;
+    if (cp < 0x80) {
+        *q++ = (unsigned char)cp;
+    } else if (cp < 0x800) {
+        *q++ = (unsigned char)(0xC0 | cp >> 6);
+        *q++ = (unsigned char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *q++ = (unsigned char)(0xE0 | cp >> 12);
+        *q++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        *q++ = (unsigned char)(0x80 | (cp & 0x3F));
+    } else {
+        *q++ = (unsigned char)(0xF0 | cp >> 18);
+        *q++ = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+        *q++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        *q++ = (unsigned char)(0x80 | (cp & 0x3F));
+    }
+    *o = (char *)q;
+}
+
+/* Decode a string js_string accepted into out (room for s->len bytes: an
+ * escape never decodes to more bytes than it takes); returns the length. */
+static size_t js_decode(const struct jstr *s, char *out)
+{
+    const unsigned char *p = s->s, *e = s->s + s->len;
+    char *o = out;
+    while (p < e) {
+        if (*p != '\\') {
+            *o++ = (char)*p++;
+            continue;
+        }
+        unsigned x = p[1], u = 0, lo = 0xDC00;
+        if (x != 'u') {
+            static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+            *o++ = to[strchr(from, (int)x) - from];
+            p += 2;
+            continue;
+        }
+        js_hex4(p + 2, &u);
+        p += 6;
+        if (u >= 0xD800 && u <= 0xDBFF) {
+            js_hex4(p + 2, &lo);
+            p += 6;
+            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        put_utf8(&o, u);
+    }
+    return (size_t)(o - out);
+}
+
+/* A number as JSON writes it; *is_int for -?(0|[1-9][0-9]*) of at most 18
+ * digits (what jansson stores as an integer without overflow). Exponents
+ * and long numbers are left to jansson (it reports overflow). */
+static int js_number(struct jscan *j, int *is_int)
+{
+    const unsigned char *p = j->p, *e = j->e, *start = p;
+    if (p < e && *p == '-')
+        p++;
+    if (p >= e || *p < '0' || *p > '9')
+        return -1;
+    if (*p == '0' && p + 1 < e && p[1] >= '0' && p[1] <= '9')
+        return -1;
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    size_t digits = (size_t)(p - start) - (*start == '-');
+    *is_int = 1;
+    if (p < e && *p == '.') {
+        *is_int = 0;
+        p++;
+        if (p >= e || *p < '0' || *p > '9')
+            return -1;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p < e && (*p == 'e' || *p == 'E'))
+        return -1;
+    if (p - start > 40 || (*is_int && digits > 18))
+        return -1;
+    j->p = p;
+    return 0;
+}
+
+static int js_skip(struct jscan *j, int depth)
+{
+    if (depth > 64 || j->p >= j->e)
+        return -1;
+    struct jstr s;
+    int is_int;
+    switch (*j->p) {
+    case '"':
+        return js_string(j, &s);
+    case '{':
+    case '[': {
+        int obj = *j->p == '{';
+        unsigned char close = obj ? '}' : ']';
+        j->p++;
+        js_ws(j);
+        if (j->p < j->e && *j->p == close) {
+            j->p++;
+            return 0;
+        }
+        for (;;) {
+            if (obj) {
+                if (js_string(j, &s))
+                    return -1;
+                js_ws(j);
+                if (j->p >= j->e || *j->p != ':')
+                    return -1;
+                j->p++;
+                js_ws(j);
+            }
+            if (js_skip(j, depth + 1))
+                return -1;
+            js_ws(j);
+            if (j->p >= j->e)
+                return -1;
+            if (*j->p == close) {
+                j->p++;
+                return 0;
+            }
+            if (*j->p != ',')
+                return -1;
+            j->p++;
+            js_ws(j);
+        }
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+        const char *lit = *j->p == 't' ? "true" : *j->p == 'f' ? "false" : "null";
+        size_t n = strlen(lit);
+        if ((size_t)(j->e - j->p) < n || memcmp(j->p, lit, n))
+            return -1;
+        j->p += n;
+        return 0;
+    }
+    default:
+        return js_number(j, &is_int);
+    }
+}
+
+/* The id (by_line: none) and text of a plain record; -1 sends it to
+ * jansson. id_int: the id is an integer, its digits in *id. */
+static int js_record(const char *line, size_t len, const char *idf, const char *tf, int by_line,
+                     struct jstr *id, int *id_int, struct jstr *text)
+{
+    struct jscan j = {(const unsigned char *)line, (const unsigned char *)line + len};
+    size_t idl = strlen(idf), tl = strlen(tf);
+    int have_id = 0, have_text = 0;
+    js_ws(&j);
+    if (j.p >= j.e || *j.p != '{')
+        return -1;
+    j.p++;
+    js_ws(&j);
+    if (j.p < j.e && *j.p == '}')
+        return -1; /* no fields: jansson names the missing one */
+    for (;;) {
+        struct jstr key;
+        if (js_string(&j, &key) || key.esc)
+            return -1;
+        js_ws(&j);
+        if (j.p >= j.e || *j.p != ':')
+            return -1;
+        j.p++;
+        js_ws(&j);
+        /* a key given twice: the last value counts, as in jansson */
+        int is_id = !by_line && key.len == idl && !memcmp(key.s, idf, idl);
+        int is_text = key.len == tl && !memcmp(key.s, tf, tl);
+        const unsigned char *v = j.p;
+        if (is_id || is_text) {
+            struct jstr s;
+            int is_int = 0;
+            if (j.p < j.e && *j.p == '"') {
+                if (js_string(&j, &s))
+                    return -1;
+            } else if (is_id && !is_text && js_number(&j, &is_int) == 0 && is_int) {
+                s.s = v;
+                s.len = (size_t)(j.p - v);
+                s.esc = 0;
+            } else {
+                return -1; /* mistyped: jansson's message */
+            }
+            if (is_id) {
+                *id = s;
+                *id_int = is_int;
+                have_id = 1;
+            }
+            if (is_text) {
+                *text = s;
+                have_text = 1;
+            }
+        } else if (js_skip(&j, 1)) {
+            return -1;
+        }
+        js_ws(&j);
+        if (j.p >= j.e)
+            return -1;
+        if (*j.p == '}') {
+            j.p++;
+            break;
+        }
+        if (*j.p != ',')
+            return -1;
+        j.p++;
+        js_ws(&j);
+    }
+    js_ws(&j);
+    if (j.p != j.e || !have_text || (!by_line && !have_id))
+        return -1;
+    return 0;
+}
+
+static void batch_ids_room(struct batch *b, size_t n)
+{
+    if (b->ids_len + n <= b->ids_cap)
+        return;
+    size_t cap = b->ids_cap ? b->ids_cap * 2 : 16384;
+    while (cap < b->ids_len + n)
+        cap *= 2;
+    b->ids = xrealloc(b->ids, cap);
+    b->ids_cap = cap;
+}
+
+/* 1 if the record was signed here, 0 to hand it to jansson. */
+static int sign_json_fast(struct worker *w, struct run *r, struct batch *b, struct doc *d,
+                          simlsh_signature *sig)
+{
+    const char *line = b->arena + d->text_off;
+    int by_line = !strcmp(r->opt->id_field, "-");
+    struct jstr id = {NULL, 0, 0}, text = {NULL, 0, 0};
+    int id_int = 0;
+    if (js_record(line, d->text_len, r->opt->id_field, r->opt->text_field, by_line, &id, &id_int,
+                  &text))
+        return 0;
+    if (!by_line) {
+        batch_ids_room(b, id.len + 24);
+        char *o = b->ids + b->ids_len;
+        size_t n;
+        if (id_int) { /* as jansson prints it: no sign on zero, no plus */
+            long long v = strtoll((const char *)id.s, NULL, 10);
+            n = (size_t)snprintf(o, 24, "%lld", v);
+        } else {
+            n = id.esc ? js_decode(&id, o) : (memcpy(o, id.s, id.len), id.len);
+        }
+        d->id_off = b->ids_len;
+        d->id_len = n;
+        d->id_type = id_int ? ID_INT : ID_STRING;
+        b->ids_len += n;
+    }
+    if (!text.esc) {
+        sign_text(r, d, sig, (const char *)text.s, text.len);
+        return 1;
+    }
+    if (w->jcap < text.len) {
+        w->jcap = text.len;
+        w->jbuf = xrealloc(w->jbuf, w->jcap);
+    }
+    size_t n = js_decode(&text, w->jbuf);
+    sign_text(r, d, sig, w->jbuf, n);
+    return 1;
+}
+
 static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_signature *sig)
 {
     json_error_t jerr;
@@ -494,12 +870,236 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
 }
 #endif
 
+/* Room for n documents in b (their signatures are made when first used). */
+static void batch_room(struct batch *b, size_t n)
+{
+    if (n <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap * 2 : BATCH_DOCS;
+    while (cap < n)
+        cap *= 2;
+    b->docs = xrealloc(b->docs, cap * sizeof *b->docs);
+    /* values are sized by the worker, which knows num_perm */
+    b->cap = cap;
+}
+
+static void arena_room(struct batch *b, size_t n)
+{
+    if (n <= b->arena_cap)
+        return;
+    size_t cap = b->arena_cap ? b->arena_cap : BATCH_BYTES;
+    while (cap < n)
+        cap *= 2;
+    b->arena = xrealloc(b->arena, cap);
+    b->arena_cap = cap;
+}
+
+static struct doc *batch_doc(struct batch *b, size_t input, int kind)
+{
+    batch_room(b, b->n + 1);
+    struct doc *d = &b->docs[b->n++];
+    memset(d, 0, offsetof(struct doc, msg));
+    d->msg[0] = '\0';
+    d->input = (uint32_t)input;
+    d->kind = (uint8_t)kind;
+    return d;
+}
+
+static int is_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return 0;
+    return 1;
+}
+
+/* pread that retries interrupted calls; -1 with errno on failure. */
+static ssize_t pread_full(int fd, char *buf, size_t len, uint64_t off)
+{
+    for (;;) {
+        ssize_t got = pread(fd, buf, len, (off_t)off);
+        if (got >= 0 || errno != EINTR)
+            return got;
+    }
+}
+
+#define RANGE_STEP (64u << 10) /* reads past a range's end, to finish its last line */
+
+/* A worker's half of reading a line file: the lines that start in
+ * [b->start, b->end) (the last range: to the end of the file), read with
+ * pread into the batch's arena and split there, so the main thread never
+ * touches the bytes. A line that starts before b->start belongs to the
+ * range before, which reads on past its end to finish it. Line numbers are
+ * counted from 1 within the range; the main thread, which consumes ranges
+ * in order, adds the newlines of the ranges before. */
+static void read_range(const struct run *r, struct batch *b)
+{
+    const struct input *in = &r->opt->inputs[b->input];
+    int json = in->kind == INPUT_JSONL;
+    uint64_t max = r->opt->max_doc_bytes;
+    uint64_t fpos = b->start; /* file offset of arena[have] */
+    size_t have = 0, p = 0;   /* bytes in the arena; start of the current line */
+    uint64_t line = 0, newlines = 0;
+    int eof = 0;
+    /* Reads past the range's end, to finish its last line, go by steps in
+     * proportion to the range (small ranges are for tests). */
+    size_t step = RANGE_STEP;
+    if (!b->last_range && b->end - b->start < step)
+        step = b->end - b->start < 256 ? 256 : (size_t)(b->end - b->start);
+    arena_room(b, (size_t)(b->last_range ? BATCH_BYTES : b->end - b->start) + step);
+    if (b->start > 0) {
+        /* Skip the end of a line begun before the range. */
+        int found = 0;
+        size_t chunk = step;
+        fpos = b->start - 1;
+        while (!found) {
+            ssize_t got = pread_full(b->fd, b->arena, chunk, fpos);
+            if (chunk < b->arena_cap / 2)
+                chunk *= 2;
+            if (got <= 0) {
+                if (got < 0) {
+                    b->read_err = errno;
+                    b->read_line = 0;
+                }
+                b->newlines = 0;
+                return;
+            }
+            const char *nl = memchr(b->arena, '\n', (size_t)got);
+            if (nl) {
+                fpos += (uint64_t)(nl - b->arena) + 1;
+                found = 1;
+            } else {
+                fpos += (uint64_t)got;
+            }
+            if (fpos >= b->end && !b->last_range) /* no line starts here */
+                return;
+        }
+    }
+    for (;;) {
+        uint64_t lstart = fpos - (have - p);
+        if (!b->last_range && lstart >= b->end)
+            break;
+        char *nl = memchr(b->arena + p, '\n', have - p);
+        if (!nl && eof) {
+            if (have > p) { /* a last line without its newline */
+                line++;
+                size_t l = have - p;
+                if (l > max) {
+                    struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+                    d->line = line;
+                    doc_skip(d, "line longer than --max-doc-bytes, skipped");
+                } else if (!json || !is_blank(b->arena + p, l)) {
+                    struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
+                    d->line = line;
+                    d->src_off = lstart;
+                    d->text_off = p;
+                    d->text_len = !json && b->arena[p + l - 1] == '\r' ? l - 1 : l;
+                    d->bytes = l;
+                    d->mtime_ns = b->mtime;
+                }
+            }
+            break;
+        }
+        if (!nl) {
+            if (have - p > max) {
+                /* Too long to hold: find its end without keeping it. */
+                line++;
+                struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+                d->line = line;
+                doc_skip(d, "line longer than --max-doc-bytes, skipped");
+                have = p;
+                for (;;) {
+                    ssize_t got = pread_full(b->fd, b->arena + p, b->arena_cap - p, fpos);
+                    if (got < 0) {
+                        b->read_err = errno;
+                        b->read_line = line;
+                        b->newlines = newlines;
+                        return;
+                    }
+                    if (got == 0) {
+                        eof = 1;
+                        break;
+                    }
+                    fpos += (uint64_t)got;
+                    char *e = memchr(b->arena + p, '\n', (size_t)got);
+                    if (e) {
+                        size_t keep = (size_t)got - (size_t)(e - (b->arena + p)) - 1;
+                        memmove(b->arena + p, e + 1, keep);
+                        have = p + keep;
+                        newlines++;
+                        break;
+                    }
+                }
+                continue;
+            }
+            /* More bytes: the rest of the range at first, then steps. */
+            size_t want = step;
+            if (!b->last_range && fpos < b->end && b->end - fpos + step > want)
+                want = (size_t)(b->end - fpos) + step;
+            else if (b->last_range && b->arena_cap - have > want)
+                want = b->arena_cap - have; /* to the end of the file */
+            if (have - p > want)
+                want = have - p; /* a long line: double what is held */
+            arena_room(b, have + want);
+            ssize_t got = pread_full(b->fd, b->arena + have, want, fpos);
+            if (got < 0) {
+                b->read_err = errno;
+                b->read_line = line;
+                break;
+            }
+            if (got == 0)
+                eof = 1;
+            have += (size_t)got;
+            fpos += (uint64_t)got;
+            continue;
+        }
+        size_t l = (size_t)(nl - (b->arena + p));
+        line++;
+        newlines++;
+        if (l > max) {
+            struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+            d->line = line;
+            doc_skip(d, "line longer than --max-doc-bytes, skipped");
+        } else if (!json || !is_blank(b->arena + p, l)) {
+            /* Blank lines between JSON objects are tolerated, as most JSONL
+             * writers and readers do. */
+            struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
+            d->line = line;
+            d->src_off = lstart;
+            d->text_off = p;
+            d->text_len = !json && l > 0 && b->arena[p + l - 1] == '\r' ? l - 1 : l; /* CRLF */
+            d->bytes = l + 1;
+            d->mtime_ns = b->mtime;
+        }
+        p += l + 1;
+    }
+    b->arena_len = have;
+    b->newlines = newlines;
+}
+
 static void sign_batch(struct worker *w, struct batch *b)
 {
     struct run *r = w->r;
+    if (b->is_range) {
+        double c0 = thread_cpu_seconds();
+        read_range(r, b);
+        b->cpu_read = thread_cpu_seconds() - c0;
+    }
     for (size_t i = 0; i < b->n; i++) {
         struct doc *d = &b->docs[i];
-        simlsh_signature *sig = b->sigs[i];
+        if (d->status != DOC_OK)
+            continue; /* skipped while reading */
+        /* One signature object per thread: its buffers grow with the
+         * documents signed, too large to keep one per queued document. */
+        if (!w->sig) {
+            int rc = simlsh_signature_new(&w->sig, r->params);
+            if (rc != 0) {
+                d->status = DOC_ELIB;
+                d->err = rc;
+                continue;
+            }
+        }
+        simlsh_signature *sig = w->sig;
         int rc = simlsh_signature_clear(sig);
         if (rc != 0) {
             d->status = DOC_ELIB;
@@ -521,11 +1121,26 @@ static void sign_batch(struct worker *w, struct batch *b)
             break;
 #if DEDUP_HAVE_JANSSON
         case DOCK_JSON:
-            sign_json(r, b, d, sig);
+            if (r->json_slow || !sign_json_fast(w, r, b, d, sig))
+                sign_json(r, b, d, sig);
             break;
 #endif
         default:
             break;
+        }
+        if (d->status != DOC_OK)
+            continue;
+        /* The values are what the index stores: insertion then needs no
+         * signature object, so none is held across batches. */
+        if (b->values_cap < b->cap) {
+            b->values = xrealloc(b->values, b->cap * r->num_perm * sizeof *b->values);
+            b->values_cap = b->cap;
+        }
+        size_t count = 0;
+        rc = simlsh_signature_values(b->values + i * r->num_perm, r->num_perm, &count, sig);
+        if (rc != 0) {
+            d->status = DOC_ELIB;
+            d->err = rc;
         }
     }
 }
@@ -534,6 +1149,7 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct run *r = w->r;
+    double cpu_read = 0, cpu_sign = 0;
     for (;;) {
         pthread_mutex_lock(&r->mu);
         while (!r->todo_head && !r->stopping)
@@ -548,13 +1164,24 @@ static void *worker_main(void *arg)
             r->todo_tail = NULL;
         pthread_mutex_unlock(&r->mu);
 
+        double c0 = thread_cpu_seconds();
         sign_batch(w, b);
+        double c = thread_cpu_seconds() - c0;
+        cpu_read += b->cpu_read;
+        cpu_sign += c - b->cpu_read;
 
         pthread_mutex_lock(&r->mu);
         b->done = 1;
         pthread_cond_broadcast(&r->done_cv);
         pthread_mutex_unlock(&r->mu);
     }
+    pthread_mutex_lock(&r->mu);
+    r->worker_cpu[w->index] = thread_cpu_seconds();
+    r->cpu_reading += cpu_read;
+    r->cpu_signing += cpu_sign;
+    pthread_mutex_unlock(&r->mu);
+    simlsh_signature_free(w->sig);
+    free(w->jbuf);
     free(w->buf);
     free(w);
     return NULL;
@@ -566,30 +1193,23 @@ static void *worker_main(void *arg)
 
 static struct worker main_worker; /* the main thread signs when -j 1 */
 
-static struct batch *batch_new(struct run *r)
+static struct batch *batch_new(void)
 {
     struct batch *b = calloc(1, sizeof *b);
     if (!b)
         die_oom();
-    for (size_t i = 0; i < BATCH_DOCS; i++) {
-        int rc = simlsh_signature_new(&b->sigs[i], r->params);
-        if (rc != 0) {
-            fprintf(stderr, "simlsh-dedup: cannot create a signature: %s\n",
-                    simlsh_strerror(rc));
-            exit(rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_USAGE);
-        }
-    }
-    b->arena_cap = BATCH_BYTES;
-    b->arena = xmalloc(b->arena_cap);
+    batch_room(b, BATCH_DOCS);
+    arena_room(b, BATCH_BYTES + 2 * RANGE_STEP); /* a range and its overrun */
+    b->fd = -1;
     return b;
 }
 
 static void batch_free(struct batch *b)
 {
-    for (size_t i = 0; i < BATCH_DOCS; i++)
-        simlsh_signature_free(b->sigs[i]);
     for (size_t i = 0; i < b->n; i++)
         simlsh_shingleset_free(b->docs[i].set);
+    free(b->docs);
+    free(b->values);
     free(b->arena);
     free(b->ids);
     free(b);
@@ -750,9 +1370,60 @@ static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
     r->idset_n++;
 }
 
-/* Insert a signed batch; reports its bad documents in input order. */
+/* Insert the documents waiting in r->ins_*: one call on the run's threads,
+ * in id order, which builds the index that inserting them one at a time
+ * would (the library's promise). Gathering several batches first gives the
+ * call enough work to use its threads. Signature objects are kept for
+ * reuse. */
+static int flush_inserts(struct run *r)
+{
+    if (r->ins_n == 0)
+        return 0;
+    double t0 = now_seconds(), c0 = thread_cpu_seconds();
+    int rc = simlsh_index_insert_values(r->index, r->ins_ids, r->ins_values, r->ins_n,
+                                        (uint32_t)r->nthreads);
+    r->wall_inserting += now_seconds() - t0;
+    r->cpu_inserting += thread_cpu_seconds() - c0;
+    if (rc != 0) {
+        fprintf(stderr, "simlsh-dedup: cannot index documents %llu to %llu: %s\n",
+                (unsigned long long)r->ins_ids[0], (unsigned long long)r->ins_ids[r->ins_n - 1],
+                simlsh_strerror(rc));
+        r->failed = EXIT_DEDUP_INTERNAL;
+        return -1;
+    }
+    r->ins_n = 0;
+    return 0;
+}
+
+/* Queue document id with its values (num_perm x 4 bytes: a copy far
+ * smaller than the text, and it frees the batch at once). */
+static void queue_insert(struct run *r, uint64_t id, const struct batch *b, size_t i)
+{
+    if (r->ins_n == r->ins_cap) {
+        r->ins_cap = r->ins_cap ? r->ins_cap * 2 : r->ins_flush + 1;
+        r->ins_ids = xrealloc(r->ins_ids, r->ins_cap * sizeof *r->ins_ids);
+        r->ins_values = xrealloc(r->ins_values, r->ins_cap * r->num_perm * sizeof *r->ins_values);
+    }
+    r->ins_ids[r->ins_n] = id;
+    memcpy(r->ins_values + r->ins_n * r->num_perm, b->values + i * r->num_perm,
+           r->num_perm * sizeof *r->ins_values);
+    r->ins_n++;
+}
+
+/* Consume a signed batch: report its bad documents and name the good ones
+ * in input order, and queue them for insertion. */
 static int consume(struct run *r, struct batch *b)
 {
+    if (b->is_range) {
+        if (b->start == 0) { /* the first range of an input */
+            r->range_lines = 0;
+            r->range_stopped = 0;
+        }
+        if (r->range_stopped)
+            return 0;
+        for (size_t i = 0; i < b->n; i++)
+            b->docs[i].line += r->range_lines;
+    }
     for (size_t i = 0; i < b->n && !r->failed; i++) {
         struct doc *d = &b->docs[i];
         char where[512];
@@ -778,18 +1449,18 @@ static int consume(struct run *r, struct batch *b)
                 return -1;
             continue;
         }
-        uint64_t id = r->names.count;
-        int rc = simlsh_index_insert(r->index, id, b->sigs[i]);
-        if (rc != 0) {
-            doc_where(r, d, where, sizeof where);
-            fprintf(stderr, "simlsh-dedup: %s: cannot index: %s\n", where, simlsh_strerror(rc));
-            r->failed = EXIT_DEDUP_INTERNAL;
-            return -1;
-        }
         char tmp[600];
         const char *name;
         size_t len;
         doc_name(r, b, d, &name, &len, tmp, sizeof tmp);
+        /* a name already in the --index file: skipped, or replaced */
+        int admit = store_admit(r, name, len);
+        if (admit < 0)
+            return -1;
+        if (admit == 0)
+            continue;
+        uint64_t id = r->names.count;
+        queue_insert(r, id, b, i);
         /* size 1 marks a name that is a JSON integer (--format jsonl) */
         int is_int = d->kind == DOCK_JSON &&
                      (d->id_type == ID_INT || (d->id_type == ID_NONE && !r->lines_prefix));
@@ -815,6 +1486,19 @@ static int consume(struct run *r, struct batch *b)
         r->docs++;
         r->bytes += d->bytes;
     }
+    if (b->is_range && !r->failed) {
+        uint64_t before = r->range_lines;
+        r->range_lines += b->newlines;
+        if (b->read_err) {
+            const char *arg = r->opt->inputs[b->input].arg;
+            r->range_stopped = 1;
+            if (skip_input(r, arg, strlen(arg), "read error: %s after line %llu",
+                           strerror(b->read_err), (unsigned long long)(before + b->read_line)))
+                return -1;
+        }
+    }
+    if (r->ins_n >= r->ins_flush && flush_inserts(r))
+        return -1;
     progress_update(r, 0);
     return r->failed ? -1 : 0;
 }
@@ -830,6 +1514,12 @@ static void batch_reset(struct batch *b)
     b->ids_len = 0;
     b->done = 0;
     b->next = NULL;
+    b->is_range = b->last_range = 0;
+    b->fd = -1;
+    b->newlines = 0;
+    b->read_err = 0;
+    b->read_line = 0;
+    b->cpu_read = 0;
 }
 
 /* Wait for the oldest submitted batch, insert it, recycle it. */
@@ -840,14 +1530,20 @@ static int consume_oldest(struct run *r)
         return 0;
     if (r->nworkers) {
         pthread_mutex_lock(&r->mu);
-        while (!b->done)
-            pthread_cond_wait(&r->done_cv, &r->mu);
+        if (!b->done) {
+            double t0 = now_seconds();
+            while (!b->done)
+                pthread_cond_wait(&r->done_cv, &r->mu);
+            r->wall_waiting += now_seconds() - t0;
+        }
         pthread_mutex_unlock(&r->mu);
     }
     r->pend_head = b->next;
     if (!r->pend_head)
         r->pend_tail = NULL;
     int rc = consume(r, b);
+    if (b->is_range && b->last_range)
+        close(b->fd); /* every range of the input is consumed */
     batch_reset(b);
     b->next = r->free_list;
     r->free_list = b;
@@ -860,7 +1556,7 @@ static int submit(struct run *r)
     r->cur = NULL;
     if (!b)
         return 0;
-    if (b->n == 0) {
+    if (b->n == 0 && !b->is_range) {
         b->next = r->free_list;
         r->free_list = b;
         return 0;
@@ -873,7 +1569,10 @@ static int submit(struct run *r)
         r->pend_head = b;
     r->pend_tail = b;
     if (r->nworkers == 0) {
+        double c0 = thread_cpu_seconds();
         sign_batch(&main_worker, b);
+        r->cpu_reading += b->cpu_read;
+        r->cpu_signing += thread_cpu_seconds() - c0 - b->cpu_read;
         b->done = 1;
         return consume_oldest(r);
     }
@@ -915,19 +1614,8 @@ static struct doc *new_doc(struct run *r, size_t input, int kind, size_t text_le
     b = current_batch(r);
     if (!b)
         return NULL;
-    if (b->arena_len + text_len > b->arena_cap) {
-        size_t cap = b->arena_cap;
-        while (cap < b->arena_len + text_len)
-            cap *= 2;
-        b->arena = xrealloc(b->arena, cap);
-        b->arena_cap = cap;
-    }
-    struct doc *d = &b->docs[b->n++];
-    memset(d, 0, offsetof(struct doc, msg));
-    d->msg[0] = '\0';
-    d->input = (uint32_t)input;
-    d->kind = (uint8_t)kind;
-    return d;
+    arena_room(b, b->arena_len + text_len);
+    return batch_doc(b, input, kind);
 }
 
 static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, uint64_t off,
@@ -958,14 +1646,6 @@ static int add_path_doc(struct run *r, size_t input, size_t path)
     return 0;
 }
 
-static int is_blank(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-            return 0;
-    return 1;
-}
-
 static int emit_line(struct run *r, size_t input, int json, uint64_t line, uint64_t off,
                      const char *s, size_t len, uint64_t bytes, int64_t mtime)
 {
@@ -981,12 +1661,73 @@ static int emit_line(struct run *r, size_t input, int json, uint64_t line, uint6
     return add_text_doc(r, input, DOCK_TEXT, line, off, s, len, bytes, mtime);
 }
 
-static int skip_line(struct run *r, const char *shown, uint64_t line, const char *why)
+/* A line too long to hold travels as a skipped document, so that its
+ * message comes in input order among the others, whatever -j is. */
+static int skip_line(struct run *r, size_t input, uint64_t line)
 {
-    char where[600];
-    int n = snprintf(where, sizeof where, "%s:%llu", shown, (unsigned long long)line);
-    size_t wl = n < 0 ? 0 : (size_t)n >= sizeof where ? sizeof where - 1 : (size_t)n;
-    return skip_input(r, where, wl, "%s", why);
+    struct doc *d = new_doc(r, input, DOCK_TEXT, 0);
+    if (!d)
+        return -1;
+    d->line = line;
+    doc_skip(d, "line longer than --max-doc-bytes, skipped");
+    return 0;
+}
+
+/* A file whose first bytes are no gzip or zstd magic is read by ranges. */
+static int is_compressed(int fd)
+{
+    unsigned char m[4];
+    ssize_t got = pread_full(fd, (char *)m, sizeof m, 0);
+    return (got >= 2 && m[0] == 0x1f && m[1] == 0x8b) ||
+           (got >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd);
+}
+
+/* Bytes per range: a few hundred documents of a few KiB, enough to keep
+ * the per-range costs (a batch handed over, a read past the end) small.
+ * SIMLSH_DEDUP_RANGE_BYTES (undocumented) sets it, so that the tests can
+ * put range boundaries into a small file. */
+static uint64_t range_bytes(void)
+{
+    const char *e = getenv("SIMLSH_DEDUP_RANGE_BYTES");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end == '\0' && v > 0)
+            return v;
+    }
+    return UINT64_C(1) << 20;
+}
+
+/* An uncompressed line file: the main thread only cuts it into ranges that
+ * the workers read, split and parse (read_range); ranges are consumed in
+ * order, so ids and line numbers are those of a sequential read. The last
+ * range reads to the end of the file, however long it has grown. */
+static int read_ranges(struct run *r, size_t input, int fd, uint64_t size, int64_t mtime)
+{
+    if (submit(r)) { /* documents before this input go first */
+        close(fd);
+        return -1;
+    }
+    uint64_t step = r->range_bytes;
+    for (uint64_t s = 0;; s += step) {
+        struct batch *b = current_batch(r);
+        if (!b) {
+            close(fd);
+            return -1;
+        }
+        b->is_range = 1;
+        b->input = (uint32_t)input;
+        b->fd = fd;
+        b->mtime = mtime;
+        b->start = s;
+        b->last_range = size <= s || size - s <= step;
+        b->end = b->last_range ? UINT64_MAX : s + step;
+        int last = b->last_range; /* b may be consumed and reused by submit */
+        if (submit(r))
+            return -1; /* on failure the fd is closed at exit */
+        if (last)
+            return 0;
+    }
 }
 
 /* Large sequential reads, split at newlines; each line is copied into the
@@ -1009,6 +1750,8 @@ static int read_lines(struct run *r, size_t input)
         if (fd < 0)
             return skip_input(r, shown, strlen(shown), "%s", msg);
         mtime = mtime_ns(&st);
+        if (!is_compressed(fd))
+            return read_ranges(r, input, fd, (uint64_t)st.st_size, mtime);
     }
     struct reader rd;
     int rc = 0;
@@ -1030,12 +1773,17 @@ static int read_lines(struct run *r, size_t input)
         if (got < 0) {
             char why[200];
             snprintf(why, sizeof why, "%s after line %llu", rd.msg, (unsigned long long)line);
-            rc = skip_input(r, shown, strlen(shown), "%s", why);
+            /* after the messages about the lines before */
+            rc = submit(r);
+            while (rc == 0 && r->pend_head)
+                rc = consume_oldest(r);
+            if (rc == 0)
+                rc = skip_input(r, shown, strlen(shown), "%s", why);
             break;
         }
         if (got == 0) {
             if (discarding)
-                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+                rc = skip_line(r, input, ++line);
             else if (len > 0)
                 rc = emit_line(r, input, json, ++line, base, buf, len, len, mtime);
             break;
@@ -1047,9 +1795,9 @@ static int read_lines(struct run *r, size_t input)
             size_t l = (size_t)(nl - (buf + start));
             if (discarding) {
                 discarding = 0;
-                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+                rc = skip_line(r, input, ++line);
             } else if (l > max) {
-                rc = skip_line(r, shown, ++line, "line longer than --max-doc-bytes, skipped");
+                rc = skip_line(r, input, ++line);
             } else {
                 rc = emit_line(r, input, json, ++line, base + start, buf + start, l, l + 1,
                                mtime);
@@ -1126,21 +1874,114 @@ int run_inputs(struct run *r)
         rc = submit(r);
     while (rc == 0 && r->pend_head)
         rc = consume_oldest(r);
+    if (rc == 0)
+        rc = flush_inserts(r);
+    r->cpu_main_read = thread_cpu_seconds();
     progress_update(r, 1);
     if (r->progress)
         fputs("\r\033[K", stderr);
     return rc ? -1 : 0;
 }
 
+/* Documents a line file holds, estimated from the mean length of the
+ * lines in three blocks (start, middle, end; a file too short to tell
+ * gives its size over 64): enough to reserve the run's per-document arrays
+ * and the index once, instead of growing them by copies while reading. */
+static uint64_t estimate_lines(const char *path)
+{
+    struct stat st;
+    char msg[160];
+    int fd = open_regular(path, &st, msg, sizeof msg);
+    if (fd < 0)
+        return 0;
+    uint64_t est = 0, size = (uint64_t)st.st_size;
+    if (!is_compressed(fd) && size > 0) {
+        size_t cap = 64u << 10;
+        char *buf = xmalloc(cap);
+        uint64_t lines = 0, bytes = 0;
+        uint64_t at[3] = {0, size / 2, size > cap ? size - cap : 0};
+        for (int k = 0; k < 3; k++) {
+            ssize_t got = pread_full(fd, buf, cap, at[k]);
+            const char *first = NULL, *last = NULL, *e = buf + (got > 0 ? got : 0);
+            uint64_t n = 0;
+            for (const char *p = buf; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++) {
+                if (!first)
+                    first = p;
+                last = p;
+                n++;
+            }
+            if (n >= 2) { /* whole lines between the first and last newline */
+                lines += n - 1;
+                bytes += (uint64_t)(last - first);
+            }
+        }
+        free(buf);
+        uint64_t mean = lines >= 8 ? bytes / lines : 64;
+        est = size / (mean ? mean : 1) + 1;
+    }
+    close(fd);
+    return est;
+}
+
+static void reserve_for_inputs(struct run *r)
+{
+    uint64_t est = 0;
+    for (size_t i = 0; i < r->opt->ninputs; i++) {
+        const struct input *in = &r->opt->inputs[i];
+        if (in->kind == INPUT_PATHS)
+            est += in->npaths;
+        else if ((in->kind == INPUT_LINES || in->kind == INPUT_JSONL) && strcmp(in->arg, "-"))
+            est += estimate_lines(in->arg);
+    }
+    if (est < 4096)
+        return;
+    /* A guess a few percent high costs little; beyond 16 Mi documents the
+     * arrays grow by realloc (large blocks move by remapping, not copying)
+     * rather than trust a sample with so much at stake. */
+    est += est / 16;
+    if (est > (UINT64_C(1) << 24))
+        est = UINT64_C(1) << 24;
+    size_t n = (size_t)est;
+    simlsh_index_reserve(r->index, (size_t)r->first_new + n); /* ENOMEM: grows later */
+    ensure_locs(r, n - 1);
+    ensure_idmeta(r, r->first_new + n - 1);
+    /* names of line documents are short: line numbers, ids */
+    if (r->names.cap_off < r->names.count + n + 2) {
+        r->names.cap_off = r->names.count + n + 2;
+        r->names.off = xrealloc(r->names.off, r->names.cap_off * sizeof *r->names.off);
+        r->names.size = xrealloc(r->names.size, r->names.cap_off * sizeof *r->names.size);
+    }
+    if (r->names.cap < r->names.len + n * 8) {
+        r->names.cap = r->names.len + n * 8;
+        r->names.buf = xrealloc(r->names.buf, r->names.cap);
+    }
+}
+
 int run_pipeline_start(struct run *r)
 {
     main_worker.r = r;
     r->nworkers = r->nthreads > 1 ? (size_t)r->nthreads : 0;
+    r->range_bytes = range_bytes();
+    /* undocumented: every record through jansson, to compare (tests) */
+    r->json_slow = getenv("SIMLSH_DEDUP_JSON_SLOW") != NULL;
+    reserve_for_inputs(r);
+    /* Insert calls get enough documents to use the run's threads: the
+     * library gives a thread about 64 Ki band insertions. */
+    uint32_t bands = 0, rows = 0;
+    simlsh_index_bands(&bands, &rows, r->index);
+    int64_t np = 0;
+    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+    r->num_perm = np > 0 ? (size_t)np : 1;
+    uint64_t per = (UINT64_C(65536) * (uint64_t)r->nthreads) / ((uint64_t)bands + 1) + 1;
+    r->ins_flush = per < 1024 ? 1024 : per > (1u << 17) ? (1u << 17) : (size_t)per;
+    r->worker_cpu = calloc(r->nworkers ? r->nworkers : 1, sizeof *r->worker_cpu);
+    if (!r->worker_cpu)
+        die_oom();
     /* Three batches per worker keep every worker busy while the main thread
      * fills the next batch and inserts the oldest one. */
     size_t nbatches = r->nworkers ? r->nworkers * 3 : 1;
     for (size_t i = 0; i < nbatches; i++) {
-        struct batch *b = batch_new(r);
+        struct batch *b = batch_new();
         b->next = r->free_list;
         r->free_list = b;
     }
@@ -1155,6 +1996,7 @@ int run_pipeline_start(struct run *r)
         if (!w)
             die_oom();
         w->r = r;
+        w->index = i;
         int e = pthread_create(&r->workers[i], NULL, worker_main, w);
         if (e != 0) {
             fprintf(stderr, "simlsh-dedup: cannot start a thread: %s\n", strerror(e));
@@ -1175,6 +2017,7 @@ void run_pipeline_stop(struct run *r)
         pthread_mutex_unlock(&r->mu);
         for (size_t i = 0; i < r->nworkers; i++)
             pthread_join(r->workers[i], NULL);
+        r->nworkers_run = r->nworkers;
         free(r->workers);
         r->workers = NULL;
         pthread_mutex_destroy(&r->mu);
@@ -1188,10 +2031,22 @@ void run_pipeline_stop(struct run *r)
         struct batch *b = lists[l];
         while (b) {
             struct batch *next = l == 2 ? NULL : b->next;
+            if (b->is_range && b->last_range)
+                close(b->fd);
             batch_free(b);
             b = next;
         }
     }
     free(main_worker.buf);
     main_worker.buf = NULL;
+    simlsh_signature_free(main_worker.sig);
+    main_worker.sig = NULL;
+    free(main_worker.jbuf);
+    main_worker.jbuf = NULL;
+    main_worker.jcap = 0;
+    free(r->ins_ids);
+    free(r->ins_values);
+    r->ins_ids = NULL;
+    r->ins_values = NULL;
+    r->ins_n = r->ins_cap = 0;
 }

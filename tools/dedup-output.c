@@ -1,5 +1,5 @@
 /* simlsh-dedup: groups of verified pairs (clusters, pairs, keep and drop
- * lists); the --save-index sidecar. */
+ * lists). */
 #include "dedup.h"
 
 #include <errno.h>
@@ -26,6 +26,14 @@ static uint64_t uf_find(uint64_t *parent, uint64_t x)
     return x;
 }
 
+/* --only-new (docs/cli.md, Incremental runs): only pairs with a new
+ * document link documents, so two old ones are never joined by their own
+ * similarity. */
+static int pair_links(const struct run *r, const struct pair *p)
+{
+    return !r->opt->only_new || p->b >= r->first_new;
+}
+
 /* --cluster components: label[id] = smallest id of id's component. */
 static void component_labels(struct run *r, const struct pair *p, size_t np, uint64_t *label)
 {
@@ -33,6 +41,8 @@ static void component_labels(struct run *r, const struct pair *p, size_t np, uin
     for (size_t i = 0; i < n; i++)
         label[i] = i;
     for (size_t i = 0; i < np; i++) {
+        if (!pair_links(r, &p[i]))
+            continue;
         uint64_t x = uf_find(label, p[i].a), y = uf_find(label, p[i].b);
         /* the smaller root wins, so every root is its cluster's minimum */
         if (x < y)
@@ -317,250 +327,6 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
     int rc = write_groups(r, out, edges, n, clusters, duplicates);
     free(edges);
     return rc;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Sidecar: INDEX.names                                                     */
-/* ------------------------------------------------------------------------ */
-
-/*
- * The library's index file holds signatures and band tables under numeric
- * ids; simlsh-dedup keeps the rest in INDEX.names, a text file:
- *
- *   simlsh-dedup-names 2
- *   param <key name> <value>        one per contract key
- *   fingerprint <16 hex digits>     simlsh_index_fingerprint() of INDEX
- *   index-checksum <16 hex digits>  the last 8 bytes of INDEX (its checksum)
- *   count <N>
- *   <name of id 0>                  N lines, escaped as TSV fields
- *   ...
- *   end
- *   checksum <16 hex digits>        FNV-1a 64 of every byte above this line
- *
- * The params make the file say which contract the index was built with.
- * index-checksum ties the names to one save of INDEX: a names file from
- * another save (same count or not) is refused instead of naming the ids
- * wrongly, and the checksum catches an edited or damaged names file.
- * Version 1 files (no index-checksum, no checksum) still load.
- */
-
-#define SIDECAR_MAGIC "simlsh-dedup-names 2"
-#define SIDECAR_MAGIC_V1 "simlsh-dedup-names 1"
-#define MAX_KEY 64
-
-static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
-    return h;
-}
-#define FNV_INIT UINT64_C(14695981039346656037)
-
-/* The checksum the library stores in the last 8 bytes of a saved object,
- * as 16 hex digits in file order. */
-int index_file_checksum(const char *index_path, char hex[17])
-{
-    int fd = open(index_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    struct stat st;
-    unsigned char b[8];
-    int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 8 &&
-             pread(fd, b, 8, st.st_size - 8) == 8;
-    int e = errno;
-    if (fd >= 0)
-        close(fd);
-    if (!ok) {
-        fprintf(stderr, "simlsh-dedup: %s: cannot read its checksum: %s\n", qname(index_path),
-                e ? strerror(e) : "too short");
-        return -1;
-    }
-    for (int i = 0; i < 8; i++)
-        snprintf(hex + 2 * i, 3, "%02x", b[i]);
-    return 0;
-}
-
-static char *sidecar_path(const char *index_path)
-{
-    size_t l = strlen(index_path);
-    char *p = xmalloc(l + 7);
-    memcpy(p, index_path, l);
-    memcpy(p + l, ".names", 7);
-    return p;
-}
-
-int sidecar_save(const struct run *r, const char *index_path)
-{
-    uint64_t fp = 0;
-    int rc = simlsh_index_fingerprint(&fp, r->index);
-    if (rc != 0)
-        return lib_fail("index fingerprint", rc);
-    char ixsum[17];
-    if (index_file_checksum(index_path, ixsum) != 0)
-        return -1;
-    /* The body is composed in memory so its checksum can follow it. */
-    char *body = NULL;
-    size_t body_len = 0;
-    FILE *f = open_memstream(&body, &body_len);
-    if (!f)
-        die_oom();
-    fprintf(f, "%s\n", SIDECAR_MAGIC);
-    for (int key = 1; key < MAX_KEY; key++) {
-        const char *name = simlsh_params_key_name(key);
-        int64_t iv;
-        double dv;
-        if (!name || key == SIMLSH_PARAM_ISA)
-            continue; /* ISA is not part of the contract */
-        if (simlsh_params_get_int(r->params, key, &iv) == 0)
-            fprintf(f, "param %s %" PRId64 "\n", name, iv);
-        else if (simlsh_params_get_double(r->params, key, &dv) == 0)
-            fprintf(f, "param %s %.17g\n", name, dv);
-    }
-    fprintf(f, "fingerprint %016" PRIx64 "\n", fp);
-    fprintf(f, "index-checksum %s\n", ixsum);
-    fprintf(f, "count %zu\n", r->names.count);
-    for (size_t i = 0; i < r->names.count; i++) {
-        size_t len;
-        const char *s = strlist_get(&r->names, i, &len);
-        escape_tsv(f, s, len);
-        fputc('\n', f);
-    }
-    fputs("end\n", f);
-    if (fclose(f) != 0)
-        die_oom();
-    char *path = sidecar_path(index_path);
-    struct outfile of;
-    if (outfile_open(&of, path) != 0) {
-        free(path);
-        free(body);
-        return -1;
-    }
-    fwrite(body, 1, body_len, of.f);
-    fprintf(of.f, "checksum %016" PRIx64 "\n", fnv1a(FNV_INIT, body, body_len));
-    free(body);
-    int rc2 = outfile_commit(&of);
-    free(path);
-    return rc2;
-}
-
-static int key_by_name(const char *name)
-{
-    for (int key = 1; key < MAX_KEY; key++) {
-        const char *n = simlsh_params_key_name(key);
-        if (n && !strcmp(n, name))
-            return key;
-    }
-    return -1;
-}
-
-/* Reads INDEX.names: the contract into *params, the names into r->names. */
-int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
-                 uint64_t *fingerprint, char index_sum[17])
-{
-    uint64_t sum = FNV_INIT;
-    int version = 0, summed = 0;
-    index_sum[0] = '\0';
-    char *path = sidecar_path(index_path);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "simlsh-dedup: %s: %s (written next to the index by --save-index)\n",
-                qname(path), strerror(errno));
-        free(path);
-        return -1;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    size_t lineno = 0, count = 0, names = 0;
-    int state = 0; /* 0 header, 1 params, 2 names, 3 end */
-    simlsh_params *p = NULL;
-    int rc = simlsh_params_new(&p, NULL);
-    if (rc != 0) {
-        fclose(f);
-        free(path);
-        return lib_fail("params", rc);
-    }
-    const char *why = NULL;
-    while (!why && (len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (state == 4 && version == 2 && !strncmp(line, "checksum ", 9)) {
-            char want[32];
-            snprintf(want, sizeof want, "checksum %016" PRIx64 "\n", sum);
-            if (strcmp(line, want))
-                why = "checksum mismatch: the names file was changed or damaged";
-            summed = 1;
-            state = 5;
-            continue;
-        }
-        sum = fnv1a(sum, line, (size_t)len);
-        if (len > 0 && line[len - 1] == '\n')
-            line[--len] = '\0';
-        if (state == 0) {
-            version = !strcmp(line, SIDECAR_MAGIC) ? 2 : !strcmp(line, SIDECAR_MAGIC_V1) ? 1 : 0;
-            if (!version)
-                why = "not a simlsh-dedup names file (or a newer version)";
-            state = 1;
-        } else if (state == 1 && !strncmp(line, "param ", 6)) {
-            char name[64];
-            char value[64];
-            if (sscanf(line + 6, "%63s %63s", name, value) != 2) {
-                why = "bad param line";
-                break;
-            }
-            int key = key_by_name(name);
-            if (key < 0) {
-                why = "unknown param (written by a newer version?)";
-                break;
-            }
-            char *end;
-            errno = 0;
-            long long iv = strtoll(value, &end, 10);
-            if (*end == '\0' && errno == 0)
-                rc = simlsh_params_set_int(p, key, iv);
-            else
-                rc = simlsh_params_set_double(p, key, strtod(value, &end));
-            if (rc == SIMLSH_EINVAL && *end == '\0') /* an integer given to a double key */
-                rc = simlsh_params_set_double(p, key, strtod(value, NULL));
-            if (rc != 0) {
-                fprintf(stderr, "simlsh-dedup: %s:%zu: param %s: %s\n", qname(path), lineno,
-                        qname(name),
-                        simlsh_strerror(rc));
-                why = "cannot apply the saved contract";
-            }
-        } else if (state == 1 && !strncmp(line, "fingerprint ", 12)) {
-            *fingerprint = strtoull(line + 12, NULL, 16);
-        } else if (state == 1 && !strncmp(line, "index-checksum ", 15) && len == 31) {
-            memcpy(index_sum, line + 15, 17);
-        } else if (state == 1 && !strncmp(line, "count ", 6)) {
-            char *end;
-            count = (size_t)strtoull(line + 6, &end, 10);
-            state = 2;
-            if (count == 0)
-                state = 3;
-        } else if (state == 2) {
-            size_t l = unescape_name(line, (size_t)len);
-            strlist_add(&r->names, line, l, 0);
-            if (++names == count)
-                state = 3;
-        } else if (state == 3 && !strcmp(line, "end")) {
-            state = 4;
-        } else {
-            why = "unexpected line";
-        }
-    }
-    free(line);
-    fclose(f);
-    if (!why && (version == 2 ? !summed : state != 4))
-        why = "truncated";
-    if (!why && version == 2 && !index_sum[0])
-        why = "no index-checksum line";
-    if (why) {
-        fprintf(stderr, "simlsh-dedup: %s:%zu: %s\n", qname(path), lineno, why);
-        simlsh_params_free(p);
-        free(path);
-        return -1;
-    }
-    free(path);
-    *params = p;
-    return 0;
 }
 
 /* --skipped: one line per input that was not read, with the reason; in

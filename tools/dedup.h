@@ -111,18 +111,32 @@ struct doc {
 #define BATCH_DOCS 256
 #define BATCH_BYTES (1u << 20)
 
-/* Documents travel in batches: the reader fills one, a worker signs it, the
- * main thread inserts it. Batches are recycled, and so are their signature
- * objects, so the steady state allocates nothing per document. */
+/* Documents travel in batches: the main thread fills one (paths, or lines
+ * of a stream it reads) or names a byte range of a line file that the
+ * worker reads and splits itself; a worker signs it (with its own
+ * signature object, keeping only the values); the main thread consumes it.
+ * Batches are recycled with their buffers, so the steady state allocates
+ * nothing per document. */
 struct batch {
     uint64_t seq;
-    size_t n;
-    struct doc docs[BATCH_DOCS];
-    simlsh_signature *sigs[BATCH_DOCS];
+    size_t n, cap; /* documents, and room for them in docs */
+    struct doc *docs;
+    uint32_t *values;  /* row i: the signature values of docs[i] */
+    size_t values_cap; /* rows */
     char *arena;
     size_t arena_len, arena_cap;
     char *ids;
     size_t ids_len, ids_cap;
+    /* a range of a line file: lines starting in [start, end) of fd */
+    int is_range, last_range;
+    uint32_t input;
+    int fd;
+    int64_t mtime;
+    uint64_t start, end;
+    uint64_t newlines;  /* newline characters in the lines of the range */
+    int read_err;       /* errno of a failed read, after read_line lines */
+    uint64_t read_line;
+    double cpu_read;    /* worker CPU seconds reading and splitting */
     int done;
     struct batch *next;      /* pending (input order) or free list */
     struct batch *todo_next; /* queue of batches waiting for a worker */
@@ -162,6 +176,11 @@ struct options {
     size_t nowned;
     struct fileids list_ids; /* the --files-from files themselves */
     const char *save_index, *load_index;
+    /* incremental runs (dedup-store.c) */
+    int replace, only_new;
+    const char **remove_names; /* --remove, in order */
+    size_t nremove;
+    const char *remove_from;
     const char *id_field, *text_field;
     size_t max_pairs;
     int threads;
@@ -220,6 +239,8 @@ struct run {
     uint64_t duplicate_ids;
     struct strlist names; /* output name of each indexed id (id = position) */
     uint64_t first_new;   /* ids below this came from --index */
+    struct store *store;  /* dedup-store.c: names of the loaded ids, removals */
+    uint64_t already_indexed, replaced, removed; /* incremental runs */
     simlsh_shingleset **sets; /* --verify exact: set of each id */
     size_t sets_cap;
     struct docloc *locs; /* per new id (id - first_new): where to re-read it */
@@ -268,6 +289,26 @@ struct run {
         int stdin_kept;         /* standard input can be read again */
         int64_t stdin_base;     /* ... from this offset of descriptor 0 */
     } vs;
+    /* reading line files by ranges (consumed in order) */
+    uint64_t range_bytes;  /* nominal size of a range */
+    uint64_t range_lines;  /* lines of the current input before this range */
+    int range_stopped;     /* a read error ended the current input */
+    int json_slow;         /* no fast path for JSONL records (tests) */
+    /* signed documents waiting to be inserted in one threaded call */
+    size_t num_perm;
+    uint64_t *ins_ids;
+    uint32_t *ins_values; /* ins_n x num_perm */
+    size_t ins_n, ins_cap, ins_flush;
+    /* --stats: CPU seconds per thread (CLOCK_THREAD_CPUTIME_ID), and where
+     * the read phase's time went */
+    double *worker_cpu;     /* one per worker, written as it ends */
+    size_t nworkers_run;    /* workers that ran (nworkers is 0 after them) */
+    double cpu_reading;     /* all threads: reading and splitting ranges */
+    double cpu_signing;     /* all threads: parsing and signing */
+    double wall_inserting;  /* main thread: in index insert calls */
+    double cpu_inserting;   /* main thread's CPU in them */
+    double wall_waiting;    /* main thread: waiting for a signed batch */
+    double cpu_main_read;   /* main thread's CPU when reading ended */
 };
 
 /* dedup-util.c */
@@ -276,6 +317,7 @@ void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 double now_seconds(void);
 double cpu_seconds(void);
+double thread_cpu_seconds(void);
 void phase_switch(struct run *r, int phase);
 void warnx_doc(struct run *r, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -355,9 +397,14 @@ int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n,
                  uint64_t *clusters, uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
 int write_skipped(const struct run *r, FILE *out);
-int sidecar_save(const struct run *r, const char *index_path);
-int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
-                 uint64_t *fingerprint, char index_sum[17]);
-int index_file_checksum(const char *index_path, char hex[17]);
+
+/* dedup-store.c: the saved index (one file: the library's index with the
+ * tool's names and contract in its user data) and incremental runs */
+int store_load(struct run *r, const char *path);
+int store_remove(struct run *r);
+int store_admit(struct run *r, const char *name, size_t len);
+int store_save(struct run *r, const char *path);
+uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
+void store_free(struct run *r);
 
 #endif

@@ -119,13 +119,22 @@ static const char *const usage_text[] = {
     "      --exit-code       exit with status 1 when duplicates were found\n"
     "\n"
     "Incremental runs:\n"
-    "      --save-index FILE save the index to FILE and the ids' names to FILE.names\n"
+    "      --save-index FILE save the index, with the names and the contract, to FILE\n"
+    "                        (one file, replaced atomically)\n"
     "      --index FILE      load a saved index first; results then cover only new\n"
-    "                        documents and what they duplicate\n"
+    "                        documents and what they duplicate; a document whose name\n"
+    "                        is in the index already is skipped\n"
+    "      --replace         re-sign documents whose name is in the index already\n"
+    "      --remove NAME     remove the documents named NAME from the index\n"
+    "      --remove-from FILE remove the names listed in FILE (one a line, escaped\n"
+    "                        as in TSV output; - for standard input)\n"
+    "      --only-new        link documents only through pairs with a new document\n"
     "\n"
     "Other:\n"
-    "  -j, --threads N       signing and verifying threads (default: one per CPU);\n"
-    "                        results do not depend on N\n"
+    "  -j, --threads N       threads that read, parse, sign, index and verify\n"
+    "                        (default: one per CPU); results do not depend on N.\n"
+    "                        Uncompressed --lines/--jsonl files are read by every\n"
+    "                        thread; compressed ones and standard input by one\n"
     "  -q, --quiet           no progress line and no summary\n"
     "  -h, --help            show this help\n"
     "  -V, --version         show versions\n"
@@ -181,7 +190,11 @@ enum {
     OPT_INCLUDE,
     OPT_EXCLUDE,
     OPT_INCLUDE_VCS,
-    OPT_FILES_FROM
+    OPT_FILES_FROM,
+    OPT_REPLACE,
+    OPT_ONLY_NEW,
+    OPT_REMOVE,
+    OPT_REMOVE_FROM
 };
 
 static const struct option long_options[] = {
@@ -222,6 +235,10 @@ static const struct option long_options[] = {
     {"exclude", required_argument, NULL, OPT_EXCLUDE},
     {"include-vcs", no_argument, NULL, OPT_INCLUDE_VCS},
     {"files-from", required_argument, NULL, OPT_FILES_FROM},
+    {"replace", no_argument, NULL, OPT_REPLACE},
+    {"only-new", no_argument, NULL, OPT_ONLY_NEW},
+    {"remove", required_argument, NULL, OPT_REMOVE},
+    {"remove-from", required_argument, NULL, OPT_REMOVE_FROM},
     {"null", no_argument, NULL, '0'},
     {"threads", required_argument, NULL, 'j'},
     {"quiet", no_argument, NULL, 'q'},
@@ -545,6 +562,13 @@ static void parse_args(struct options *o, int argc, char **argv)
         case OPT_EXCLUDE: add_glob(&o->globs_ex, &o->nglobs_ex, optarg); break;
         case OPT_INCLUDE_VCS: o->include_vcs = 1; break;
         case OPT_FILES_FROM: add_input(o, INPUT_LIST, optarg); break;
+        case OPT_REPLACE: o->replace = 1; break;
+        case OPT_ONLY_NEW: o->only_new = 1; break;
+        case OPT_REMOVE:
+            o->remove_names = xrealloc(o->remove_names, (o->nremove + 1) * sizeof *o->remove_names);
+            o->remove_names[o->nremove++] = optarg;
+            break;
+        case OPT_REMOVE_FROM: o->remove_from = optarg; break;
         case '0': nul = 1; break;
         case 'j': {
             int64_t v = parse_int("-j", optarg);
@@ -569,10 +593,14 @@ static void parse_args(struct options *o, int argc, char **argv)
     if (optind < argc) /* after "--": inputs, even when named like options */
         for (int i = optind; i < argc; i++)
             add_input(o, strcmp(argv[i], "-") ? INPUT_PATHS : INPUT_STDIN, argv[i]);
-    if (o->ninputs == 0)
+    if ((o->replace || o->only_new || o->nremove || o->remove_from) && !o->load_index)
+        usage_error("%s", "--replace, --only-new, --remove and --remove-from work on an index "
+                          "loaded with --index");
+    /* removals alone are a run too: --index FILE --remove NAME --save-index FILE */
+    if (o->ninputs == 0 && !o->nremove && !o->remove_from)
         usage_error("%s", "no input: give files, directories, -, --lines, --jsonl or "
                           "--files-from");
-    int stdin_uses = 0;
+    int stdin_uses = o->remove_from && !strcmp(o->remove_from, "-");
     for (size_t i = 0; i < o->ninputs; i++)
         stdin_uses += !strcmp(o->inputs[i].arg, "-");
     if (stdin_uses > 1)
@@ -614,8 +642,12 @@ static void apply_param(simlsh_params *p, int key, const struct options *o)
         int64_t lo = 0, hi = 0;
         fprintf(stderr, PROG ": %s %" PRId64 ": %s", name ? name : "?", o->ival[key],
                 simlsh_strerror(rc));
-        if (rc == SIMLSH_EINVAL && simlsh_params_int_bounds(key, &lo, &hi) == 0)
+        if (rc == SIMLSH_EINVAL && simlsh_params_int_bounds(key, &lo, &hi) == 0 &&
+            (o->ival[key] < lo || o->ival[key] > hi))
             fprintf(stderr, " (allowed: %" PRId64 "..%" PRId64 ")", lo, hi);
+        else if (rc == SIMLSH_EINVAL &&
+                 (key == SIMLSH_PARAM_UNIT || key == SIMLSH_PARAM_NORMALIZE))
+            fprintf(stderr, " (the byte unit takes no casefold or nfkc: they need characters)");
         if (rc == SIMLSH_EUNSUPPORTED && key == SIMLSH_PARAM_NORMALIZE)
             fprintf(stderr, " (casefold and nfkc need a build with utf8proc)");
         fputc('\n', stderr);
@@ -720,52 +752,17 @@ static void setup_new(struct run *r, const struct options *o)
                   rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_USAGE);
 }
 
+/* --index: the saved index (dedup-store.c), the options over its contract,
+ * then --remove and --remove-from. */
 static void setup_loaded(struct run *r, const struct options *o)
 {
-    uint64_t saved_fp = 0, index_fp = 0, want_fp = 0;
-    char saved_sum[17], index_sum[17];
-    /* A shared lock on FILE.lock (when there is one: --save-index made
-     * it) so a save running now does not replace one file of the pair
-     * between the two reads. */
-    size_t ll = strlen(o->load_index);
-    char *lock_path = xmalloc(ll + 6);
-    memcpy(lock_path, o->load_index, ll);
-    memcpy(lock_path + ll, ".lock", 6);
-    int lock = open(lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    free(lock_path);
-    if (lock >= 0)
-        while (flock(lock, LOCK_SH) != 0 && errno == EINTR) {
-        }
-    if (sidecar_load(r, o->load_index, &r->params, &saved_fp, saved_sum) != 0)
-        exit(EXIT_DEDUP_INPUT);
-    int rc = simlsh_index_load_file(&r->index, o->load_index, NULL);
-    if (rc != 0) {
-        fprintf(stderr, PROG ": %s: cannot load the index: %s\n", qname(o->load_index),
-                simlsh_strerror(rc));
-        exit(rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_INPUT);
-    }
-    /* A version 1 names file has no index checksum to compare. */
-    int mismatch = saved_sum[0] && (index_file_checksum(o->load_index, index_sum) != 0 ||
-                                    strcmp(saved_sum, index_sum));
-    if (lock >= 0)
-        close(lock);
-    if (mismatch) {
-        fprintf(stderr, PROG ": %s.names does not belong to %s (it names the ids of another "
-                        "save of the index)\n", qname(o->load_index), qname(o->load_index));
-        exit(EXIT_DEDUP_INPUT);
-    }
-    size_t count = 0;
-    rc = simlsh_index_fingerprint(&index_fp, r->index);
-    if (rc == 0)
-        rc = simlsh_index_count(&count, r->index);
+    int code = store_load(r, o->load_index);
+    if (code != 0)
+        exit(code);
+    uint64_t index_fp = 0, want_fp = 0;
+    int rc = simlsh_index_fingerprint(&index_fp, r->index);
     if (rc != 0)
         fatal_lib("index", rc, EXIT_DEDUP_INTERNAL);
-    if (index_fp != saved_fp || count != r->names.count) {
-        fprintf(stderr, PROG ": %s.names does not belong to %s (index has %zu ids, the "
-                        "names file %zu)\n", qname(o->load_index), qname(o->load_index), count,
-                r->names.count);
-        exit(EXIT_DEDUP_INPUT);
-    }
     apply_options(r->params, o);
     rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
     if (rc != 0 || want_fp != index_fp) {
@@ -773,7 +770,8 @@ static void setup_loaded(struct run *r, const struct options *o)
                         "with; leave them out to use the saved ones\n", o->load_index);
         exit(EXIT_DEDUP_USAGE);
     }
-    r->first_new = r->names.count;
+    if (store_remove(r) != 0)
+        exit(r->failed ? r->failed : EXIT_DEDUP_INTERNAL);
 }
 
 static const char *const unit_names[] = {"byte", "char", "word"};
@@ -860,11 +858,18 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     double rate = elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0;
     fprintf(stderr, PROG ": %" PRIu64 " document%s (%s", r->docs, plural(r->docs), bytes);
     if (r->first_new)
-        fprintf(stderr, "; %" PRIu64 " more in %s", r->first_new, qname(r->opt->load_index));
+        fprintf(stderr, "; %" PRIu64 " more in %s", store_old_count(r),
+                qname(r->opt->load_index));
     fprintf(stderr, "), %" PRIu64 " cluster%s, %" PRIu64 " duplicate%s, %" PRIu64 " skipped",
             clusters, plural(clusters), dups, plural(dups), r->skipped);
     if (r->aliases)
         fprintf(stderr, ", %" PRIu64 " alias%s", r->aliases, r->aliases == 1 ? "" : "es");
+    if (r->already_indexed)
+        fprintf(stderr, ", %" PRIu64 " already indexed", r->already_indexed);
+    if (r->replaced)
+        fprintf(stderr, ", %" PRIu64 " replaced", r->replaced);
+    if (r->removed)
+        fprintf(stderr, ", %" PRIu64 " removed", r->removed);
     fprintf(stderr, "; %.2f s, %.1f MB/s, peak memory %s\n", elapsed, rate, mem);
     int64_t unit = 0, k = 0, np = 0;
     uint32_t b = 0, rows = 0;
@@ -911,6 +916,29 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     fputc('\n', stderr);
 }
 
+/* --stats: CPU seconds of each thread of the tool (the main thread now,
+ * each worker as it ended), what the library's per-call threads used (the
+ * process's CPU less those), and where the read phase went: reading and
+ * splitting line ranges, parsing and signing (all threads), inserting and
+ * waiting for workers (main thread). */
+static void write_thread_stats(const struct run *r, FILE *f)
+{
+    double mine = thread_cpu_seconds(), sum = mine;
+    double total = cpu_seconds(); /* after: it includes the main thread's */
+    fprintf(f, ",\"thread_cpu_seconds\":{\"main\":%.6f,\"workers\":[", mine);
+    for (size_t i = 0; i < r->nworkers_run; i++) {
+        fprintf(f, "%s%.6f", i ? "," : "", r->worker_cpu[i]);
+        sum += r->worker_cpu[i];
+    }
+    fprintf(f, "],\"library_threads\":%.6f,\"process\":%.6f}", total > sum ? total - sum : 0,
+            total);
+    fprintf(f, ",\"read_phase\":{\"reading_cpu_seconds\":%.6f,\"signing_cpu_seconds\":%.6f,"
+               "\"inserting_wall_seconds\":%.6f,\"inserting_main_cpu_seconds\":%.6f,"
+               "\"waiting_wall_seconds\":%.6f,\"main_cpu_seconds_at_end\":%.6f}",
+            r->cpu_reading, r->cpu_signing, r->wall_inserting, r->cpu_inserting, r->wall_waiting,
+            r->cpu_main_read);
+}
+
 static const char *const keep_names[] = {"first", "shortest", "longest", "oldest", "newest"};
 
 /* --stats: the summary as one JSON object, with the whole contract (every
@@ -926,6 +954,8 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
                ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64
                ",\"duplicate_ids\":%" PRIu64,
             r->first_new, clusters, dups, r->skipped, r->aliases, r->duplicate_ids);
+    fprintf(f, ",\"already_indexed\":%" PRIu64 ",\"replaced\":%" PRIu64 ",\"removed\":%" PRIu64,
+            r->already_indexed, r->replaced, r->removed);
     fprintf(f, ",\"truncated\":%s,\"seconds\":%.3f,\"peak_memory_bytes\":%.0f,\"threads\":%d",
             r->truncated ? "true" : "false", elapsed, peak_memory(), r->nthreads);
     fprintf(f, ",\"verify\":\"%s\",\"keep\":\"%s\",\"max_pairs\":%zu,\"max_doc_bytes\":%" PRIu64,
@@ -982,7 +1012,9 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     for (int ph = 0; ph < PH_COUNT; ph++)
         fprintf(f, "%s\"%s\":{\"wall_seconds\":%.6f,\"cpu_seconds\":%.6f}", ph ? "," : "",
                 phase_names[ph], r->phase_wall[ph], r->phase_cpu[ph]);
-    fputs("}}\n", f);
+    fputc('}', f);
+    write_thread_stats(r, f);
+    fputs("}\n", f);
 }
 
 static void run_free(struct run *r, struct options *opt)
@@ -991,6 +1023,8 @@ static void run_free(struct run *r, struct options *opt)
         simlsh_shingleset_free(r->sets[i]);
     free(r->sets);
     free(r->locs);
+    store_free(r);
+    free(r->worker_cpu);
     simlsh_index_free(r->index);
     simlsh_params_free(r->params);
     strlist_free(&r->paths);
@@ -1007,6 +1041,7 @@ static void run_free(struct run *r, struct options *opt)
         free(opt->owned[i]);
     free(opt->owned);
     free(opt->globs_in);
+    free(opt->remove_names);
     free(opt->globs_ex);
     free(opt->inputs);
 }
@@ -1036,6 +1071,7 @@ static int check_outputs(struct run *r, const struct options *o)
 {
     struct stat st;
     if (o->load_index) {
+        /* FILE.names too: a 0.1/0.2 index is read with it */
         char *names = xmalloc(strlen(o->load_index) + 7);
         sprintf(names, "%s.names", o->load_index);
         if (stat(o->load_index, &st) == 0)
@@ -1044,21 +1080,14 @@ static int check_outputs(struct run *r, const struct options *o)
             fileids_add(&r->input_ids, &st);
         free(names);
     }
+    if (o->remove_from && strcmp(o->remove_from, "-") && stat(o->remove_from, &st) == 0)
+        fileids_add(&r->input_ids, &st);
     for (size_t i = 0; i < o->list_ids.n; i++) {
         struct stat fake;
         memset(&fake, 0, sizeof fake);
         fake.st_dev = (dev_t)o->list_ids.v[i].dev;
         fake.st_ino = (ino_t)o->list_ids.v[i].ino;
         fileids_add(&r->input_ids, &fake);
-    }
-    char *save_names = NULL, *load_names = NULL;
-    if (o->save_index) {
-        save_names = xmalloc(strlen(o->save_index) + 7);
-        sprintf(save_names, "%s.names", o->save_index);
-    }
-    if (o->load_index) {
-        load_names = xmalloc(strlen(o->load_index) + 7);
-        sprintf(load_names, "%s.names", o->load_index);
     }
     struct {
         const char *path, *what, *same;
@@ -1067,7 +1096,6 @@ static int check_outputs(struct run *r, const struct options *o)
         {o->stats_path, "--stats", NULL},
         {o->skipped_path, "--skipped", NULL},
         {o->save_index, "--save-index", o->load_index},
-        {save_names, "--save-index", load_names},
     };
     size_t n = sizeof outs / sizeof outs[0];
     int rc = 0;
@@ -1091,37 +1119,7 @@ static int check_outputs(struct run *r, const struct options *o)
     }
     for (size_t i = 0; i < n; i++)
         free(keys[i]);
-    free(save_names);
-    free(load_names);
     return rc;
-}
-
-/* FILE.lock, held (flock) while FILE and FILE.names are replaced. It is
- * never removed: removing it would let a third run lock a new file while
- * the second still holds the old one. */
-static int lock_save(const char *index_path)
-{
-    size_t l = strlen(index_path);
-    char *path = xmalloc(l + 6);
-    memcpy(path, index_path, l);
-    memcpy(path + l, ".lock", 6);
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
-    struct stat st;
-    int e = fd < 0 ? errno : 0;
-    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
-        e = EINVAL;
-    while (!e && flock(fd, LOCK_EX) != 0)
-        if (errno != EINTR)
-            e = errno;
-    if (e) {
-        fprintf(stderr, PROG ": %s: cannot lock: %s\n", qname(path),
-                e == EINVAL ? "not a regular file" : strerror(e));
-        if (fd >= 0)
-            close(fd);
-        fd = -1;
-    }
-    free(path);
-    return fd;
 }
 
 /* Everything after setup; returns the exit status. */
@@ -1188,31 +1186,11 @@ static int dedup(struct run *r, const struct options *opt)
         goto fail;
     }
     phase_switch(r, PH_SAVE);
-    if (opt->save_index) {
-        /* Two runs saving to one path take turns, so the index and its
-         * .names always come from the same run (the last one). */
-        int lock = lock_save(opt->save_index);
-        if (lock < 0) {
-            status = EXIT_DEDUP_INTERNAL;
-            goto fail;
-        }
-        errno = 0;
-        rc = simlsh_index_save_file(r->index, opt->save_index);
-        if (rc != 0) {
-            /* the library reports SIMLSH_EIO; errno still holds the cause */
-            int e = errno;
-            fprintf(stderr, PROG ": %s: cannot save the index: %s\n", qname(opt->save_index),
-                    rc == SIMLSH_EIO && e ? strerror(e) : simlsh_strerror(rc));
-            close(lock);
-            status = EXIT_DEDUP_INTERNAL;
-            goto fail;
-        }
-        rc = sidecar_save(r, opt->save_index);
-        close(lock);
-        if (rc != 0) {
-            status = EXIT_DEDUP_INTERNAL;
-            goto fail;
-        }
+    /* One file, replaced by one rename (dedup-store.c): runs saving to one
+     * path at once each write a complete file, and the last rename wins. */
+    if (opt->save_index && store_save(r, opt->save_index) != 0) {
+        status = EXIT_DEDUP_INTERNAL;
+        goto fail;
     }
     if (skipped.f && write_skipped(r, skipped.f) != 0) {
         status = EXIT_DEDUP_INTERNAL;

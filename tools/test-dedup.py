@@ -427,7 +427,9 @@ def case_index():
 
         p = run([first, "--save-index", idx])
         check(p.stdout == b"", "first half has no duplicates", p)
-        check(os.path.exists(idx) and os.path.exists(idx + ".names"), "index files", p)
+        # one file: the names and the contract live inside the index
+        check(os.path.exists(idx) and not os.path.exists(idx + ".names") and
+              not os.path.exists(idx + ".lock"), "one index file", p)
         p = run([second, "--index", idx])
         check(set(tsv_clusters(p, strip)) == EXPECTED, "clusters against the index", p)
         check(summary_count(p, "duplicates") == len(later) - 1, "duplicates", p)
@@ -445,55 +447,17 @@ def case_index():
         os.mkdir(empty)
         p = run([empty, "--index", idx2, "--save-index", idx2])
         check(p.stdout == b"", "no new documents", p)
-        with open(idx2 + ".names") as f:
-            check("count %d\n" % len(files) in f.read(), "extended names count")
+        st = os.path.join(tmp, "st.json")
+        run([empty, "--index", idx2, "--stats", st, "-q"])
+        with open(st) as f:
+            check(json.load(f)["indexed_before"] == len(files), "extended index count")
         p = run([os.path.join(SAMPLE, "field-report.txt"), "--index", idx2, "--output", "pairs"])
         check(len(p.stdout.decode().splitlines()) == 2, "third run finds both old copies", p)
-
-        # The names file belongs to one save of its index: a names file
-        # from another save with the same number of documents is refused
-        # (it used to load and print the wrong names), and so is an edited
-        # one (its checksum).
-        other = os.path.join(tmp, "other")
-        os.mkdir(other)
-        flat_first = [os.path.join(first, n) for n in sorted(os.listdir(first))
-                      if os.path.isfile(os.path.join(first, n))]
-        three = flat_first[:3]
-        for n in flat_first[3:6]:  # other texts: an index with other contents
-            shutil.copy(n, os.path.join(other, "x-" + os.path.basename(n)))
-        pa, pb = os.path.join(tmp, "pa.idx"), os.path.join(tmp, "pb.idx")
-        run(three + ["--save-index", pa, "-q"])
-        run([other, "--save-index", pb, "-q"])
-        shutil.copy(pb + ".names", pa + ".names")  # same count, other names
-        p = run([second, "--index", pa], expect=3)
-        check(b"does not belong to" in p.stderr, "names of another save", p)
-        run(three + ["--save-index", pa, "-q"])
-        with open(pa + ".names", "rb") as f:
-            text = f.read()
-        victim = os.path.basename(three[1]).encode()
-        with open(pa + ".names", "wb") as f:
-            f.write(text.replace(victim, victim[:-1] + b"X"))
-        p = run([second, "--index", pa], expect=3)
-        check(b"checksum mismatch" in p.stderr, "edited names file", p)
-        # version 1 files (no checksums) still load
-        with open(pa + ".names", "wb") as f:
-            f.write(b"\n".join(l for l in text.split(b"\n")
-                               if not l.startswith((b"index-checksum ", b"checksum "))
-                               ).replace(b"simlsh-dedup-names 2", b"simlsh-dedup-names 1"))
-        p = run([three[1], "--index", pa, "--output", "pairs"])
-        check(p.stdout.startswith(three[1].encode()), "a version 1 names file loads", p)
 
         # The contract is saved: conflicting options, bad or missing files.
         p = run([second, "--index", idx, "-k", "7"], expect=2)
         run([second, "--index", idx, "-k", "5"])  # same as saved: fine
         run([second, "--index", os.path.join(tmp, "missing.idx")], expect=3)
-        with open(idx + ".names", "r+") as f:
-            text = f.read()
-            f.seek(0)
-            f.write(text.replace("count ", "count 1"))
-        run([second, "--index", idx], expect=3)
-        os.remove(idx + ".names")
-        run([second, "--index", idx], expect=3)
         with open(idx2, "r+b") as f:
             f.truncate(os.path.getsize(idx2) // 2)
         run([second, "--index", idx2], expect=3)
@@ -634,7 +598,6 @@ def case_output_safety():
             (["--lines", lines, "-o", lines], "is one of the inputs"),
             (["--files-from", listing, "-o", listing], "is one of the inputs"),
             ([d, "--index", idx, "-o", idx], "is one of the inputs"),
-            ([d, "--index", idx, "-o", idx + ".names"], "is one of the inputs"),
             ([d, "--save-index", a], "is one of the inputs"),
             ([d, "--stats", a], "is one of the inputs"),
             ([d, "--skipped", os.path.join(d, "c.txt")], "is one of the inputs"),
@@ -643,7 +606,7 @@ def case_output_safety():
             ([d, "--save-index", os.path.join(tmp, "soft.txt")], "is a symbolic link"),
             ([d, "-o", os.path.join(tmp, "x"), "--stats", os.path.join(tmp, "x")],
              "also the file of -o"),
-            ([d, "--save-index", os.path.join(tmp, "y"), "-o", os.path.join(tmp, "y.names")],
+            ([d, "--save-index", os.path.join(tmp, "y"), "-o", os.path.join(tmp, "y")],
              "also the file of -o"),
         ]
         fifo = os.path.join(tmp, "fifo")
@@ -1325,19 +1288,12 @@ def case_faults():
         run(half + ["--save-index", idx, "-q"])
         with open(idx, "rb") as f:
             old_idx = f.read()
-        with open(idx + ".names", "rb") as f:
-            old_names = f.read()
         for k in sorted({0, 1, 100} | set(range(0, len(old_idx), max(1, len(old_idx) // 25)))):
             p = faulty([SAMPLE, "--save-index", idx, "-q"], k)
             check(p.returncode == 4 and b"File too large" in p.stderr, "save budget %d" % k, p)
             with open(idx, "rb") as f:
-                same_idx = f.read() == old_idx
-            with open(idx + ".names", "rb") as f:
-                same_names = f.read() == old_names
-            # the index is written first: cut inside it, both files are the old ones
-            check(same_names, "save budget %d: the old names changed" % k, p)
-            if k < len(old_idx):
-                check(same_idx, "save budget %d: the old index changed" % k, p)
+                # one file (names inside): cut anywhere, it is the old one
+                check(f.read() == old_idx, "save budget %d: the old index changed" % k, p)
             no_temp_files(tmp, p)
             run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
 
@@ -1352,11 +1308,32 @@ def case_faults():
         check(os.path.exists(live), "a live run's temporary file was removed")
 
 
+def index_names(path):
+    """The names in a saved index's simlsh-dedup user data
+    (docs/format-index.md): found by its magic, decoded by the layout."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    at = data.rfind(b"SLDDUP\0\1")
+    check(at > 0, "%s: no simlsh-dedup user data" % path)
+    np, = struct.unpack_from("<I", data, at + 8)
+    pos = at + 16 + 16 * np
+    count, = struct.unpack_from("<Q", data, pos)
+    pos += 8
+    names = []
+    for _ in range(count):
+        _, _, _, ln = struct.unpack_from("<QqBI", data, pos)
+        pos += 21
+        names.append(data[pos:pos + ln].decode())
+        pos += ln
+    return names
+
+
 def case_concurrent_saves():
     """Issue 18 item 1/7 (tool side): runs saving to one index path at the
-    same time take turns (FILE.lock), so the index and its .names always
-    come from one run, the last: the pair loads and names that run's
-    documents."""
+    same time each write the one file (names inside) to a temporary file
+    renamed over it: the file comes complete from one run, the last to
+    rename, loads, and names exactly that run's documents."""
     files = sample_files()
     with tempfile.TemporaryDirectory() as tmp:
         a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
@@ -1376,10 +1353,7 @@ def case_concurrent_saves():
                 _, err = p.communicate(timeout=120)
                 check(p.returncode == 0, "concurrent save exit %d: %s" % (p.returncode, err))
             p = run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
-            with open(idx + ".names") as f:
-                lines = f.read().splitlines()
-            start = next(i for i, l in enumerate(lines) if l.startswith("count ")) + 1
-            saved = sorted(lines[start:lines.index("end")])
+            saved = sorted(index_names(idx))
             check(saved in (names_a, names_b), "round %d: names from neither run" % round_no)
             no_temp_files(tmp)
 
@@ -1635,6 +1609,306 @@ def case_verify_fallback():
     est = run(["--lines", "-", "--output", "pairs", "--verify", "estimate", "--bands", "16",
                "--rows", "6"], stdin=data)
     check(p.stdout == est.stdout and p.stdout, "the fallback decides as the estimate", p)
+
+def run_ranges(args, range_bytes=None, expect=0):
+    """run() with the range size of line files set (an undocumented variable
+    that only tests use: small ranges put range boundaries everywhere)."""
+    env = dict(os.environ)
+    env.pop("SIMLSH_DEDUP_RANGE_BYTES", None)
+    if range_bytes is not None:
+        env["SIMLSH_DEDUP_RANGE_BYTES"] = str(range_bytes)
+    proc = subprocess.run([DEDUP] + [str(a) for a in args], env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if expect is not None and proc.returncode != expect:
+        fail("expected exit %d, got %d" % (expect, proc.returncode), proc)
+    return proc
+
+
+def messages(proc, drop=("documents (",)):
+    """stderr without the summary lines (they hold times and the -j)."""
+    out = []
+    for line in proc.stderr.decode(errors="replace").splitlines():
+        if any(d in line for d in drop) or " threads" in line or " thread," in line \
+                or line.endswith(" thread") or "contract:" in line \
+                or line.startswith(("simlsh-dedup: banding:", "simlsh-dedup: verify ")):
+            continue
+        out.append(line[len("simlsh-dedup: "):] if line.startswith("simlsh-dedup: ") else line)
+    return out
+
+
+def parallel_corpus(rng, n=1200):
+    """Lines of words with planted near-copies, blank lines, CRLF ends and
+    lines too long for --max-doc-bytes 400, as bytes (no final newline)."""
+    words = ["w%03d" % i for i in range(300)]
+    docs, lines = [], []
+    for i in range(n):
+        r = rng.random()
+        if r < 0.03:
+            lines.append(b"")
+        elif r < 0.05:
+            lines.append(b"x" * rng.randint(401, 1500))
+        elif r < 0.15 and docs:
+            base = docs[rng.randrange(len(docs))].split(b" ")
+            base[rng.randrange(len(base))] = b"changed"
+            docs.append(b" ".join(base))
+            lines.append(docs[-1] + (b"\r" if r < 0.07 else b""))
+        else:
+            docs.append(b" ".join(rng.choice(words).encode() for _ in range(rng.randint(8, 60))))
+            lines.append(docs[-1])
+    return b"\n".join(lines)
+
+
+def case_parallel_inputs():
+    """Issue 17: line files are read by byte ranges in the workers, and
+    signed documents inserted in threaded batches; output, messages and the
+    saved index are byte-identical for -j 1, 2, 3, 16 and any range size,
+    for pairs and clusters in every verify mode, and equal to what the
+    sequential reader (a gzip copy of the same lines) gives."""
+    import gzip
+    import random
+    rng = random.Random(17)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = parallel_corpus(rng)
+        plain = os.path.join(tmp, "c.txt")
+        with open(plain, "wb") as f:
+            f.write(data)
+        sources = [("lines", ["--lines", plain], [None, 997])]
+        if ZLIB:
+            gz = os.path.join(tmp, "c.txt.gz")
+            with open(gz, "wb") as f:
+                f.write(gzip.compress(data))
+            sources.append(("gzip", ["--lines", gz], [None]))
+        if JSON:
+            js = os.path.join(tmp, "c.jsonl")
+            with open(js, "wb") as f:
+                for i, line in enumerate(data.split(b"\n")):
+                    if i % 97 == 5:
+                        f.write(b"{not json\n")
+                    elif i % 89 == 7:
+                        f.write(b"  \n")
+                    else:
+                        f.write(json.dumps({"id": i, "text": line.decode()}).encode() + b"\n")
+            sources.append(("jsonl", ["--jsonl", js], [997]))
+        d = os.path.join(tmp, "files")
+        os.mkdir(d)
+        for i, line in enumerate(data.split(b"\n")[:300]):
+            with open(os.path.join(d, "f%04d.txt" % i), "wb") as f:
+                f.write(line)
+        sources.append(("files", [d], [None]))
+        plain_ref = {}
+        for kind, src, sizes in sources:
+            for output in ("pairs", "clusters"):
+                for verify in ("none", "estimate", "exact"):
+                    if verify != "estimate" and kind not in ("lines", "jsonl"):
+                        continue
+                    ref = None
+                    for size in sizes:
+                        for j in ("1", "2", "3", "16"):
+                            idx = os.path.join(tmp, "i.idx")
+                            p = run_ranges(src + ["--max-doc-bytes", "400", "--output", output,
+                                                  "--verify", verify, "-j", j,
+                                                  "--save-index", idx], size)
+                            with open(idx, "rb") as f:
+                                got = (p.stdout, messages(p), f.read())
+                            if ref is None:
+                                ref = got
+                                check(len(p.stdout) > 0, "%s %s: duplicates found" % (kind, output),
+                                      p)
+                                if kind == "lines":
+                                    plain_ref[(output, verify)] = got
+                                continue
+                            what = "%s %s verify %s range %s -j %s" % (kind, output, verify, size, j)
+                            check(got[0] == ref[0], what + ": output differs", p)
+                            check(got[1] == ref[1], what + ": messages differ", p)
+                            check(got[2] == ref[2], what + ": saved index differs", p)
+                    if kind == "gzip":
+                        # the sequential reader names the same lines the same way
+                        want = plain_ref[(output, verify)]
+                        check(ref[0] == want[0], "gzip %s output differs from plain" % output)
+                        check([m.replace(gz, plain) for m in ref[1]] == want[1],
+                              "gzip %s messages differ from plain" % output)
+
+
+def case_range_boundaries():
+    """Line numbers in messages, --skipped, names and --output records are
+    right when range boundaries fall anywhere: before, inside and just after
+    bad lines, inside long lines, on blank lines and on CRLF ends."""
+    import random
+    rng = random.Random(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "b.txt")
+        words = ["v%02d" % i for i in range(60)]
+        lines, expect = [], []
+        for i in range(1, 400):
+            r = rng.random()
+            if r < 0.05 and [x for x in lines if len(x) > 20 and not x.startswith(b"y")]:
+                # a planted copy (CR or not), so that there are pairs
+                lines.append(rng.choice([x for x in lines if len(x) > 20
+                                         and not x.startswith(b"y")]).rstrip(b"\r"))
+            elif r < 0.1:
+                lines.append(b"")
+                expect.append("%s:%d: empty document, skipped" % (path, i))
+            elif r < 0.2:
+                lines.append(b"y" * rng.randint(121, 700))
+                expect.append("%s:%d: line longer than --max-doc-bytes, skipped" % (path, i))
+            else:
+                text = " ".join(rng.choice(words) for _ in range(rng.randint(3, 12))).encode()
+                lines.append(text + (b"\r" if r < 0.3 else b""))
+        data = b"\n".join(lines) + b"\n"
+        with open(path, "wb") as f:
+            f.write(data)
+        ref = None
+        for size in (1, 2, 63, 64, 120, 121, 500, len(data) - 1, len(data), None):
+            for j in ("1", "2", "3"):
+                skipped = os.path.join(tmp, "skipped")
+                p = run_ranges(["--lines", path, "--max-doc-bytes", "120", "-j", j,
+                                "--output", "pairs", "--skipped", skipped], size)
+                what = "range %s -j %s" % (size, j)
+                check(messages(p) == expect, what + ": skip messages and their lines", p)
+                with open(skipped) as f:
+                    listed = [l.split("\t")[0] for l in f.read().splitlines()]
+                check(listed == [m.split(": ")[0] for m in expect], what + ": --skipped", p)
+                if ref is None:
+                    ref = p.stdout
+                    check(len(p.stdout) > 0, "pairs found", p)
+                    # names are line numbers: each pair is two lines of equal text
+                    for row in p.stdout.decode().splitlines():
+                        a, b = (int(x) for x in row.split("\t")[:2])
+                        check(lines[a - 1].rstrip(b"\r") != b"" and lines[b - 1] != b"",
+                              what + ": a pair names a blank line", p)
+                check(p.stdout == ref, what + ": pairs differ", p)
+        if JSON:
+            js = os.path.join(tmp, "b.jsonl")
+            recs, expect = [], []
+            for i in range(1, 300):
+                r = rng.random()
+                if r < 0.1:
+                    recs.append(b"{broken")
+                    expect.append("%s:%d: invalid JSON" % (js, i))
+                elif r < 0.15:
+                    recs.append(b"   ")  # tolerated, still counted as a line
+                else:
+                    text = " ".join(rng.choice(words[:8]) for _ in range(rng.randint(3, 12)))
+                    recs.append(json.dumps({"id": "r%d" % i, "text": text}).encode())
+            with open(js, "wb") as f:
+                f.write(b"\n".join(recs) + b"\n")
+            ref = None
+            for size in (1, 37, 64, 500, None):
+                for j in ("1", "3"):
+                    p = run_ranges(["--jsonl", js, "-j", j, "--output", "records"], size)
+                    got = [m.split(": invalid JSON")[0] + ": invalid JSON" for m in messages(p)]
+                    check(got == expect, "jsonl range %s -j %s: messages" % (size, j), p)
+                    for line in p.stdout.splitlines():
+                        check(line in recs, "records are input lines", p)
+                    if ref is None:
+                        ref = p.stdout
+                        check(len(ref) > 0, "records written", p)
+                    check(p.stdout == ref, "jsonl range %s -j %s: records differ" % (size, j), p)
+
+
+def case_jsonl_fast_path():
+    """JSONL records are read by a one-pass reader that hands anything
+    unusual to jansson: ids, texts, messages, the saved index and records
+    are those of jansson alone (SIMLSH_DEDUP_JSON_SLOW=1, a test switch),
+    on records that exercise escapes, surrogates, numbers, nesting,
+    duplicate keys, bad UTF-8 and invalid JSON."""
+    if not JSON:
+        refuses_jsonl(["--jsonl", os.path.join(SAMPLE, "x.jsonl")])
+        sys.exit(SKIP)
+    base = "the harbour master logged %s ships at dawn and %s more before noon"
+    texts = [base % (a, b) for a in ("three", "four") for b in ("two", "five")]
+    recs = []
+    def t(i):
+        return json.dumps(texts[i % len(texts)])[1:-1]
+    for i, tmpl in enumerate([
+            '{"id":%d,"text":"%s"}', '{"id": %d , "text" : "%s" }  ', '\t{"id":%d,"text":"%s"}\r',
+            '{"id":"s%d","text":"%s\\n\\t\\"q\\" \\\\ \\/ \\b\\f\\r"}',
+            '{"id":"\\u00e9%d","text":"%s \\u00e9\\u20ac \\ud83d\\ude00"}',
+            '{"id":%d,"text":"%s \\ud800 lone"}', '{"id":%d,"text":"%s \\udc00 lone"}',
+            '{"id":%d,"text":"%s \\u0000 nul"}', '{"id":"a\\u0000%d","text":"%s"}',
+            '{"id":-0,"text":"%s","n":%d}', '{"id":0%d,"text":"%s"}', '{"id":%d.0,"text":"%s"}',
+            '{"id":%de3,"text":"%s"}', '{"id":99999999999999999999%d,"text":"%s"}',
+            '{"id":12345678901234567%d,"text":"%s"}', '{"id":-1234567890123456789,"t%d":0,"text":"%s"}',
+            '{"id":%d,"text":"x","text":"%s"}', '{"id":%d,"text":"%s","text":7}',
+            '{"id":%d,"text":7,"text":"%s"}', '{"id":"a","id":%d,"text":"%s"}',
+            '{"meta":{"a":[1,-2.5,{"b":null}],"c":true,"d":false,"e":"\\u00e9"},"id":%d,"text":"%s"}',
+            '{"id":%d,"text":"%s","deep":' + "[" * 100 + "]" * 100 + '}',
+            '{"id":%d,"text":"%s"} x', '{"id":%d,"text":"%s",}', '{"id":%d,"text":"%s"',
+            '{"id":%d}%s', '{"text":"%s%d"}', '{"id":%d,"text":null,"x":"%s"}', '{"id":true,"t%d":"%s"}',
+            '[%d,"%s"]', '"%d%s"', '{"te\\u0078t":"%s","id":%d}', '{"id":%d,"text":"%s","big":1e400}',
+            '{"id":%d,"text":"%s","f":-0.5,"g":1E5,"h":0.1e-3}', '{"id":%d,"text":"%s","k\\u00e9y":1}',
+            '{"id":%d,"text":"%s\x01"}', '{"id":%d,"text":"%s\tx"}', '{}%d%s', '{"id":%d,"text":"%s"}{}',
+            '{"id":%d , , "text":"%s"}', '{"id":%d,"text":"%s\\x"}', '{"id":%d,"text":"%s\\u12g4"}',
+            '{"id":-%d,"text":"%s"}', '{"id":- %d,"text":"%s"}', '{"id":%d,"text":"%s","a":tru}',
+            '{"id":%d,"text":"%s","a":[1,]}', '{"id":%d,"text":"%s","é":"ü"}']):
+        if tmpl.count("%") == 2 and tmpl.index("%s") < tmpl.index("%d"):
+            line = tmpl % (t(i), i)
+        elif "%d" in tmpl and "%s" in tmpl:
+            line = tmpl % (i, t(i))
+        else:
+            line = tmpl
+        recs.append(line.encode())
+    recs.append(b'{"id":%d,"text":"%s \xff bad"}' % (900, t(0).encode()))
+    recs.append(b'{"id":%d,"text":"%s \xc0\xaf overlong"}' % (901, t(1).encode()))
+    recs.append(b'{"id":%d,"text":"%s \xed\xa0\x80 surrogate"}' % (902, t(2).encode()))
+    recs.append(b'{"id":"\xc3\xa9t\xc3\xa9","text":"%s caf\xc3\xa9"}' % t(3).encode())
+    with tempfile.TemporaryDirectory() as tmp:
+        js = os.path.join(tmp, "t.jsonl")
+        with open(js, "wb") as f:
+            f.write(b"\n".join(recs) + b"\n")
+        for extra in (["--output", "pairs", "--format", "jsonl"], ["--output", "records"],
+                      ["--output", "clusters", "--id-field", "-", "--normalize", "none"]):
+            got = {}
+            for slow in (False, True):
+                env = dict(os.environ)
+                env.pop("SIMLSH_DEDUP_JSON_SLOW", None)
+                if slow:
+                    env["SIMLSH_DEDUP_JSON_SLOW"] = "1"
+                idx = os.path.join(tmp, "i%d.idx" % slow)
+                p = subprocess.run([DEDUP, "--jsonl", js, "--save-index", idx, "-j", "2"] + extra,
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   timeout=120)
+                with open(idx, "rb") as f:
+                    got[slow] = (p.returncode, p.stdout, messages(p), f.read(), b"")
+            what = " ".join(extra)
+            check(got[False][0] == got[True][0], what + ": exit status")
+            check(len(got[True][1]) > 0, what + ": some output")
+            check(got[False][1] == got[True][1], what + ": output differs from jansson's")
+            check(got[False][2] == got[True][2], what + ": messages differ from jansson's:\n%s\n%s"
+                  % ("\n".join(got[False][2]), "\n".join(got[True][2])))
+            # the one-file index holds the names too
+            check(got[False][3] == got[True][3], what + ": index or names differ from jansson's")
+
+
+def case_stats_threads():
+    """--stats gives the CPU seconds of the main thread and of each worker,
+    which with the library's threads add up to the process's, and splits
+    the read phase; with -j 1 there are no workers."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.txt")
+        import random
+        with open(path, "wb") as f:
+            f.write(parallel_corpus(random.Random(3), 600))
+        for j in (1, 3):
+            st = os.path.join(tmp, "s.json")
+            p = run_ranges(["--lines", path, "-j", j, "--stats", st, "--max-doc-bytes", "400"], 4096)
+            with open(st) as f:
+                d = json.load(f)
+            tc, rp = d["thread_cpu_seconds"], d["read_phase"]
+            check(len(tc["workers"]) == (0 if j == 1 else j), "-j %d: one figure per worker" % j, p)
+            parts = [tc["main"], tc["library_threads"]] + tc["workers"]
+            check(all(x >= 0 for x in parts), "CPU seconds are not negative", p)
+            check(abs(sum(parts) - tc["process"]) < 0.01, "threads add up to the process", p)
+            check(tc["main"] > 0 and tc["process"] >= tc["main"], "main thread's CPU", p)
+            for key in ("reading_cpu_seconds", "signing_cpu_seconds", "inserting_wall_seconds",
+                        "inserting_main_cpu_seconds", "waiting_wall_seconds",
+                        "main_cpu_seconds_at_end"):
+                check(rp[key] >= 0, "read_phase " + key, p)
+            check(rp["signing_cpu_seconds"] > 0, "signing took CPU", p)
+            check(rp["main_cpu_seconds_at_end"] <= tc["main"] + 1e-6, "main CPU grows", p)
+            if j == 1:
+                check(rp["waiting_wall_seconds"] == 0, "-j 1 never waits for a worker", p)
+
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}

@@ -25,13 +25,15 @@ static size_t userdata_size(const struct simlsh_index *ix)
     return ix->udata_len > 0 ? USERDATA_HEAD + ix->udata_len : 0;
 }
 
-static int saved_size(const struct simlsh_index *ix, size_t *out)
+/* Payload bytes: header, records, user data. */
+static int payload_size(const struct simlsh_index *ix, size_t *out)
 {
-    size_t recs, fixed = SIMLSH__FRAME_OVERHEAD + PAYLOAD_HEAD;
-    if (!simlsh__mul_ok(ix->count, record_size(ix), &recs) || recs > SIZE_MAX - fixed ||
-        ix->udata_len > SIZE_MAX - USERDATA_HEAD || userdata_size(ix) > SIZE_MAX - fixed - recs)
+    size_t recs;
+    if (!simlsh__mul_ok(ix->count, record_size(ix), &recs) || recs > SIZE_MAX - PAYLOAD_HEAD ||
+        ix->udata_len > SIZE_MAX - USERDATA_HEAD ||
+        userdata_size(ix) > SIZE_MAX - PAYLOAD_HEAD - recs)
         return SIMLSH_EINVAL;
-    *out = fixed + recs + userdata_size(ix);
+    *out = PAYLOAD_HEAD + recs + userdata_size(ix);
     return 0;
 }
 
@@ -50,20 +52,14 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
     SIMLSH__CHECK_INDEX(index);
     if (size == NULL || index == NULL)
         return SIMLSH_EINVAL;
-    size_t total;
-    int rc = saved_size(index, &total);
+    size_t plen, rec = record_size(index);
+    int rc = payload_size(index, &plen);
     if (rc < 0)
         return rc;
-    *size = total;
-    if (buf == NULL)
-        return 0;
-    if (cap < total)
-        return SIMLSH_EBUFSIZE;
-
-    uint8_t *out = buf;
-    size_t plen = total - SIMLSH__FRAME_OVERHEAD, rec = record_size(index);
-    simlsh__frame_write_head(out, SIMLSH__MAGIC_INDEX, plen, &index->params);
-    uint8_t *pl = out + SIMLSH__HEADER_SIZE + SIMLSH__CONTRACT_SIZE;
+    uint8_t *pl;
+    rc = simlsh__frame_begin(buf, cap, size, plen, SIMLSH__MAGIC_INDEX, &index->params, &pl);
+    if (rc <= 0)
+        return rc;
     simlsh__wr32(pl, index->bands);
     simlsh__wr32(pl + 4, index->rows);
     simlsh__wr32(pl + 8, (index->store ? FLAG_STORED : 0) |
@@ -111,7 +107,7 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
         simlsh__wr64(u, index->udata_len);
         memcpy(u + USERDATA_HEAD, index->udata, index->udata_len);
     }
-    simlsh__frame_write_tail(out, total);
+    simlsh__frame_write_tail(buf, *size);
     return 0;
 }
 
@@ -121,12 +117,10 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
     if (out == NULL)
         return SIMLSH_EINVAL;
     *out = NULL;
-    if (buf == NULL || !simlsh__alloc_valid(alloc))
-        return SIMLSH_EINVAL;
     struct simlsh_params p;
     const uint8_t *pl;
     uint64_t plen;
-    int rc = simlsh__frame_read(buf, len, SIMLSH__MAGIC_INDEX, &p, alloc, &pl, &plen);
+    int rc = simlsh__frame_open(buf, len, alloc, SIMLSH__MAGIC_INDEX, &p, &pl, &plen);
     if (rc < 0)
         return rc;
     if (plen < PAYLOAD_HEAD)
