@@ -1,5 +1,4 @@
 /* Allocation through the caller's hooks; the default is malloc/free. */
-#include <assert.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,27 +34,16 @@ void simlsh__alloc_fill(simlsh_allocator *dst, const simlsh_allocator *src)
     }
 }
 
-/* The v2 thunks. A header keeps blocks aligned as the hooks' blocks are. */
-#if SIMLSH__ALLOC_V2_HEADER
-#define V2_HEADER (sizeof(max_align_t) > 16 ? sizeof(max_align_t) : 16)
-#else
-#define V2_HEADER 0
-#endif
-
+/* The v2 thunks. Blocks are the hooks' own, with no header: every free
+ * passes the size it was allocated with (simlsh__free_sized). */
 static void *v2_alloc(void *user, size_t size)
 {
     const simlsh_allocator_v2 *v = user;
-    if (size > SIZE_MAX - V2_HEADER)
-        return NULL;
-    unsigned char *b = v->alloc(v->user, size + V2_HEADER);
-    if (b == NULL || V2_HEADER == 0)
-        return b;
-    memcpy(b, &size, sizeof size);
-    return b + V2_HEADER;
+    return v->alloc(v->user, size);
 }
 
-/* v2 blocks freed without their size, since the start: each is a call site
- * that keeps the header in use (tests/test-alloc-sized.c). */
+/* v2 blocks handed to the three-word free hook, which has no size: only a
+ * call of a->free() that bypasses simlsh__free_sized() gets here. */
 static atomic_ulong unsized_v2_frees;
 
 unsigned long simlsh__alloc_unsized_v2_frees(void)
@@ -63,22 +51,13 @@ unsigned long simlsh__alloc_unsized_v2_frees(void)
     return atomic_load_explicit(&unsized_v2_frees, memory_order_relaxed);
 }
 
-/* Reached only through simlsh__free(): v2 blocks without a header cannot be
- * freed without their size. */
+/* Without the size the caller's hook cannot be called: the block is kept
+ * (a leak, not a crash) and counted, which fails tests/test-alloc-sized.c. */
 static void v2_free(void *user, void *p)
 {
-    const simlsh_allocator_v2 *v = user;
-    atomic_fetch_add_explicit(&unsized_v2_frees, 1, memory_order_relaxed);
-#if SIMLSH__ALLOC_V2_HEADER
-    unsigned char *b = (unsigned char *)p - V2_HEADER;
-    size_t size;
-    memcpy(&size, b, sizeof size);
-    v->free(v->user, b, size + V2_HEADER);
-#else
-    (void)v;
+    (void)user;
     (void)p;
-    abort(); /* a call site that does not pass the size: a bug */
-#endif
+    atomic_fetch_add_explicit(&unsized_v2_frees, 1, memory_order_relaxed);
 }
 
 int simlsh__alloc_fill_v2(simlsh_allocator *dst, const simlsh_allocator_v2 *src)
@@ -114,12 +93,6 @@ void *simlsh__calloc(const simlsh_allocator *a, size_t n, size_t size)
     return p;
 }
 
-void simlsh__free(const simlsh_allocator *a, void *p)
-{
-    if (p != NULL)
-        a->free(a->user, p);
-}
-
 void simlsh__free_sized(const simlsh_allocator *a, void *p, size_t size)
 {
     if (p == NULL)
@@ -129,45 +102,18 @@ void simlsh__free_sized(const simlsh_allocator *a, void *p, size_t size)
         return;
     }
     const simlsh_allocator_v2 *v = a->user;
-    size = size ? size : 1; /* as simlsh__malloc asked */
-#if SIMLSH__ALLOC_V2_HEADER
-    unsigned char *b = (unsigned char *)p - V2_HEADER;
-    size_t stored;
-    memcpy(&stored, b, sizeof stored);
-    assert(stored == size && "simlsh__free_sized: not the size the block was allocated with");
-    v->free(v->user, b, stored + V2_HEADER);
-#else
-    v->free(v->user, p, size);
-#endif
+    v->free(v->user, p, size ? size : 1); /* as simlsh__malloc asked */
 }
 
-/* Copy the first copy bytes of p into a new block of new_size bytes, then
- * free p, of block bytes (0: unknown). */
-static void *move(const simlsh_allocator *a, void *p, size_t copy, size_t block, size_t new_size)
+void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, size_t block,
+                            size_t new_size)
 {
     void *q = simlsh__malloc(a, new_size);
     if (q == NULL)
         return NULL;
     if (p != NULL) {
         memcpy(q, p, copy < new_size ? copy : new_size);
-        if (block)
-            simlsh__free_sized(a, p, block);
-        else
-            simlsh__free(a, p);
+        simlsh__free_sized(a, p, block);
     }
     return q;
-}
-
-/* old_size is what to copy, which some callers keep smaller than the block
- * (shingle.c, the one caller, moves to simlsh__realloc_sized). */
-void *simlsh__realloc(const simlsh_allocator *a, void *p, size_t old_size, size_t new_size)
-{
-    return move(a, p, old_size, 0, new_size);
-}
-
-void *simlsh__realloc_sized(const simlsh_allocator *a, void *p, size_t copy, size_t block,
-                            size_t new_size)
-{
-    /* block 0 would mean "unknown" to move(); a NULL p has no block. */
-    return move(a, p, copy, p != NULL && block == 0 ? 1 : block, new_size);
 }

@@ -107,11 +107,11 @@ void simlsh_ensemble_free(simlsh_ensemble *ensemble)
     for (unsigned p = 0; p < NPART; p++) {
         if (ensemble->part[p] != NULL) {
             simlsh__pf_trees_free(ensemble->part[p], &a);
-            simlsh__free(&a, ensemble->part[p]);
+            simlsh__free_sized(&a, ensemble->part[p], sizeof *ensemble->part[p]);
         }
     }
     simlsh__pf_store_free(&ensemble->store);
-    simlsh__free(&a, ensemble);
+    simlsh__free_sized(&a, ensemble, sizeof *ensemble);
 }
 
 int simlsh_ensemble_params(simlsh_params **out, const simlsh_ensemble *ensemble)
@@ -138,7 +138,7 @@ static int ens_reserve(struct simlsh_ensemble *e, unsigned p, size_t docs)
         rc = simlsh__pf_trees_reserve(e->part[p], al, e->part[p]->n + 1);
     if (rc < 0 && made) {
         simlsh__pf_trees_free(e->part[p], al);
-        simlsh__free(al, e->part[p]);
+        simlsh__free_sized(al, e->part[p], sizeof *e->part[p]);
         e->part[p] = NULL;
     }
     return rc;
@@ -321,7 +321,7 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
             qsort(rows, n, sizeof *rows, row_id_cmp);
         rc = simlsh__pf_fill(res, rows, n);
     }
-    simlsh__free(&p->alloc, rows);
+    simlsh__free_sized(&p->alloc, rows, c.n * sizeof *rows);
     simlsh__pf_set_free(&c);
     return rc;
 }

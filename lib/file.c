@@ -125,7 +125,7 @@ static int resolve(const simlsh_allocator *al, const char *path, int nofollow, c
             return 0;
         }
         if (nofollow) {
-            simlsh__free(al, cur);
+            simlsh__free_sized(al, cur, strlen(cur) + 1);
             return SIMLSH_EINVAL;
         }
         if (hops == MAX_LINKS) {
@@ -140,17 +140,17 @@ static int resolve(const simlsh_allocator *al, const char *path, int nofollow, c
         for (;;) {
             link = simlsh__malloc(al, cap);
             if (link == NULL) {
-                simlsh__free(al, cur);
+                simlsh__free_sized(al, cur, strlen(cur) + 1);
                 return SIMLSH_ENOMEM;
             }
             n = readlink(cur, link, cap);
             if (n < 0 || (size_t)n < cap)
                 break;
-            simlsh__free(al, link);
+            simlsh__free_sized(al, link, cap);
             cap *= 2;
         }
         if (n < 0) {
-            simlsh__free(al, link);
+            simlsh__free_sized(al, link, cap);
             break;
         }
         char *next;
@@ -166,14 +166,14 @@ static int resolve(const simlsh_allocator *al, const char *path, int nofollow, c
                 next[dl + (size_t)n] = '\0';
             }
         }
-        simlsh__free(al, link);
-        simlsh__free(al, cur);
+        simlsh__free_sized(al, link, cap);
+        simlsh__free_sized(al, cur, strlen(cur) + 1);
         if (next == NULL)
             return SIMLSH_ENOMEM;
         cur = next;
     }
     *err = errno;
-    simlsh__free(al, cur);
+    simlsh__free_sized(al, cur, strlen(cur) + 1);
     return SIMLSH_EIO;
 }
 
@@ -414,8 +414,8 @@ int simlsh__file_write_atomic(const char *path, const void *buf, size_t size, in
 out:
     if (dirfd >= 0)
         close(dirfd);
-    simlsh__free(al, dir);
-    simlsh__free(al, target);
+    simlsh__free_sized(al, dir, dir ? strlen(dir) + 1 : 0);
+    simlsh__free_sized(al, target, target ? strlen(target) + 1 : 0);
     if (sys_errno != NULL)
         *sys_errno = rc == SIMLSH_EIO ? err : 0;
     return rc;
@@ -473,11 +473,22 @@ int simlsh__file_read_all(const char *path, int flags, int *sys_errno,
     }
     if (fd >= 0)
         close(fd);
+    /* Callers free the buffer by its length: a file that shrank gets a
+     * block of the bytes read. */
+    if (rc == 0 && got < want) {
+        uint8_t *q = simlsh__realloc_sized(al, buf, got, want, got);
+        if (q == NULL) {
+            rc = SIMLSH_ENOMEM;
+        } else {
+            buf = q;
+            want = got;
+        }
+    }
     if (rc == 0) {
         *out = buf;
         *len = got;
     } else {
-        simlsh__free(al, buf);
+        simlsh__free_sized(al, buf, want);
     }
     if (sys_errno != NULL)
         *sys_errno = rc == SIMLSH_EIO ? err : 0;

@@ -66,11 +66,11 @@ void simlsh__pf_store_init(simlsh__pf_store *s, const simlsh_allocator *alloc, u
 
 void simlsh__pf_store_free(simlsh__pf_store *s)
 {
-    simlsh__free(&s->alloc, s->vals);
-    simlsh__free(&s->alloc, s->ids);
-    simlsh__free(&s->alloc, s->aux);
-    simlsh__free(&s->alloc, s->state);
-    simlsh__free(&s->alloc, s->idmap);
+    simlsh__free_sized(&s->alloc, s->vals, s->slot_cap * s->num_perm * sizeof *s->vals);
+    simlsh__free_sized(&s->alloc, s->ids, s->slot_cap * sizeof *s->ids);
+    simlsh__free_sized(&s->alloc, s->aux, s->slot_cap * sizeof *s->aux);
+    simlsh__free_sized(&s->alloc, s->state, s->slot_cap * sizeof *s->state);
+    simlsh__free_sized(&s->alloc, s->idmap, s->idcap * sizeof *s->idmap);
 }
 
 uint32_t simlsh__pf_store_find(const simlsh__pf_store *s, uint64_t id)
@@ -170,10 +170,10 @@ int simlsh__pf_store_reserve(simlsh__pf_store *s, size_t docs)
             if (s->has_aux)
                 memcpy(na, s->aux, s->nslots * sizeof *na);
         }
-        simlsh__free(al, s->vals);
-        simlsh__free(al, s->ids);
-        simlsh__free(al, s->aux);
-        simlsh__free(al, s->state);
+        simlsh__free_sized(al, s->vals, s->slot_cap * s->num_perm * sizeof *s->vals);
+        simlsh__free_sized(al, s->ids, s->slot_cap * sizeof *s->ids);
+        simlsh__free_sized(al, s->aux, s->slot_cap * sizeof *s->aux);
+        simlsh__free_sized(al, s->state, s->slot_cap * sizeof *s->state);
         s->vals = nv;
         s->ids = ni;
         s->aux = na;
@@ -186,17 +186,17 @@ int simlsh__pf_store_reserve(simlsh__pf_store *s, size_t docs)
         for (size_t i = 0; i < s->idcap; i++)
             if (s->idmap[i].slot != SIMLSH__PF_NO_SLOT)
                 idmap_put(nm, nidcap, s->idmap[i].id, s->idmap[i].slot);
-        simlsh__free(al, s->idmap);
+        simlsh__free_sized(al, s->idmap, s->idcap * sizeof *s->idmap);
         s->idmap = nm;
         s->idcap = nidcap;
     }
     return 0;
 fail:
-    simlsh__free(al, nv);
-    simlsh__free(al, ni);
-    simlsh__free(al, na);
-    simlsh__free(al, ns);
-    simlsh__free(al, nm);
+    simlsh__free_sized(al, nv, ncap * s->num_perm * sizeof *nv);
+    simlsh__free_sized(al, ni, ncap * sizeof *ni);
+    simlsh__free_sized(al, na, ncap * sizeof *na);
+    simlsh__free_sized(al, ns, ncap * sizeof *ns);
+    simlsh__free_sized(al, nm, nidcap * sizeof *nm);
     return SIMLSH_ENOMEM;
 }
 
@@ -302,8 +302,8 @@ void simlsh__pf_trees_init(simlsh__pf_trees *t, uint32_t l, uint32_t depth)
 
 void simlsh__pf_trees_free(simlsh__pf_trees *t, const simlsh_allocator *alloc)
 {
-    simlsh__free(alloc, t->ent);
-    simlsh__free(alloc, t->scratch);
+    simlsh__free_sized(alloc, t->ent, t->cap * t->l * sizeof *t->ent);
+    simlsh__free_sized(alloc, t->scratch, t->cap * sizeof *t->scratch);
 }
 
 int simlsh__pf_trees_reserve(simlsh__pf_trees *t, const simlsh_allocator *alloc, size_t docs)
@@ -322,14 +322,14 @@ int simlsh__pf_trees_reserve(simlsh__pf_trees *t, const simlsh_allocator *alloc,
     simlsh__pf_entry *ne = simlsh__malloc(alloc, bytes);
     simlsh__pf_entry *ns = simlsh__malloc(alloc, ncap * sizeof *ns);
     if (ne == NULL || ns == NULL) {
-        simlsh__free(alloc, ne);
-        simlsh__free(alloc, ns);
+        simlsh__free_sized(alloc, ne, ncap * t->l * sizeof *ne);
+        simlsh__free_sized(alloc, ns, ncap * sizeof *ns);
         return SIMLSH_ENOMEM;
     }
     for (uint32_t i = 0; i < t->l && t->n > 0; i++)
         memcpy(ne + (size_t)i * ncap, t->ent + (size_t)i * t->cap, t->n * sizeof *ne);
-    simlsh__free(alloc, t->ent);
-    simlsh__free(alloc, t->scratch);
+    simlsh__free_sized(alloc, t->ent, t->cap * t->l * sizeof *t->ent);
+    simlsh__free_sized(alloc, t->scratch, t->cap * sizeof *t->scratch);
     t->ent = ne;
     t->scratch = ns;
     t->cap = ncap;
@@ -457,8 +457,8 @@ void simlsh__pf_set_init(simlsh__pf_set *c, const simlsh_allocator *alloc)
 
 void simlsh__pf_set_free(simlsh__pf_set *c)
 {
-    simlsh__free(c->alloc, c->tab);
-    simlsh__free(c->alloc, c->v);
+    simlsh__free_sized(c->alloc, c->tab, c->tcap * sizeof *c->tab);
+    simlsh__free_sized(c->alloc, c->v, c->vcap * sizeof *c->v);
 }
 
 static inline size_t set_home(uint32_t slot, size_t cap)
@@ -479,7 +479,8 @@ static int set_add(simlsh__pf_set *c, uint32_t slot)
     }
     if (c->n + 1 > c->vcap) {
         size_t nv = c->vcap ? c->vcap * 2 : 64;
-        uint32_t *v = simlsh__realloc(c->alloc, c->v, c->vcap * sizeof *v, nv * sizeof *v);
+        uint32_t *v = simlsh__realloc_sized(c->alloc, c->v, c->vcap * sizeof *v,
+                                            c->vcap * sizeof *v, nv * sizeof *v);
         if (v == NULL)
             return SIMLSH_ENOMEM;
         c->v = v;
@@ -498,7 +499,7 @@ static int set_add(simlsh__pf_set *c, uint32_t slot)
                     p = 0;
             tab[p] = c->v[i];
         }
-        simlsh__free(c->alloc, c->tab);
+        simlsh__free_sized(c->alloc, c->tab, c->tcap * sizeof *c->tab);
         c->tab = tab;
         c->tcap = nt;
     }
@@ -588,7 +589,7 @@ int simlsh__pf_descend(const simlsh__pf_trees *t, const simlsh__pf_store *s, con
             break;
         d = next;
     }
-    simlsh__free(c->alloc, cur);
+    simlsh__free_sized(c->alloc, cur, ncur * sizeof *cur);
     return rc;
 }
 

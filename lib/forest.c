@@ -65,7 +65,7 @@ void simlsh_forest_free(simlsh_forest *forest)
     simlsh_allocator a = forest->params.alloc;
     simlsh__pf_trees_free(&forest->trees, &a);
     simlsh__pf_store_free(&forest->store);
-    simlsh__free(&a, forest);
+    simlsh__free_sized(&a, forest, sizeof *forest);
 }
 
 int simlsh_forest_params(simlsh_params **out, const simlsh_forest *forest)
@@ -162,7 +162,7 @@ int simlsh_forest_query_topk(simlsh_results *res, const simlsh_forest *forest,
             qsort(rows, c.n, sizeof *rows, row_rank_cmp);
         rc = simlsh__pf_fill(res, rows, c.n < k ? c.n : k);
     }
-    simlsh__free(&forest->params.alloc, rows);
+    simlsh__free_sized(&forest->params.alloc, rows, c.n * sizeof *rows);
     simlsh__pf_set_free(&c);
     return rc;
 }

@@ -91,14 +91,15 @@ typedef struct {
      * spread is no worse than a binary search over all of them. */
     uint32_t *start;
     unsigned shift;
+    size_t nids, n, nstart; /* elements in ids, ea and eb, start: their sizes */
 } dense_map;
 
 static void dense_free(dense_map *d)
 {
-    simlsh__free(d->al, d->ids);
-    simlsh__free(d->al, d->ea);
-    simlsh__free(d->al, d->eb);
-    simlsh__free(d->al, d->start);
+    simlsh__free_sized(d->al, d->ids, d->nids * sizeof *d->ids);
+    simlsh__free_sized(d->al, d->ea, d->n * sizeof *d->ea);
+    simlsh__free_sized(d->al, d->eb, d->n * sizeof *d->eb);
+    simlsh__free_sized(d->al, d->start, d->nstart * sizeof *d->start);
 }
 
 static uint32_t dense_find(const dense_map *d, uint64_t id)
@@ -128,27 +129,31 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
         return 0;
     uint64_t *tmp = simlsh__calloc(al, 2 * n, sizeof *tmp);
     d->ids = simlsh__calloc(al, 2 * n, sizeof *d->ids);
+    d->nids = 2 * n;
+    d->n = n;
     if (tmp == NULL || d->ids == NULL) {
-        simlsh__free(al, tmp);
+        simlsh__free_sized(al, tmp, 2 * n * sizeof *tmp);
         dense_free(d);
         return SIMLSH_ENOMEM;
     }
     memcpy(d->ids, a, n * sizeof *a);
     memcpy(d->ids + n, b, n * sizeof *b);
     radix_sort(d->ids, NULL, tmp, NULL, 2 * n);
-    simlsh__free(al, tmp);
+    simlsh__free_sized(al, tmp, 2 * n * sizeof *tmp);
     size_t m = 1;
     for (size_t i = 1; i < 2 * n; i++)
         if (d->ids[i] != d->ids[m - 1])
             d->ids[m++] = d->ids[i];
     d->m = m;
     /* Give back the slots of repeated ids before the next allocations. */
-    uint64_t *shrunk = simlsh__realloc(al, d->ids, 2 * n * sizeof *d->ids, m * sizeof *d->ids);
+    uint64_t *shrunk = simlsh__realloc_sized(al, d->ids, m * sizeof *d->ids,
+                                             2 * n * sizeof *d->ids, m * sizeof *d->ids);
     if (shrunk == NULL) {
         dense_free(d);
         return SIMLSH_ENOMEM;
     }
     d->ids = shrunk;
+    d->nids = m;
     unsigned k = 0, bits = 0;
     while (((size_t)1 << k) < m)
         k++;
@@ -157,6 +162,7 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
     d->shift = bits > k ? bits - k : 0;
     size_t nb = (size_t)1 << k;
     /* Dense indices are 32-bit, NONE excluded. */
+    d->nstart = nb + 1;
     if (m >= NONE || (d->start = simlsh__calloc(al, nb + 1, sizeof *d->start)) == NULL ||
         (d->ea = simlsh__calloc(al, n, sizeof *d->ea)) == NULL ||
         (d->eb = simlsh__calloc(al, n, sizeof *d->eb)) == NULL) {
@@ -195,8 +201,8 @@ static int components_of(uint32_t *comp, size_t *ncomp, const dense_map *d, size
     uint32_t *parent = simlsh__calloc(d->al, d->m, sizeof *parent);
     uint32_t *size = simlsh__calloc(d->al, d->m, sizeof *size);
     if (parent == NULL || size == NULL) {
-        simlsh__free(d->al, parent);
-        simlsh__free(d->al, size);
+        simlsh__free_sized(d->al, parent, d->m * sizeof *parent);
+        simlsh__free_sized(d->al, size, d->m * sizeof *size);
         return SIMLSH_ENOMEM;
     }
     for (size_t i = 0; i < d->m; i++) {
@@ -226,8 +232,8 @@ static int components_of(uint32_t *comp, size_t *ncomp, const dense_map *d, size
         comp[i] = size[r];
     }
     *ncomp = nc;
-    simlsh__free(d->al, parent);
-    simlsh__free(d->al, size);
+    simlsh__free_sized(d->al, parent, d->m * sizeof *parent);
+    simlsh__free_sized(d->al, size, d->m * sizeof *size);
     return 0;
 }
 
@@ -248,7 +254,7 @@ int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t
     size_t *start = NULL, nc = 0;
     if ((rc = dense_build(&d, al, a, b, n)) < 0)
         return rc;
-    simlsh__free(al, d.start); /* no lookups after the build */
+    simlsh__free_sized(al, d.start, d.nstart * sizeof *d.start); /* no lookups after the build */
     d.start = NULL;
     if (d.m > 0 && ((comp = simlsh__calloc(al, d.m, sizeof *comp)) == NULL ||
                     (rc = components_of(comp, &nc, &d, n)) < 0 ||
@@ -283,8 +289,8 @@ int simlsh_group_components(simlsh_results *res, size_t *ngroups, const uint64_t
         *ngroups = nc;
 out:
     dense_free(&d);
-    simlsh__free(al, comp);
-    simlsh__free(al, start);
+    simlsh__free_sized(al, comp, d.m * sizeof *comp);
+    simlsh__free_sized(al, start, (nc + 1) * sizeof *start);
     return rc;
 }
 
@@ -338,7 +344,7 @@ int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, c
             visit[nv++] = (uint32_t)i;
         centre[i] = NONE;
     }
-    simlsh__free(al, d.start); /* no lookups after the order */
+    simlsh__free_sized(al, d.start, d.nstart * sizeof *d.start); /* no lookups after the order */
     d.start = NULL;
 
     /* Adjacency lists (both directions). */
@@ -383,9 +389,9 @@ int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, c
         }
         ng++;
     }
-    simlsh__free(al, adj);
+    simlsh__free_sized(al, adj, 2 * n * sizeof *adj);
     adj = NULL;
-    simlsh__free(al, adjs);
+    simlsh__free_sized(al, adjs, 2 * n * sizeof *adjs);
     adjs = NULL;
 
     if ((start = simlsh__calloc(al, ng + 1, sizeof *start)) == NULL) {
@@ -416,14 +422,14 @@ int simlsh_group_star(simlsh_results *res, size_t *ngroups, const uint64_t *a, c
         *ngroups = ng;
 out:
     dense_free(&d);
-    simlsh__free(al, visit);
-    simlsh__free(al, adj);
-    simlsh__free(al, adjs);
-    simlsh__free(al, centre);
-    simlsh__free(al, group);
-    simlsh__free(al, mscore);
-    simlsh__free(al, first);
-    simlsh__free(al, start);
+    simlsh__free_sized(al, visit, m * sizeof *visit);
+    simlsh__free_sized(al, adj, 2 * n * sizeof *adj);
+    simlsh__free_sized(al, adjs, 2 * n * sizeof *adjs);
+    simlsh__free_sized(al, centre, m * sizeof *centre);
+    simlsh__free_sized(al, group, m * sizeof *group);
+    simlsh__free_sized(al, mscore, m * sizeof *mscore);
+    simlsh__free_sized(al, first, (m + 1) * sizeof *first);
+    simlsh__free_sized(al, start, (ng + 1) * sizeof *start);
     return rc;
 }
 
@@ -443,13 +449,13 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     uint32_t *comp = NULL, *rank = NULL, *csize = NULL;
     uint64_t *key = NULL, *sub = NULL, *idx = NULL, *tk = NULL, *tv = NULL;
     double *sc = NULL;
-    size_t *cstart = NULL, nc = 0, np = 0, nb = 0;
+    size_t *cstart = NULL, nc = 0, np = 0, nb = 0, nsc = 0; /* nsc: sc's entries */
     if ((rc = dense_build(&d, al, a, b, n)) < 0)
         return rc;
     /* Arrays of n entries dominate: each is freed as soon as it is done
      * with, so that the peak is five of them and the output's columns
      * meet only three. */
-    simlsh__free(al, d.start);
+    simlsh__free_sized(al, d.start, d.nstart * sizeof *d.start);
     d.start = NULL;
     if (n > 0 && ((comp = simlsh__calloc(al, d.m, sizeof *comp)) == NULL ||
                   (rc = components_of(comp, &nc, &d, n)) < 0 ||
@@ -470,13 +476,14 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         key[i] = x < y ? x << 32 | y : y << 32 | x;
         idx[i] = i;
     }
-    simlsh__free(al, d.ea);
-    simlsh__free(al, d.eb);
+    simlsh__free_sized(al, d.ea, d.n * sizeof *d.ea);
+    simlsh__free_sized(al, d.eb, d.n * sizeof *d.eb);
     d.ea = d.eb = NULL;
     radix_sort(key, idx, tk, tv, n);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || key[i] != key[np - 1])
             np++;
+    nsc = np;
     if (n > 0 && (sc = simlsh__calloc(al, np, sizeof *sc)) == NULL) {
         rc = SIMLSH_ENOMEM;
         goto out;
@@ -517,7 +524,7 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
                 sub[j] = (uint64_t)(rank[lo] / half) << 32 | (rank[hi] / half);
             idx[j] = j;
         }
-        simlsh__free(al, rank);
+        simlsh__free_sized(al, rank, d.m * sizeof *rank);
         rank = NULL;
         /* Stable by block first; the stable pass by component follows. */
         radix_sort(sub, idx, tk, tv, np);
@@ -562,9 +569,9 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         prev_c = c;
         prev_big = big;
     }
-    simlsh__free(al, tv);
-    simlsh__free(al, sub);
-    simlsh__free(al, comp);
+    simlsh__free_sized(al, tv, n * sizeof *tv);
+    simlsh__free_sized(al, sub, np * sizeof *sub);
+    simlsh__free_sized(al, comp, d.m * sizeof *comp);
     tv = sub = NULL;
     comp = NULL;
 
@@ -585,16 +592,16 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         *nbatches = nb;
 out:
     dense_free(&d);
-    simlsh__free(al, comp);
-    simlsh__free(al, rank);
-    simlsh__free(al, csize);
-    simlsh__free(al, cstart);
-    simlsh__free(al, key);
-    simlsh__free(al, sub);
-    simlsh__free(al, idx);
-    simlsh__free(al, tk);
-    simlsh__free(al, tv);
-    simlsh__free(al, sc);
+    simlsh__free_sized(al, comp, d.m * sizeof *comp);
+    simlsh__free_sized(al, rank, d.m * sizeof *rank);
+    simlsh__free_sized(al, csize, nc * sizeof *csize);
+    simlsh__free_sized(al, cstart, (nc + 1) * sizeof *cstart);
+    simlsh__free_sized(al, key, n * sizeof *key);
+    simlsh__free_sized(al, sub, np * sizeof *sub);
+    simlsh__free_sized(al, idx, n * sizeof *idx);
+    simlsh__free_sized(al, tk, n * sizeof *tk);
+    simlsh__free_sized(al, tv, n * sizeof *tv);
+    simlsh__free_sized(al, sc, nsc * sizeof *sc);
     return rc;
 }
 
@@ -613,8 +620,8 @@ int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count, const simls
     const simlsh_allocator *al = &res->alloc;
     uint64_t *k = simlsh__calloc(al, 2 * np, sizeof *k), *t = simlsh__calloc(al, 2 * np, sizeof *t);
     if (k == NULL || t == NULL) {
-        simlsh__free(al, k);
-        simlsh__free(al, t);
+        simlsh__free_sized(al, k, 2 * np * sizeof *k);
+        simlsh__free_sized(al, t, 2 * np * sizeof *t);
         return SIMLSH_ENOMEM;
     }
     memcpy(k, res->a + lo, np * sizeof *k);
@@ -631,7 +638,7 @@ int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count, const simls
         else if (u > 0)
             memcpy(ids, k, u * sizeof *ids);
     }
-    simlsh__free(al, k);
-    simlsh__free(al, t);
+    simlsh__free_sized(al, k, 2 * np * sizeof *k);
+    simlsh__free_sized(al, t, 2 * np * sizeof *t);
     return rc;
 }

@@ -1,7 +1,9 @@
 /* Fork-join over numbered work units (pool.h). */
+#include <assert.h>
 #include <stdint.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "pool.h"
 
 struct simlsh__par {
@@ -156,13 +158,13 @@ static void *locked_alloc(void *user, size_t size)
     return p;
 }
 
-static void locked_free(void *user, void *ptr)
+static void locked_free(void *user, void *ptr, size_t size)
 {
     simlsh__lockal *la = user;
 #if SIMLSH_THREADS
     pthread_mutex_lock(la->mu);
 #endif
-    la->inner->free(la->inner->user, ptr);
+    simlsh__free_sized(la->inner, ptr, size);
 #if SIMLSH_THREADS
     pthread_mutex_unlock(la->mu);
 #endif
@@ -171,9 +173,15 @@ static void locked_free(void *user, void *ptr)
 void simlsh__lockal_init(simlsh__lockal *la, const simlsh_allocator *inner)
 {
     la->inner = inner;
-    la->al.alloc = locked_alloc;
-    la->al.free = locked_free;
-    la->al.user = la;
+    /* A v2 struct: a block may be freed through inner later (a worker's
+     * result columns), so the lock passes on the size it is given. */
+    la->v2 = (simlsh_allocator_v2)SIMLSH_ALLOCATOR_V2_INIT;
+    la->v2.alloc = locked_alloc;
+    la->v2.free = locked_free;
+    la->v2.user = la;
+    int rc = simlsh__alloc_fill_v2(&la->al, &la->v2);
+    assert(rc == 0);
+    (void)rc;
 #if SIMLSH_THREADS
     pthread_mutex_init(&la->own, NULL);
     la->mu = &la->own;

@@ -56,7 +56,8 @@ int simlsh__par_failed(const simlsh__par *par);
  * the second with _share, so that both take the same lock: the caller may
  * have given both objects the same hooks. */
 typedef struct simlsh__lockal {
-    simlsh_allocator al; /* what workers pass to simlsh__malloc */
+    simlsh_allocator al; /* what workers pass to simlsh__malloc: refers to v2 */
+    simlsh_allocator_v2 v2; /* sized hooks, so that frees keep their sizes */
     const simlsh_allocator *inner;
 #if SIMLSH_THREADS
     pthread_mutex_t own;

@@ -121,7 +121,8 @@ static int nb_reserve(simlsh__shingler *s, size_t extra)
     size_t ncap = s->nb_cap ? s->nb_cap : 4096;
     while (ncap < need)
         ncap *= 2;
-    uint8_t *q = simlsh__realloc(&s->alloc, s->nb, s->nb_len, ncap + SIMLSH__PAD);
+    uint8_t *q = simlsh__realloc_sized(&s->alloc, s->nb, s->nb_len,
+                                       s->nb ? s->nb_cap + SIMLSH__PAD : 0, ncap + SIMLSH__PAD);
     if (q == NULL)
         return SIMLSH_ENOMEM;
     s->nb = q;
@@ -139,16 +140,16 @@ static int scratch_reserve(simlsh__shingler *s, size_t n)
     uint32_t *pos = simlsh__malloc(&s->alloc, (ncap + 1) * sizeof *pos);
     uint32_t *ends = simlsh__malloc(&s->alloc, (ncap + 1) * sizeof *ends);
     if (h32 == NULL || h64 == NULL || pos == NULL || ends == NULL) {
-        simlsh__free(&s->alloc, h32);
-        simlsh__free(&s->alloc, h64);
-        simlsh__free(&s->alloc, pos);
-        simlsh__free(&s->alloc, ends);
+        simlsh__free_sized(&s->alloc, h32, ncap * sizeof *h32);
+        simlsh__free_sized(&s->alloc, h64, ncap * sizeof *h64);
+        simlsh__free_sized(&s->alloc, pos, (ncap + 1) * sizeof *pos);
+        simlsh__free_sized(&s->alloc, ends, (ncap + 1) * sizeof *ends);
         return SIMLSH_ENOMEM;
     }
-    simlsh__free(&s->alloc, s->h32);
-    simlsh__free(&s->alloc, s->h64);
-    simlsh__free(&s->alloc, s->pos);
-    simlsh__free(&s->alloc, s->ends);
+    simlsh__free_sized(&s->alloc, s->h32, s->h_cap * sizeof *s->h32);
+    simlsh__free_sized(&s->alloc, s->h64, s->h_cap * sizeof *s->h64);
+    simlsh__free_sized(&s->alloc, s->pos, (s->pos_cap + 1) * sizeof *s->pos);
+    simlsh__free_sized(&s->alloc, s->ends, (s->pos_cap + 1) * sizeof *s->ends);
     s->ends = ends;
     s->h32 = h32;
     s->h64 = h64;
@@ -203,13 +204,13 @@ void simlsh__shingler_free(simlsh__shingler *s)
     if (s == NULL)
         return;
     simlsh_allocator a = s->alloc;
-    simlsh__free(&a, s->nb);
-    simlsh__free(&a, s->pos);
-    simlsh__free(&a, s->ends);
-    simlsh__free(&a, s->h32);
-    simlsh__free(&a, s->h64);
+    simlsh__free_sized(&a, s->nb, s->nb_cap + SIMLSH__PAD);
+    simlsh__free_sized(&a, s->pos, (s->pos_cap + 1) * sizeof *s->pos);
+    simlsh__free_sized(&a, s->ends, (s->pos_cap + 1) * sizeof *s->ends);
+    simlsh__free_sized(&a, s->h32, s->h_cap * sizeof *s->h32);
+    simlsh__free_sized(&a, s->h64, s->h_cap * sizeof *s->h64);
     simlsh__vec_free(&a, &s->raw, NULL);
-    simlsh__free(&a, s);
+    simlsh__free_sized(&a, s, sizeof *s);
 }
 
 void simlsh__shingler_begin(simlsh__shingler *s)
@@ -740,8 +741,8 @@ static int unicode_end(simlsh__shingler *s, const sinks *sk)
     if (!(s->norm & SIMLSH_NORM_NFKC))
         opt |= UTF8PROC_COMPOSE; /* case folding alone: keep NFC shape */
     /* Decompose each code point, growing the output as needed. */
-    size_t cap = m + 16, len = 0;
-    utf8proc_int32_t *out = simlsh__malloc(&s->alloc, cap * sizeof *out);
+    size_t cap = m + 16, len = 0, block = cap * sizeof(utf8proc_int32_t); /* out's bytes */
+    utf8proc_int32_t *out = simlsh__malloc(&s->alloc, block);
     int rc = out ? 0 : SIMLSH_ENOMEM;
     for (size_t i = 0; rc == 0 && i < m; i++) {
         int last = 0;
@@ -759,24 +760,27 @@ static int unicode_end(simlsh__shingler *s, const sinks *sk)
                 break;
             }
             size_t ncap = cap * 2 + (size_t)r;
-            utf8proc_int32_t *q = simlsh__realloc(&s->alloc, out, len * sizeof *out,
-                                                  (ncap + 1) * sizeof *out);
+            utf8proc_int32_t *q = simlsh__realloc_sized(&s->alloc, out, len * sizeof *out, block,
+                                                        (ncap + 1) * sizeof *out);
             if (q == NULL) { rc = SIMLSH_ENOMEM; break; }
             out = q;
             cap = ncap;
+            block = (ncap + 1) * sizeof *out;
         }
     }
-    simlsh__free(&s->alloc, cps);
+    simlsh__free_sized(&s->alloc, cps, (n + 1) * sizeof *cps);
     if (rc == 0)
         rc = canonical_order(&s->alloc, out, len);
     if (rc == 0) {
         /* reencode needs room for 4 bytes per code point in place */
-        utf8proc_int32_t *q = simlsh__realloc(&s->alloc, out, len * sizeof *out,
-                                              (len + 1) * sizeof *out + 4);
-        if (q == NULL)
+        utf8proc_int32_t *q = simlsh__realloc_sized(&s->alloc, out, len * sizeof *out, block,
+                                                    (len + 1) * sizeof *out + 4);
+        if (q == NULL) {
             rc = SIMLSH_ENOMEM;
-        else
+        } else {
             out = q;
+            block = (len + 1) * sizeof *out + 4;
+        }
     }
     if (rc == 0) {
         utf8proc_ssize_t bytes = utf8proc_reencode(out, (utf8proc_ssize_t)len, opt);
@@ -790,7 +794,7 @@ static int unicode_end(simlsh__shingler *s, const sinks *sk)
                 s->u8 = save;
         }
     }
-    simlsh__free(&s->alloc, out);
+    simlsh__free_sized(&s->alloc, out, block);
     return rc;
 }
 #endif

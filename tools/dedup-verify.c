@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* Exact mode drops candidates whose estimate is this many standard
@@ -709,6 +710,23 @@ static void verify_rows(struct vctx *v, const size_t *rows, size_t n, const doub
     }
 }
 
+/* --verify-memory 0 (the default): the sets of one batch may take half the
+ * memory the run has needed so far, plus 16 MiB, between 16 and 256 MiB. The
+ * first pass (signatures, index, candidates) is what --verify estimate needs
+ * too, so the second pass adds at most about half of that: exact answers
+ * for about 1.5 times the memory of estimated ones. */
+static uint64_t verify_budget(const struct run *r)
+{
+    if (r->opt->verify_memory)
+        return r->opt->verify_memory;
+    struct rusage ru;
+    uint64_t peak = 0;
+    if (getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0)
+        peak = (uint64_t)ru.ru_maxrss * 1024; /* kilobytes on Linux */
+    uint64_t b = peak / 2 + (UINT64_C(16) << 20), hi = UINT64_C(256) << 20;
+    return b > hi ? hi : b;
+}
+
 /* One batch: documents ids[0..nids) (ascending), rows [0, nrows). When the
  * planned sets exceed the budget, the documents are cut in chunks of half
  * the budget and the rows are verified block by block (chunk i x chunk j),
@@ -717,7 +735,7 @@ static void verify_batch(struct vctx *v, const uint64_t *ids, size_t nids, const
                          const uint64_t *rb, const double *rs, size_t nrows, struct pairvec *out)
 {
     struct run *r = v->r;
-    uint64_t budget = r->opt->verify_memory, total = 0;
+    uint64_t budget = r->vs.budget, total = 0;
     v->slots = xrealloc(v->slots, (nids ? nids : 1) * sizeof *v->slots);
     v->nslots = nids;
     v->ids = ids;
@@ -970,7 +988,8 @@ static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *
         }
     /* Batches of whole components while they fit: max_docs from the mean
      * planned size (verify_batch cuts a batch that is larger still). */
-    uint64_t budget = r->opt->verify_memory;
+    r->vs.budget = verify_budget(r);
+    uint64_t budget = r->vs.budget;
     size_t max_docs;
     if (planned <= budget)
         max_docs = cdocs;

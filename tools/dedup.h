@@ -42,7 +42,7 @@ struct pair {
 };
 
 /* --verify-memory default: the shingle sets held at once by the second pass. */
-#define DEFAULT_VERIFY_MEMORY (UINT64_C(256) << 20)
+#define DEFAULT_VERIFY_MEMORY 0 /* auto: see verify_budget() in dedup-verify.c */
 
 /* One command-line input, processed in command-line order. */
 enum input_kind {
@@ -284,6 +284,7 @@ struct run {
         uint64_t docs_unread;   /* exact mode: documents that could not be read again */
         uint64_t reads;         /* documents read by the second pass (with repeats) */
         uint64_t batches;       /* batches of the second pass */
+        uint64_t budget;        /* bytes of sets one batch may plan (--verify-memory) */
         uint64_t set_bytes_peak; /* most bytes of shingle sets held at once */
         uint64_t shingles_peak; /* most shingles held at once */
         int bytes_per_shingle;  /* 4 (32-bit hashes) or 8 */

@@ -273,7 +273,7 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
                PRIu64 ",\"set_bytes_peak\":%" PRIu64 ",\"shingles_peak\":%" PRIu64
                ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f}",
             cluster_names[r->opt->cluster], r->vs.candidates, r->vs.exact, r->vs.estimated,
-            r->vs.docs_unread, r->vs.reads, r->vs.batches, r->opt->verify_memory,
+            r->vs.docs_unread, r->vs.reads, r->vs.batches, r->vs.budget,
             r->vs.set_bytes_peak, r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
     /* the running phase is closed first, so the phases add up to the run */
     phase_switch(r, r->phase);

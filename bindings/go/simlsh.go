@@ -1,11 +1,8 @@
-// Package simlsh is a thin cgo binding of libsimlsh (include/simlsh.h):
-// near-duplicate detection with shingling, MinHash and LSH banding.
-//
-// Objects have Close(), which frees the C object (a finalizer does it too,
-// late). Errors wrap an Errno, so errors.Is(err, simlsh.ErrInvalid) works.
-// Text is []byte; ids are uint64. Thread rules are the header's: Params and
-// Signature may be shared for reading, an Index takes concurrent queries
-// but inserts need exclusive access; a Results value has one owner.
+// Package simlsh is a thin cgo binding of libsimlsh (include/simlsh.h). Objects
+// have Close() (a finalizer calls it too, late); errors wrap an Errno, so
+// errors.Is(err, simlsh.ErrInvalid) works; text is []byte, ids are uint64.
+// Threads as in the header: Params and Signature may be shared for reading,
+// an Index takes concurrent queries but inserts need exclusive access.
 package simlsh
 
 /*
@@ -41,22 +38,6 @@ const (
 	ErrIO          = Errno(C.SIMLSH_EIO)
 )
 
-// Error is a failed call: the C function and its code.
-type Error struct {
-	Op   string
-	Code Errno
-}
-
-func (e *Error) Error() string { return e.Op + ": " + e.Code.Error() }
-func (e *Error) Unwrap() error { return e.Code }
-
-func check(op string, rc C.int) error {
-	if rc < 0 {
-		return &Error{op, Errno(rc)}
-	}
-	return nil
-}
-
 // Parameter keys (SIMLSH_PARAM_*) and query flags.
 const (
 	ParamUnit      = int(C.SIMLSH_PARAM_UNIT)
@@ -73,11 +54,31 @@ const (
 	QueryVerify    = int(C.SIMLSH_QUERY_VERIFY)
 )
 
-func bytesPtr(b []byte) unsafe.Pointer {
-	if len(b) == 0 {
-		return nil
+// Error is a failed call: the C function and its code.
+type Error struct {
+	Op   string
+	Code Errno
+}
+
+func (e *Error) Error() string { return e.Op + ": " + e.Code.Error() }
+func (e *Error) Unwrap() error { return e.Code }
+func check(op string, rc C.int) error {
+	if rc < 0 {
+		return &Error{op, Errno(rc)}
 	}
-	return unsafe.Pointer(&b[0])
+	return nil
+}
+
+// create makes a C object with mk and wraps it in a Go object whose
+// finalizer closes it.
+func create[H any, O any](op string, mk func(**H) C.int, wrap func(*H) *O, close func(*O)) (*O, error) {
+	var h *H
+	if err := check(op, mk(&h)); err != nil {
+		return nil, err
+	}
+	o := wrap(h)
+	runtime.SetFinalizer(o, close)
+	return o, nil
 }
 
 // Params is the hash contract.
@@ -86,15 +87,14 @@ type Params struct{ p *C.simlsh_params }
 // NewParams returns params set to a preset: "default" (the library's
 // defaults) or "dedup" (simlsh-dedup's defaults).
 func NewParams(preset string) (*Params, error) {
-	var p *C.simlsh_params
-	if err := check("simlsh_params_new", C.simlsh_params_new(&p, nil)); err != nil {
+	o, err := create("simlsh_params_new", func(p **C.simlsh_params) C.int { return C.simlsh_params_new(p, nil) },
+		func(p *C.simlsh_params) *Params { return &Params{p} }, (*Params).Close)
+	if err != nil {
 		return nil, err
 	}
-	o := &Params{p}
-	runtime.SetFinalizer(o, (*Params).Close)
 	cs := C.CString(preset)
 	defer C.free(unsafe.Pointer(cs))
-	if err := check("simlsh_params_preset", C.simlsh_params_preset(p, cs)); err != nil {
+	if err := check("simlsh_params_preset", C.simlsh_params_preset(o.p, cs)); err != nil {
 		o.Close()
 		return nil, err
 	}
@@ -109,8 +109,7 @@ func (o *Params) SetInt(key int, v int64) error {
 }
 
 func (o *Params) SetFloat(key int, v float64) error {
-	return check("simlsh_params_set_double",
-		C.simlsh_params_set_double(o.p, C.int(key), C.double(v)))
+	return check("simlsh_params_set_double", C.simlsh_params_set_double(o.p, C.int(key), C.double(v)))
 }
 
 // Describe returns the whole contract as "key=value ..." (simlsh_params_describe).
@@ -125,56 +124,59 @@ func (o *Params) Describe() (string, error) {
 }
 
 // SignBatch signs texts in one call (simlsh_sign_batch) on up to threads
-// threads (0: one per CPU): values is len(texts) x numPerm, row-major;
-// empty[i] tells that text i had nothing to shingle. The texts are copied
-// into C memory first, since C may not keep Go pointers.
-func (o *Params) SignBatch(texts [][]byte, threads int) (values []uint32, empty []bool, err error) {
-	var np C.int64_t
-	if err = check("simlsh_params_get_int", C.simlsh_params_get_int(o.p, C.SIMLSH_PARAM_NUM_PERM, &np)); err != nil {
+// threads (0: one per CPU): values is len(texts) x numPerm, row-major, in
+// dst's memory when its capacity suffices (sign a stream in chunks into one
+// reused dst); empty[i] tells that text i had nothing to shingle. The texts
+// are copied into one C block first, since C memory may not hold Go pointers.
+func (o *Params) SignBatch(dst []uint32, texts [][]byte, threads int) (values []uint32, empty []bool, err error) {
+	np, err := o.numPerm()
+	if err != nil {
 		return nil, nil, err
 	}
-	n := len(texts)
-	total := 0
+	n, total := len(texts), 0
 	for _, t := range texts {
 		total += len(t)
 	}
-	data := (*[1 << 40]byte)(C.malloc(C.size_t(total + 1)))
-	ptrs := (*[1 << 30]unsafe.Pointer)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof(uintptr(0)))))
-	defer C.free(unsafe.Pointer(data))
-	defer C.free(unsafe.Pointer(ptrs))
+	block := C.malloc(C.size_t((n+1)*int(unsafe.Sizeof(uintptr(0))) + total + 1))
+	defer C.free(block)
+	ptrs := unsafe.Slice((*unsafe.Pointer)(block), n+1)
+	data := unsafe.Slice((*byte)(unsafe.Add(block, (n+1)*int(unsafe.Sizeof(uintptr(0))))), total+1)
 	lens := make([]C.size_t, n+1)
 	at := 0
 	for i, t := range texts {
-		copy(data[at:], t)
-		ptrs[i] = unsafe.Pointer(&data[at])
-		lens[i] = C.size_t(len(t))
-		at += len(t)
+		ptrs[i], lens[i] = unsafe.Pointer(&data[at]), C.size_t(len(t))
+		at += copy(data[at:], t)
 	}
-	values = make([]uint32, n*int(np)+1)
-	e := make([]uint8, n+1)
-	rc := C.simlsh_sign_batch((*C.uint32_t)(unsafe.Pointer(&values[0])), (*C.uint8_t)(&e[0]), o.p,
-		&ptrs[0], &lens[0], C.size_t(n), C.uint32_t(threads))
+	// The +1 keeps &values[0] and &empty[0] valid for n = 0.
+	if cap(dst) < n*np+1 {
+		dst = make([]uint32, n*np+1)
+	}
+	values, empty = dst[:n*np+1], make([]bool, n+1) // C writes 0 or 1: Go's bools
+	rc := C.simlsh_sign_batch((*C.uint32_t)(unsafe.Pointer(&values[0])),
+		(*C.uint8_t)(unsafe.Pointer(&empty[0])), o.p, &ptrs[0], &lens[0], C.size_t(n), C.uint32_t(threads))
 	if err = check("simlsh_sign_batch", rc); err != nil {
 		return nil, nil, err
 	}
-	empty = make([]bool, n)
-	for i := range empty {
-		empty[i] = e[i] != 0
-	}
-	return values[:n*int(np)], empty, nil
+	return values[:n*np], empty[:n], nil
+}
+
+func (o *Params) numPerm() (int, error) {
+	var np C.int64_t
+	err := check("simlsh_params_get_int", C.simlsh_params_get_int(o.p, C.SIMLSH_PARAM_NUM_PERM, &np))
+	return int(np), err
 }
 
 // Signature is a MinHash signature.
-type Signature struct{ s *C.simlsh_signature }
+type Signature struct {
+	s  *C.simlsh_signature
+	np int
+}
 
 func NewSignature(p *Params) (*Signature, error) {
-	var s *C.simlsh_signature
-	if err := check("simlsh_signature_new", C.simlsh_signature_new(&s, p.p)); err != nil {
-		return nil, err
-	}
-	o := &Signature{s}
-	runtime.SetFinalizer(o, (*Signature).Close)
-	return o, nil
+	return create("simlsh_signature_new",
+		func(s **C.simlsh_signature) C.int { return C.simlsh_signature_new(s, p.p) },
+		func(s *C.simlsh_signature) *Signature { return &Signature{s, int(C.simlsh_signature_num_perm(s))} },
+		(*Signature).Close)
 }
 
 func (o *Signature) Close() { C.simlsh_signature_free(o.s); o.s = nil }
@@ -182,20 +184,19 @@ func (o *Signature) Close() { C.simlsh_signature_free(o.s); o.s = nil }
 // SetText makes the signature that of text alone (clear, then add).
 func (o *Signature) SetText(text []byte) error {
 	C.simlsh_signature_clear(o.s)
-	return check("simlsh_signature_add_text",
-		C.simlsh_signature_add_text(o.s, bytesPtr(text), C.size_t(len(text))))
+	var p unsafe.Pointer
+	if len(text) > 0 {
+		p = unsafe.Pointer(&text[0])
+	}
+	return check("simlsh_signature_add_text", C.simlsh_signature_add_text(o.s, p, C.size_t(len(text))))
 }
 
 // Values appends the num_perm values to dst.
 func (o *Signature) Values(dst []uint32) ([]uint32, error) {
-	n := int(C.simlsh_signature_num_perm(o.s))
-	if n < 0 {
-		return dst, check("simlsh_signature_num_perm", C.int(n))
-	}
-	dst = append(dst, make([]uint32, n)...)
+	at := len(dst)
+	dst = append(dst, make([]uint32, o.np)...)
 	var cnt C.size_t
-	rc := C.simlsh_signature_values((*C.uint32_t)(unsafe.Pointer(&dst[len(dst)-n])),
-		C.size_t(n), &cnt, o.s)
+	rc := C.simlsh_signature_values((*C.uint32_t)(unsafe.Pointer(&dst[at])), C.size_t(o.np), &cnt, o.s)
 	return dst, check("simlsh_signature_values", rc)
 }
 
@@ -207,16 +208,18 @@ func (o *Signature) Jaccard(other *Signature) (float64, error) {
 }
 
 // Index is an LSH index of signatures under uint64 ids.
-type Index struct{ ix *C.simlsh_index }
+type Index struct {
+	ix *C.simlsh_index
+	np int
+}
 
 func NewIndex(p *Params) (*Index, error) {
-	var ix *C.simlsh_index
-	if err := check("simlsh_index_new", C.simlsh_index_new(&ix, p.p)); err != nil {
+	np, err := p.numPerm()
+	if err != nil {
 		return nil, err
 	}
-	o := &Index{ix}
-	runtime.SetFinalizer(o, (*Index).Close)
-	return o, nil
+	return create("simlsh_index_new", func(ix **C.simlsh_index) C.int { return C.simlsh_index_new(ix, p.p) },
+		func(ix *C.simlsh_index) *Index { return &Index{ix, np} }, (*Index).Close)
 }
 
 func (o *Index) Close() { C.simlsh_index_free(o.ix); o.ix = nil }
@@ -231,6 +234,8 @@ func (o *Index) Insert(id uint64, sig *Signature) error {
 func (o *Index) InsertValues(ids []uint64, values []uint32, threads int) error {
 	if len(ids) == 0 {
 		return nil
+	} else if len(values) < len(ids)*o.np { // C would read past the end
+		return &Error{"simlsh_index_insert_values", ErrInvalid}
 	}
 	rc := C.simlsh_index_insert_values(o.ix, (*C.uint64_t)(unsafe.Pointer(&ids[0])),
 		(*C.uint32_t)(unsafe.Pointer(&values[0])), C.size_t(len(ids)), C.uint32_t(threads))
@@ -250,46 +255,39 @@ type Row struct {
 	Score float64
 }
 
-func rows(res *C.simlsh_results) []Row {
-	n := int(C.simlsh_results_count(res))
-	out := make([]Row, n)
-	if n == 0 {
-		return out
+// results runs fill on fresh results and copies the borrowed columns out
+// (never NULL, even when empty) before freeing them.
+func results(op string, fill func(*C.simlsh_results) C.int) ([]Row, error) {
+	var res *C.simlsh_results
+	if err := check("simlsh_results_new", C.simlsh_results_new(&res, nil)); err != nil {
+		return nil, err
 	}
-	// Borrowed columns: copied before the results are freed.
+	defer C.simlsh_results_free(res)
+	if err := check(op, fill(res)); err != nil {
+		return nil, err
+	}
+	n := int(C.simlsh_results_count(res))
 	a := unsafe.Slice((*uint64)(unsafe.Pointer(C.simlsh_results_a(res))), n)
 	b := unsafe.Slice((*uint64)(unsafe.Pointer(C.simlsh_results_b(res))), n)
 	s := unsafe.Slice((*float64)(unsafe.Pointer(C.simlsh_results_scores(res))), n)
+	out := make([]Row, n)
 	for i := range out {
 		out[i] = Row{a[i], b[i], s[i]}
 	}
-	return out
+	return out, nil
 }
 
 // Pairs returns the candidate pairs (a < b, sorted), verified against the
 // threshold with QueryVerify, at most maxPairs of them (0: no limit).
 func (o *Index) Pairs(flags int, maxPairs int) ([]Row, error) {
-	var res *C.simlsh_results
-	if err := check("simlsh_results_new", C.simlsh_results_new(&res, nil)); err != nil {
-		return nil, err
-	}
-	defer C.simlsh_results_free(res)
-	rc := C.simlsh_index_pairs(res, o.ix, C.int(flags), C.size_t(maxPairs))
-	if err := check("simlsh_index_pairs", rc); err != nil {
-		return nil, err
-	}
-	return rows(res), nil
+	return results("simlsh_index_pairs", func(r *C.simlsh_results) C.int {
+		return C.simlsh_index_pairs(r, o.ix, C.int(flags), C.size_t(maxPairs))
+	})
 }
 
 // Query returns the ids sharing a bucket with sig (score in Row.Score).
 func (o *Index) Query(sig *Signature, flags int) ([]Row, error) {
-	var res *C.simlsh_results
-	if err := check("simlsh_results_new", C.simlsh_results_new(&res, nil)); err != nil {
-		return nil, err
-	}
-	defer C.simlsh_results_free(res)
-	if err := check("simlsh_index_query", C.simlsh_index_query(res, o.ix, sig.s, C.int(flags))); err != nil {
-		return nil, err
-	}
-	return rows(res), nil
+	return results("simlsh_index_query", func(r *C.simlsh_results) C.int {
+		return C.simlsh_index_query(r, o.ix, sig.s, C.int(flags))
+	})
 }

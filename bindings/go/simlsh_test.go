@@ -82,9 +82,15 @@ func TestSignBatch(t *testing.T) {
 	p, _ := NewParams("dedup")
 	defer p.Close()
 	texts := [][]byte{[]byte("first document, long enough"), nil, []byte("the second one here")}
-	values, empty, err := p.SignBatch(texts, 2)
+	values, empty, err := p.SignBatch(nil, texts, 2)
 	if err != nil || len(values) != 3*128 || !empty[1] || empty[0] || empty[2] {
 		t.Fatalf("batch: %d values, empty %v, %v", len(values), empty, err)
+	}
+	// A large enough dst is reused.
+	dst := make([]uint32, 0, 3*128+1)
+	again, _, err := p.SignBatch(dst, texts[2:], 1)
+	if err != nil || len(again) != 128 || &again[0] != &dst[:1][0] || again[5] != values[256+5] {
+		t.Fatalf("reused dst: %d values, %v", len(again), err)
 	}
 	s, _ := NewSignature(p)
 	defer s.Close()
@@ -99,6 +105,10 @@ func TestSignBatch(t *testing.T) {
 	}
 	ix, _ := NewIndex(p)
 	defer ix.Close()
+	// Fewer rows than ids: refused, never read past the slice.
+	if err := ix.InsertValues([]uint64{7, 9}, values[:200], 1); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("short values: %v", err)
+	}
 	if err := ix.InsertValues([]uint64{7, 9}, append(values[:128:128], values[256:]...), 1); err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,8 @@ for (const proto of [
   'int simlsh_params_set_double(simlsh_params *p, int key, double v)',
   'int simlsh_params_describe(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *len, const simlsh_params *p)',
   'int simlsh_params_get_int(const simlsh_params *p, int key, _Out_ int64_t *out)',
-  // texts as addresses (uint64_t on 64-bit hosts): a typed array passes fastest
-  'int simlsh_sign_batch(_Out_ uint32_t *values, _Out_ uint8_t *empty, const simlsh_params *p, const uint64_t *texts, const uint64_t *lens, size_t n, uint32_t nthreads)',
+  // texts and lens as 64-bit words built in a Uint32Array (see signBatch)
+  'int simlsh_sign_batch(_Out_ uint32_t *values, _Out_ uint8_t *empty, const simlsh_params *p, const void *texts, const void *lens, size_t n, uint32_t nthreads)',
   'int simlsh_index_insert_values(simlsh_index *ix, const uint64_t *ids, const uint32_t *values, size_t n, uint32_t nthreads)',
   'int simlsh_signature_new(_Out_ simlsh_signature **out, const simlsh_params *p)',
   'void simlsh_signature_free(simlsh_signature *s)',
@@ -63,11 +63,14 @@ function call(op, ...args) {
   return rc;
 }
 
-function constant(kind, name) {
-  const v = [0];
-  call('simlsh_constant_value', v, kind, name);
-  return Number(v[0]);
+// Calls op with a fresh out-parameter first and returns what it received.
+function make(op, ...args) {
+  const out = [null];
+  call(op, out, ...args);
+  return out[0];
 }
+
+const constant = (kind, name) => Number(make('simlsh_constant_value', kind, name));
 const KIND_PARAM = 2, KIND_QUERY_FLAG = 9;
 const PARAM = {};
 for (const k of ['unit', 'k', 'normalize', 'seed', 'num_perm', 'scheme', 'bands', 'rows',
@@ -75,12 +78,7 @@ for (const k of ['unit', 'k', 'normalize', 'seed', 'num_perm', 'scheme', 'bands'
   PARAM[k] = constant(KIND_PARAM, k);
 const QUERY_VERIFY = constant(KIND_QUERY_FLAG, 'verify');
 
-function make(op, ...args) {
-  const out = [null];
-  call(op, out, ...args);
-  return out[0];
-}
-
+const LO = require('os').endianness() === 'LE' ? 0 : 1; // the low half of a 64-bit word
 const asBytes = (t) => (typeof t === 'string' ? Buffer.from(t, 'utf8') : t);
 
 class Params {
@@ -99,23 +97,36 @@ class Params {
     return buf.toString('utf8', 0, n[0]);
   }
   // Sign texts (Buffers or strings) in one call on up to threads threads
-  // (0: one per CPU): values is an n x numPerm Uint32Array, empty[i] is 1
-  // for a text with nothing to shingle.
-  signBatch(texts, threads = 0) {
-    const bufs = texts.map(asBytes);
-    if (bufs.length === 0) return { values: new Uint32Array(0), empty: new Uint8Array(0) };
-    const np = [0];
-    call('simlsh_params_get_int', this.h, PARAM.num_perm, np);
-    const all = Buffer.concat(bufs); // one block, so one address
-    const base = BigInt(koffi.address(all));
-    const addr = new BigUint64Array(bufs.length), lens = new BigUint64Array(bufs.length);
-    let at = 0;
-    bufs.forEach((b, i) => { addr[i] = base + BigInt(at); lens[i] = BigInt(b.length); at += b.length; });
-    const values = new Uint32Array(bufs.length * Number(np[0])), empty = new Uint8Array(bufs.length);
-    call('simlsh_sign_batch', values, empty, this.h, addr, lens, bufs.length, threads);
+  // (0: one per CPU): values is an n x numPerm Uint32Array (a view of out
+  // when out is long enough: sign a stream in chunks into one reused out),
+  // empty[i] is 1 for a text with nothing to shingle.
+  signBatch(texts, threads = 0, out = null) {
+    const bufs = texts.map(asBytes), n = bufs.length, size = n * this.numPerm();
+    const values = out && out.length >= size ? out.subarray(0, size) : new Uint32Array(size);
+    const empty = new Uint8Array(n);
+    if (n === 0) return { values, empty };
+    // The texts go into one block, so one address. The block is kept with
+    // the params: a local one could be collected before C reads it (its
+    // last JS use is koffi.address), and it is reused by the next call.
+    // The pointers and lengths are 64-bit words written as two 32-bit
+    // halves: no BigInt per text.
+    const total = bufs.reduce((t, b) => t + b.length, 0), words = new Uint32Array(4 * n);
+    if (!(this.block?.length >= total)) this.block = Buffer.alloc(Math.max(total, 1));
+    for (let i = 0, at = 0, base = Number(koffi.address(this.block)); i < n; at += bufs[i++].length) {
+      this.block.set(bufs[i], at);
+      words[2 * i + LO] = base + at; // ToUint32 keeps the low half
+      words[2 * i + 1 - LO] = (base + at) / 4294967296;
+      words[2 * (n + i) + LO] = bufs[i].length;
+    }
+    call('simlsh_sign_batch', values, empty, this.h, words, words.subarray(2 * n), n, threads);
     return { values, empty };
   }
-  close() { C.simlsh_params_free(this.h); this.h = null; }
+  numPerm() {
+    const np = [0];
+    call('simlsh_params_get_int', this.h, PARAM.num_perm, np);
+    return Number(np[0]);
+  }
+  close() { C.simlsh_params_free(this.h); this.h = this.block = null; }
 }
 
 const count = new BigUint64Array(1); // scratch out-parameter: typed arrays pass fastest
@@ -137,11 +148,7 @@ class Signature {
     call('simlsh_signature_values', out, out.length, count, this.h);
     return out;
   }
-  jaccard(other) {
-    const d = [0];
-    call('simlsh_signature_jaccard', d, this.h, other.h);
-    return d[0];
-  }
+  jaccard(other) { return make('simlsh_signature_jaccard', this.h, other.h); }
   close() { C.simlsh_signature_free(this.h); this.h = null; }
 }
 
@@ -150,8 +157,7 @@ function withResults(fill) {
   const r = make('simlsh_results_new', null);
   try {
     fill(r);
-    const n = Number(C.simlsh_results_count(r));
-    if (n === 0) return []; // a column may be NULL when there are no rows
+    const n = Number(C.simlsh_results_count(r)); // columns are never NULL
     const col = (p, T) => new T(koffi.view(p, n * 8).slice(0));
     const a = col(C.simlsh_results_a(r), BigUint64Array);
     const b = col(C.simlsh_results_b(r), BigUint64Array);
@@ -163,11 +169,17 @@ function withResults(fill) {
 }
 
 class Index {
-  constructor(params) { this.h = make('simlsh_index_new', params.h); }
+  constructor(params) {
+    this.h = make('simlsh_index_new', params.h);
+    this.numPerm = params.numPerm();
+  }
   insert(id, sig) { call('simlsh_index_insert', this.h, BigInt(id), sig.h); }
   // ids: BigUint64Array (or BigInts); values: rows as signBatch returns them.
   insertValues(ids, values, threads = 0) {
     const a = BigUint64Array.from(ids, BigInt);
+    // C reads a.length rows: a shorter values would be read past its end.
+    if (!(values instanceof Uint32Array) || values.length < a.length * this.numPerm)
+      throw new SimlshError('simlsh_index_insert_values', -1);
     if (a.length) call('simlsh_index_insert_values', this.h, a, values, a.length, threads);
   }
   bands() {

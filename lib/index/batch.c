@@ -203,7 +203,7 @@ static int convert(batch *bt, band_state *bs, uint32_t b, uint32_t fp, const uin
             return SIMLSH_ENOMEM;
         if (bs->n > 0)
             memcpy(nv, bs->v, bs->n * sizeof *nv);
-        simlsh__free(al, bs->v);
+        simlsh__free_sized(al, bs->v, bs->cap * sizeof *bs->v);
         bs->v = nv;
         bs->cap = ncap;
     }
@@ -246,7 +246,7 @@ static int append(batch *bt, band_state *bs, ovf_list *l, uint32_t slot, int glo
         if (buf == NULL)
             return SIMLSH_ENOMEM;
         memcpy(buf, l->slots, l->n * sizeof *buf);
-        simlsh__free(&bt->la.al, l->slots);
+        simlsh__free_sized(&bt->la.al, l->slots, (size_t)l->cap * sizeof *l->slots);
         if (global)
             bs->grown += (size_t)(ncap - l->cap) * sizeof *buf;
         l->slots = buf;
@@ -357,7 +357,7 @@ static void band_undo(batch *bt, uint32_t b)
         tab_del_at(t, cap, find_ref(t, cap, nl->fp, REF_BIT | (uint32_t)(bt->base + k)));
         for (uint32_t i = 0; i < nl->l.n; i++)
             tab_put(t, cap, nl->fp, nl->l.slots[i]);
-        simlsh__free(&bt->la.al, nl->l.slots);
+        simlsh__free_sized(&bt->la.al, nl->l.slots, (size_t)nl->l.cap * sizeof *nl->l.slots);
     }
     bs->n = 0;
 }
@@ -404,7 +404,7 @@ static int number_lists(batch *bt)
             return SIMLSH_ENOMEM;
         if (ix->novf > 0)
             memcpy(nv, ix->ovf, ix->novf * sizeof *nv);
-        simlsh__free(&ix->params.alloc, ix->ovf);
+        simlsh__free_sized(&ix->params.alloc, ix->ovf, ix->ovf_cap * sizeof *ix->ovf);
         ix->ovf = nv;
         ix->ovf_cap = ncap;
     }
@@ -458,7 +458,7 @@ static int insert_rows(struct simlsh_index *ix, const uint64_t *ids, const uint3
     if (npop > 0 && (popped = simlsh__malloc(al, npop * sizeof *popped)) == NULL)
         return SIMLSH_ENOMEM;
     if ((bt.bands = simlsh__calloc(al, ix->bands, sizeof *bt.bands)) == NULL) {
-        simlsh__free(al, popped);
+        simlsh__free_sized(al, popped, npop * sizeof *popped);
         return SIMLSH_ENOMEM;
     }
     size_t work = n * ((size_t)ix->bands + 1) / WORK_PER_THREAD;
@@ -515,12 +515,12 @@ done:
         ix->count += n;
     }
     for (uint32_t b = 0; b < ix->bands; b++)
-        simlsh__free(&bt.la.al, bt.bands[b].v);
+        simlsh__free_sized(&bt.la.al, bt.bands[b].v, bt.bands[b].cap * sizeof *bt.bands[b].v);
     simlsh__lockal_done(&bt.la);
-    simlsh__free(al, bt.fps);
+    simlsh__free_sized(al, bt.fps, bt.round * ix->bands * sizeof *bt.fps);
 out:
-    simlsh__free(al, bt.bands);
-    simlsh__free(al, popped);
+    simlsh__free_sized(al, bt.bands, ix->bands * sizeof *bt.bands);
+    simlsh__free_sized(al, popped, npop * sizeof *popped);
     return rc;
 }
 

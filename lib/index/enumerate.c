@@ -152,7 +152,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
     pairs_job j = {index, NULL, NULL, thr, max_pairs, chunk, NULL, NULL};
     cand *docs = NULL, *tmp = NULL;
     uint32_t *fps = NULL;
-    size_t fbytes;
+    size_t fbytes = 0;
     if ((docs = simlsh__calloc(al, n, sizeof *docs)) == NULL ||
         (tmp = simlsh__calloc(al, n, sizeof *tmp)) == NULL ||
         (j.out = simlsh__calloc(al, units > 0 ? units : 1, sizeof *j.out)) == NULL ||
@@ -172,7 +172,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
         simlsh__lvec_init(&j.scratch[w].cb, &la.al);
     }
     live_sorted(index, docs, tmp);
-    simlsh__free(al, tmp);
+    simlsh__free_sized(al, tmp, n * sizeof *tmp);
     tmp = NULL;
     if (fps != NULL)
         gather_fps(index, fps);
@@ -218,11 +218,11 @@ out:
         simlsh__lvec_free(&j.scratch[w].hits);
         simlsh__lvec_free(&j.scratch[w].cb);
     }
-    simlsh__free(al, j.out);
-    simlsh__free(al, j.scratch);
-    simlsh__free(al, docs);
-    simlsh__free(al, tmp);
-    simlsh__free(al, fps);
+    simlsh__free_sized(al, j.out, (units > 0 ? units : 1) * sizeof *j.out);
+    simlsh__free_sized(al, j.scratch, workers * sizeof *j.scratch);
+    simlsh__free_sized(al, docs, n * sizeof *docs);
+    simlsh__free_sized(al, tmp, n * sizeof *tmp);
+    simlsh__free_sized(al, fps, fbytes);
     simlsh__lockal_done(&la);
     simlsh__lockal_done(&lres);
     return rc;
@@ -523,11 +523,11 @@ out:
         simlsh__lvec_free(&j.scratch[w].members);
         simlsh__lvec_free(&j.scratch[w].leaders);
     }
-    simlsh__free(al, j.scratch);
-    simlsh__free(al, docs);
-    simlsh__free(al, tmp);
-    simlsh__free(al, (void *)j.parent);
-    simlsh__free(al, minslot);
+    simlsh__free_sized(al, j.scratch, workers * sizeof *j.scratch);
+    simlsh__free_sized(al, docs, index->count * sizeof *docs);
+    simlsh__free_sized(al, tmp, index->count * sizeof *tmp);
+    simlsh__free_sized(al, (void *)j.parent, index->nslots * sizeof *j.parent);
+    simlsh__free_sized(al, minslot, index->nslots * sizeof *minslot);
     simlsh__lockal_done(&la);
     return rc;
 }

@@ -45,14 +45,16 @@ void simlsh_index_free(simlsh_index *index)
     index->tag = SIMLSH__TAG_DEAD;
     simlsh_allocator a = index->params.alloc;
     for (size_t i = 0; i < index->novf; i++)
-        simlsh__free(&a, index->ovf[i].slots);
-    simlsh__free(&a, index->ovf);
-    simlsh__free(&a, index->tab);
-    simlsh__free(&a, index->idmap);
-    simlsh__free(&a, index->ids);
-    simlsh__free(&a, index->sigs);
-    simlsh__free(&a, index->udata);
-    simlsh__free(&a, index);
+        simlsh__free_sized(&a, index->ovf[i].slots,
+                           (size_t)index->ovf[i].cap * sizeof *index->ovf[i].slots);
+    simlsh__free_sized(&a, index->ovf, index->ovf_cap * sizeof *index->ovf);
+    simlsh__free_sized(&a, index->tab, index->tcap * index->bands * sizeof *index->tab);
+    simlsh__free_sized(&a, index->idmap, index->idcap * sizeof *index->idmap);
+    simlsh__free_sized(&a, index->ids, index->slot_cap * sizeof *index->ids);
+    simlsh__free_sized(&a, index->sigs,
+                       index->slot_cap * index->num_perm * sizeof *index->sigs);
+    simlsh__free_sized(&a, index->udata, index->udata_len);
+    simlsh__free_sized(&a, index, sizeof *index);
 }
 
 int simlsh_index_bands(uint32_t *bands, uint32_t *rows, const simlsh_index *index)
@@ -151,7 +153,8 @@ int simlsh_index_clear(simlsh_index *index)
     if (index->idmap != NULL)
         memset(index->idmap, 0xff, index->idcap * sizeof *index->idmap);
     for (size_t i = 0; i < index->novf; i++)
-        simlsh__free(&index->params.alloc, index->ovf[i].slots);
+        simlsh__free_sized(&index->params.alloc, index->ovf[i].slots,
+                           (size_t)index->ovf[i].cap * sizeof *index->ovf[i].slots);
     index->novf = 0;
     index->ovf_nfree = 0;
     index->ovf_bytes = 0;

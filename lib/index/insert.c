@@ -65,7 +65,7 @@ typedef struct {
 
 typedef struct {
     list_buf *v; /* one per band that needs a buffer, in band order */
-    size_t n;
+    size_t n, vcap;
     ovf_list *ovf; /* a larger list array, or NULL */
     size_t ovf_cap;
 } prepared;
@@ -74,9 +74,9 @@ static void prep_free(const struct simlsh_index *ix, prepared *pr)
 {
     const simlsh_allocator *al = &ix->params.alloc;
     for (size_t i = 0; pr->v != NULL && i < pr->n; i++)
-        simlsh__free(al, pr->v[i].buf);
-    simlsh__free(al, pr->v);
-    simlsh__free(al, pr->ovf);
+        simlsh__free_sized(al, pr->v[i].buf, (size_t)pr->v[i].cap * sizeof *pr->v[i].buf);
+    simlsh__free_sized(al, pr->v, pr->vcap * sizeof *pr->v);
+    simlsh__free_sized(al, pr->ovf, pr->ovf_cap * sizeof *pr->ovf);
     memset(pr, 0, sizeof *pr);
 }
 
@@ -98,6 +98,7 @@ static int ix_prepare(const struct simlsh_index *ix, const uint32_t *plan, prepa
         return 0;
     if ((pr->v = simlsh__calloc(al, need, sizeof *pr->v)) == NULL)
         return SIMLSH_ENOMEM;
+    pr->vcap = need;
     for (uint32_t b = 0; b < ix->bands; b++) {
         uint32_t cap;
         if (plan[b] == PLAN_CONVERT) {
@@ -122,9 +123,9 @@ static int ix_prepare(const struct simlsh_index *ix, const uint32_t *plan, prepa
         size_t ncap = ix->ovf_cap * 2 > 16 ? ix->ovf_cap * 2 : 16;
         if (ncap < ix->novf + fresh)
             ncap = ix->novf + fresh;
+        pr->ovf_cap = ncap;
         if ((pr->ovf = simlsh__calloc(al, ncap, sizeof *pr->ovf)) == NULL)
             goto fail;
-        pr->ovf_cap = ncap;
     }
     return 0;
 fail:
@@ -136,7 +137,7 @@ static void list_release(struct simlsh_index *ix, uint32_t li)
 {
     ovf_list *l = &ix->ovf[li];
     ix->ovf_bytes -= (size_t)l->cap * sizeof *l->slots;
-    simlsh__free(&ix->params.alloc, l->slots);
+    simlsh__free_sized(&ix->params.alloc, l->slots, (size_t)l->cap * sizeof *l->slots);
     l->slots = NULL;
     l->n = ix->ovf_free;
     l->cap = 0;
@@ -203,7 +204,7 @@ static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
     if (pr->ovf != NULL) {
         if (ix->novf > 0)
             memcpy(pr->ovf, ix->ovf, ix->novf * sizeof *pr->ovf);
-        simlsh__free(&ix->params.alloc, ix->ovf);
+        simlsh__free_sized(&ix->params.alloc, ix->ovf, ix->ovf_cap * sizeof *ix->ovf);
         ix->ovf = pr->ovf;
         ix->ovf_cap = pr->ovf_cap;
     }
@@ -225,7 +226,7 @@ static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
             if (l->n == l->cap) {
                 const list_buf *lb = &pr->v[k++];
                 memcpy(lb->buf, l->slots, l->n * sizeof *l->slots);
-                simlsh__free(&ix->params.alloc, l->slots);
+                simlsh__free_sized(&ix->params.alloc, l->slots, (size_t)l->cap * sizeof *l->slots);
                 ix->ovf_bytes += (size_t)(lb->cap - l->cap) * sizeof *l->slots;
                 l->slots = lb->buf;
                 l->cap = lb->cap;
@@ -234,7 +235,7 @@ static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
         }
     }
     ix->count++;
-    simlsh__free(&ix->params.alloc, pr->v);
+    simlsh__free_sized(&ix->params.alloc, pr->v, pr->vcap * sizeof *pr->v);
     memset(pr, 0, sizeof *pr);
 }
 

@@ -151,8 +151,9 @@ typedef struct {
 
 static void side_free(side *s)
 {
-    simlsh__free(&s->ix->params.alloc, s->docs);
-    simlsh__free(&s->ix->params.alloc, s->fps);
+    const struct simlsh_index *ix = s->ix;
+    simlsh__free_sized(&ix->params.alloc, s->docs, ix->count * sizeof *s->docs);
+    simlsh__free_sized(&ix->params.alloc, s->fps, ix->nslots * ix->bands * sizeof *s->fps);
 }
 
 /* Insert the next document of s into out. */

@@ -189,7 +189,7 @@ int simlsh_index_load(simlsh_index **out, const void *buf, size_t len,
         }
         rc = simlsh__ix_add(ix, id, fps, vals, check); /* check: done, its room reused */
     }
-    simlsh__free(&ix->params.alloc, vals);
+    simlsh__free_sized(&ix->params.alloc, vals, ix->num_perm * sizeof *vals);
     if (rc == 0 && ulen > 0)
         rc = simlsh_index_set_userdata(ix, pl + PAYLOAD_HEAD + count * rec + USERDATA_HEAD,
                                        (size_t)ulen);
@@ -215,7 +215,7 @@ int simlsh_index_set_userdata(simlsh_index *index, const void *data, size_t len)
             return SIMLSH_ENOMEM;
         memcpy(copy, data, len); /* before the free: data may be the old bytes */
     }
-    simlsh__free(&index->params.alloc, index->udata);
+    simlsh__free_sized(&index->params.alloc, index->udata, index->udata_len);
     index->udata = copy;
     index->udata_len = len;
     return 0;
@@ -247,12 +247,13 @@ int simlsh_index_save_file_v2(int *sys_errno, const simlsh_index *index, const c
     if (rc < 0)
         return rc;
     uint8_t *buf = simlsh__malloc(al, size);
+    size_t block = size;
     if (buf == NULL)
         return SIMLSH_ENOMEM;
     rc = simlsh_index_save(buf, size, &size, index);
     if (rc == 0)
         rc = simlsh__file_write_atomic(path, buf, size, flags, sys_errno, al);
-    simlsh__free(al, buf);
+    simlsh__free_sized(al, buf, block);
     return rc;
 }
 
@@ -279,7 +280,7 @@ int simlsh_index_load_file_v2(simlsh_index **out, int *sys_errno, const char *pa
     if (rc < 0)
         return rc;
     rc = n > 0 ? simlsh_index_load(out, buf, n, alloc) : SIMLSH_ECORRUPT;
-    simlsh__free(&al, buf);
+    simlsh__free_sized(&al, buf, n); /* read_all's block is n bytes */
     return rc;
 }
 

@@ -303,7 +303,7 @@ static int query_batch(simlsh_results *res, const simlsh_index *index,
             return rc;
     }
     const simlsh_allocator *al = &index->params.alloc;
-    size_t fbytes;
+    size_t fbytes = 0;
     uint32_t *fps = NULL;
     simlsh__builder bd;
     simlsh__builder_init(&bd, res);
@@ -377,7 +377,7 @@ out:
     simlsh__lvec_free(&hits[0]);
     simlsh__lvec_free(&hits[1]);
     simlsh__lvec_free(&cb);
-    simlsh__free(al, fps);
+    simlsh__free_sized(al, fps, fbytes);
     simlsh__builder_free(&bd);
     return rc;
 }

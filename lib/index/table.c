@@ -151,29 +151,29 @@ int simlsh__ix_ensure(struct simlsh_index *ix, size_t docs, size_t slots, int ex
         nthreads = 1;
     simlsh__par_run(simlsh__par_workers(nthreads, units), units, grow_unit, &j, NULL);
     if (nt != NULL) {
-        simlsh__free(al, ix->tab);
+        simlsh__free_sized(al, ix->tab, ix->tcap * ix->bands * sizeof *ix->tab);
         ix->tab = nt;
         ix->tcap = ntcap;
     }
     if (nid != NULL) {
-        simlsh__free(al, ix->idmap);
+        simlsh__free_sized(al, ix->idmap, ix->idcap * sizeof *ix->idmap);
         ix->idmap = nid;
         ix->idcap = nidcap;
     }
     if (nids != NULL) {
-        simlsh__free(al, ix->ids);
+        simlsh__free_sized(al, ix->ids, ix->slot_cap * sizeof *ix->ids);
         ix->ids = nids;
         if (ix->store) {
-            simlsh__free(al, ix->sigs);
+            simlsh__free_sized(al, ix->sigs, ix->slot_cap * ix->num_perm * sizeof *ix->sigs);
             ix->sigs = nsigs;
         }
         ix->slot_cap = nscap;
     }
     return 0;
 fail:
-    simlsh__free(al, nt);
-    simlsh__free(al, nid);
-    simlsh__free(al, nids);
-    simlsh__free(al, nsigs);
+    simlsh__free_sized(al, nt, ntcap * ix->bands * sizeof *nt);
+    simlsh__free_sized(al, nid, nidcap * sizeof *nid);
+    simlsh__free_sized(al, nids, nscap * sizeof *nids);
+    simlsh__free_sized(al, nsigs, nscap * ix->num_perm * sizeof *nsigs);
     return SIMLSH_ENOMEM;
 }

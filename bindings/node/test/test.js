@@ -66,11 +66,20 @@ test('signBatch equals one signature per text; insertValues', () => {
   const texts = ['first document, long enough', '', Buffer.from('the second one here')];
   const { values, empty } = p.signBatch(texts, 2);
   assert.deepStrictEqual([...empty], [0, 1, 0]);
+  // A long enough out is reused: the values are a view of it.
+  const out = new Uint32Array(3 * 128);
+  const again = p.signBatch(texts.slice(2), 1, out);
+  assert.ok(again.values.buffer === out.buffer && again.values.length === 128);
+  assert.deepStrictEqual(again.values, values.slice(256));
+  assert.deepStrictEqual(p.signBatch(['', ''], 1).empty, Uint8Array.from([1, 1]));
   const s = new Signature(p);
   for (const i of [0, 2])
     assert.deepStrictEqual(s.setText(texts[i]).values(), values.slice(i * 128, (i + 1) * 128));
   const ix = new Index(p);
-  ix.insertValues([7n, 9n], Uint32Array.from([...values.slice(0, 128), ...values.slice(256)]), 1);
+  const rows = Uint32Array.from([...values.slice(0, 128), ...values.slice(256)]);
+  // Fewer rows than ids: refused, never read past the array.
+  assert.throws(() => ix.insertValues([7n, 9n], rows.subarray(0, 200), 1), (e) => e.name === 'EINVAL');
+  ix.insertValues([7n, 9n], rows, 1);
   assert.throws(() => ix.insertValues([1n], values.slice(128, 256), 1), (e) => e.name === 'EEMPTY');
   assert.deepStrictEqual(ix.query(s, 0).map((r) => r.a), [9n]);
   for (const o of [s, ix, p]) o.close();

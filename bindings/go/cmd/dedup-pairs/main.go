@@ -72,7 +72,7 @@ func main() {
 	}
 	// One call signs them all, one inserts them; empty documents are
 	// skipped, as by the tool.
-	values, empty, err := p.SignBatch(texts, 0)
+	values, empty, err := p.SignBatch(nil, texts, 0)
 	if err != nil {
 		fail(err)
 	}

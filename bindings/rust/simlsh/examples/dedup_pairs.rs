@@ -44,7 +44,8 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let slices: Vec<&[u8]> = texts.iter().map(|t| t.as_slice()).collect();
     // One call signs them all, one inserts them; empty documents are
     // skipped, as by the tool.
-    let (values, empty) = p.sign_batch(&slices, 0)?;
+    let mut values = Vec::new();
+    let empty = p.sign_batch(&slices, 0, &mut values)?;
     let np = values.len() / files.len().max(1);
     let keep: Vec<usize> = (0..files.len()).filter(|&i| !empty[i]).collect();
     let rows: Vec<u32> = keep.iter().flat_map(|&i| values[i * np..(i + 1) * np].to_vec()).collect();

@@ -47,81 +47,107 @@ fn check(op: &'static str, rc: c_int) -> Result<c_int> {
     }
 }
 
-/// The hash contract.
-pub struct Params(*mut sys::simlsh_params);
-// Threads: params are plain values; setters take &mut self.
-unsafe impl Send for Params {}
-unsafe impl Sync for Params {}
+/// A C object made by `mk` through its out-parameter.
+fn make<T>(op: &'static str, mk: impl FnOnce(*mut *mut T) -> c_int) -> Result<*mut T> {
+    let mut h = ptr::null_mut();
+    check(op, mk(&mut h)).map(|_| h)
+}
+
+/// An owning wrapper of a C handle that frees it on drop; `Send + Sync`
+/// where the header allows sharing.
+macro_rules! handle {
+    ($(#[$m:meta])* $name:ident, $raw:ident, $free:ident $(, $sync:ident)*) => {
+        $(#[$m])*
+        pub struct $name(*mut sys::$raw);
+        $(unsafe impl $sync for $name {})*
+        impl Drop for $name {
+            fn drop(&mut self) {
+                unsafe { sys::$free(self.0) }
+            }
+        }
+    };
+}
+
+handle!(
+    /// The hash contract. Threads: plain values; setters take `&mut self`.
+    Params, simlsh_params, simlsh_params_free, Send, Sync
+);
+handle!(
+    /// A MinHash signature. Threads: may be shared once built.
+    Signature, simlsh_signature, simlsh_signature_free, Send, Sync
+);
+handle!(
+    /// An LSH index under `u64` ids. Threads: concurrent `&self` calls; insert needs `&mut`.
+    Index, simlsh_index, simlsh_index_free, Send, Sync
+);
+// Results are one-owner scratch space: filled, copied out, dropped.
+handle!(Results, simlsh_results, simlsh_results_free);
 
 impl Params {
     /// Params set to a preset: "default" or "dedup" (simlsh-dedup's defaults).
     pub fn preset(name: &str) -> Result<Params> {
-        let mut p = ptr::null_mut();
-        check("simlsh_params_new", unsafe { sys::simlsh_params_new(&mut p, ptr::null()) })?;
-        let p = Params(p);
+        let p = Params(make("simlsh_params_new", |p| unsafe {
+            sys::simlsh_params_new(p, ptr::null())
+        })?);
         let c = CString::new(name).map_err(|_| Error { op: "simlsh_params_preset", code: -1 })?;
         check("simlsh_params_preset", unsafe { sys::simlsh_params_preset(p.0, c.as_ptr()) })?;
         Ok(p)
     }
     pub fn set_int(&mut self, key: c_int, v: i64) -> Result<()> {
-        check("simlsh_params_set_int", unsafe { sys::simlsh_params_set_int(self.0, key, v) })
-            .map(drop)
+        check("simlsh_params_set_int", unsafe { sys::simlsh_params_set_int(self.0, key, v) })?;
+        Ok(())
     }
     pub fn set_double(&mut self, key: c_int, v: f64) -> Result<()> {
-        check("simlsh_params_set_double", unsafe { sys::simlsh_params_set_double(self.0, key, v) })
-            .map(drop)
+        let rc = unsafe { sys::simlsh_params_set_double(self.0, key, v) };
+        check("simlsh_params_set_double", rc).map(drop)
     }
-    /// Sign `texts` in one call on up to `threads` threads (0: one per CPU):
-    /// a `texts.len() x num_perm` row-major matrix, and which texts had
-    /// nothing to shingle (their rows are all `u32::MAX`).
-    pub fn sign_batch(&self, texts: &[&[u8]], threads: u32) -> Result<(Vec<u32>, Vec<bool>)> {
-        let mut np = 0i64;
-        let op = "simlsh_params_get_int";
-        check(op, unsafe {
-            sys::simlsh_params_get_int(self.0, sys::SIMLSH_PARAM_NUM_PERM, &mut np)
-        })?;
+    /// Sign `texts` in one call on up to `threads` threads (0: one per CPU)
+    /// into `values`, a `texts.len() x num_perm` row-major matrix (its
+    /// memory is reused: sign a stream in chunks into one `Vec`); returns
+    /// which texts had nothing to shingle (their rows are all `u32::MAX`).
+    pub fn sign_batch(
+        &self,
+        texts: &[&[u8]],
+        threads: u32,
+        values: &mut Vec<u32>,
+    ) -> Result<Vec<bool>> {
+        let np = self.num_perm()?;
         let ptrs: Vec<_> = texts.iter().map(|t| t.as_ptr().cast()).collect();
         let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
-        let (mut values, mut empty) =
-            (vec![0u32; texts.len() * np as usize], vec![0u8; texts.len()]);
+        let (n, mut empty) = (texts.len() * np, vec![0u8; texts.len()]);
+        values.clear();
+        values.reserve(n);
         let rc = unsafe {
             let (v, e) = (values.as_mut_ptr(), empty.as_mut_ptr());
             sys::simlsh_sign_batch(v, e, self.0, ptrs.as_ptr(), lens.as_ptr(), texts.len(), threads)
         };
         check("simlsh_sign_batch", rc)?;
-        Ok((values, empty.into_iter().map(|e| e != 0).collect()))
+        unsafe { values.set_len(n) }; // C wrote every value
+        Ok(empty.into_iter().map(|e| e != 0).collect())
+    }
+    fn num_perm(&self) -> Result<usize> {
+        let mut np = 0i64;
+        let rc = unsafe { sys::simlsh_params_get_int(self.0, sys::SIMLSH_PARAM_NUM_PERM, &mut np) };
+        check("simlsh_params_get_int", rc).map(|_| np as usize)
     }
     /// The whole contract, "unit=char k=5 ...".
     pub fn describe(&self) -> Result<String> {
-        let mut n = 0usize;
-        let op = "simlsh_params_describe";
+        let (op, mut n) = ("simlsh_params_describe", 0usize);
         check(op, unsafe { sys::simlsh_params_describe(ptr::null_mut(), 0, &mut n, self.0) })?;
         let mut buf = vec![0u8; n + 1];
-        check(op, unsafe {
-            sys::simlsh_params_describe(buf.as_mut_ptr().cast(), n + 1, &mut n, self.0)
-        })?;
+        let rc =
+            unsafe { sys::simlsh_params_describe(buf.as_mut_ptr().cast(), n + 1, &mut n, self.0) };
+        check(op, rc)?;
         buf.truncate(n);
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }
 }
 
-impl Drop for Params {
-    fn drop(&mut self) {
-        unsafe { sys::simlsh_params_free(self.0) }
-    }
-}
-
-/// A MinHash signature.
-pub struct Signature(*mut sys::simlsh_signature);
-// Threads: immutable once built, may be shared; changes take &mut self.
-unsafe impl Send for Signature {}
-unsafe impl Sync for Signature {}
-
 impl Signature {
     pub fn new(p: &Params) -> Result<Signature> {
-        let mut s = ptr::null_mut();
-        check("simlsh_signature_new", unsafe { sys::simlsh_signature_new(&mut s, p.0) })?;
-        Ok(Signature(s))
+        Ok(Signature(make("simlsh_signature_new", |s| unsafe {
+            sys::simlsh_signature_new(s, p.0)
+        })?))
     }
     /// Make this the signature of `text` alone (clear, then add).
     pub fn set_text(&mut self, text: &[u8]) -> Result<()> {
@@ -133,25 +159,15 @@ impl Signature {
     pub fn values(&self) -> Result<Vec<u32>> {
         let n =
             check("simlsh_signature_num_perm", unsafe { sys::simlsh_signature_num_perm(self.0) })?;
-        let mut v = vec![0u32; n as usize];
-        let mut count = 0usize;
+        let (mut v, mut count) = (vec![0u32; n as usize], 0usize);
         let rc =
             unsafe { sys::simlsh_signature_values(v.as_mut_ptr(), v.len(), &mut count, self.0) };
-        check("simlsh_signature_values", rc)?;
-        Ok(v)
+        check("simlsh_signature_values", rc).map(|_| v)
     }
     pub fn jaccard(&self, other: &Signature) -> Result<f64> {
         let mut d = 0.0;
-        check("simlsh_signature_jaccard", unsafe {
-            sys::simlsh_signature_jaccard(&mut d, self.0, other.0)
-        })?;
-        Ok(d)
-    }
-}
-
-impl Drop for Signature {
-    fn drop(&mut self) {
-        unsafe { sys::simlsh_signature_free(self.0) }
+        let rc = unsafe { sys::simlsh_signature_jaccard(&mut d, self.0, other.0) };
+        check("simlsh_signature_jaccard", rc).map(|_| d)
     }
 }
 
@@ -163,45 +179,28 @@ pub struct Row {
     pub score: f64,
 }
 
-/// Results are one-owner scratch space: filled, copied out, dropped.
-struct Results(*mut sys::simlsh_results);
-
-impl Results {
-    fn new() -> Result<Results> {
-        let mut r = ptr::null_mut();
-        check("simlsh_results_new", unsafe { sys::simlsh_results_new(&mut r, ptr::null()) })?;
-        Ok(Results(r))
-    }
-    fn rows(&self) -> Vec<Row> {
-        let n = unsafe { sys::simlsh_results_count(self.0) };
-        if n == 0 {
-            return Vec::new(); // columns may be NULL when empty
-        }
-        let col = |p: *const u64| unsafe { std::slice::from_raw_parts(p, n) };
-        let (a, b) =
-            unsafe { (col(sys::simlsh_results_a(self.0)), col(sys::simlsh_results_b(self.0))) };
-        let s = unsafe { std::slice::from_raw_parts(sys::simlsh_results_scores(self.0), n) };
-        (0..n).map(|i| Row { a: a[i], b: b[i], score: s[i] }).collect()
+/// Fills fresh results with `fill` and copies the borrowed columns out
+/// (never NULL, even with no rows) before they are freed.
+fn rows(
+    op: &'static str,
+    fill: impl FnOnce(*mut sys::simlsh_results) -> c_int,
+) -> Result<Vec<Row>> {
+    let res = Results(make("simlsh_results_new", |r| unsafe {
+        sys::simlsh_results_new(r, ptr::null())
+    })?);
+    check(op, fill(res.0))?;
+    unsafe {
+        let n = sys::simlsh_results_count(res.0);
+        let a = std::slice::from_raw_parts(sys::simlsh_results_a(res.0), n);
+        let b = std::slice::from_raw_parts(sys::simlsh_results_b(res.0), n);
+        let s = std::slice::from_raw_parts(sys::simlsh_results_scores(res.0), n);
+        Ok((0..n).map(|i| Row { a: a[i], b: b[i], score: s[i] }).collect())
     }
 }
-
-impl Drop for Results {
-    fn drop(&mut self) {
-        unsafe { sys::simlsh_results_free(self.0) }
-    }
-}
-
-/// An LSH index of signatures under `u64` ids.
-pub struct Index(*mut sys::simlsh_index);
-// Threads: any number of concurrent const calls; insert needs &mut self.
-unsafe impl Send for Index {}
-unsafe impl Sync for Index {}
 
 impl Index {
     pub fn new(p: &Params) -> Result<Index> {
-        let mut ix = ptr::null_mut();
-        check("simlsh_index_new", unsafe { sys::simlsh_index_new(&mut ix, p.0) })?;
-        Ok(Index(ix))
+        Ok(Index(make("simlsh_index_new", |ix| unsafe { sys::simlsh_index_new(ix, p.0) })?))
     }
     pub fn insert(&mut self, id: u64, sig: &Signature) -> Result<()> {
         check("simlsh_index_insert", unsafe { sys::simlsh_index_insert(self.0, id, sig.0) })
@@ -209,19 +208,15 @@ impl Index {
     }
     /// Insert `ids.len()` documents given as rows of `values` (as `sign_batch` gives).
     pub fn insert_values(&mut self, ids: &[u64], values: &[u32], threads: u32) -> Result<()> {
-        if values.len() < ids.len() {
-            return Err(Error { op: "simlsh_index_insert_values", code: -1 });
+        let op = "simlsh_index_insert_values";
+        // C reads ids.len() rows: a shorter slice would be read past its end.
+        let p = Params(make(op, |p| unsafe { sys::simlsh_index_params(p, self.0) })?);
+        if values.len() < ids.len() * p.num_perm()? {
+            return Err(Error { op, code: -1 });
         }
-        let rc = unsafe {
-            sys::simlsh_index_insert_values(
-                self.0,
-                ids.as_ptr(),
-                values.as_ptr(),
-                ids.len(),
-                threads,
-            )
-        };
-        check("simlsh_index_insert_values", rc).map(drop)
+        let (i, v) = (ids.as_ptr(), values.as_ptr());
+        check(op, unsafe { sys::simlsh_index_insert_values(self.0, i, v, ids.len(), threads) })
+            .map(drop)
     }
     pub fn bands(&self) -> Result<(u32, u32)> {
         let (mut b, mut r) = (0, 0);
@@ -229,24 +224,12 @@ impl Index {
         Ok((b, r))
     }
     pub fn query(&self, sig: &Signature, flags: c_int) -> Result<Vec<Row>> {
-        let res = Results::new()?;
-        check("simlsh_index_query", unsafe {
-            sys::simlsh_index_query(res.0, self.0, sig.0, flags)
-        })?;
-        Ok(res.rows())
+        rows("simlsh_index_query", |r| unsafe { sys::simlsh_index_query(r, self.0, sig.0, flags) })
     }
     /// Candidate pairs (a < b, sorted), at most `max_pairs` (0: no limit).
     pub fn pairs(&self, flags: c_int, max_pairs: usize) -> Result<Vec<Row>> {
-        let res = Results::new()?;
-        check("simlsh_index_pairs", unsafe {
-            sys::simlsh_index_pairs(res.0, self.0, flags, max_pairs)
-        })?;
-        Ok(res.rows())
-    }
-}
-
-impl Drop for Index {
-    fn drop(&mut self) {
-        unsafe { sys::simlsh_index_free(self.0) }
+        rows("simlsh_index_pairs", |r| unsafe {
+            sys::simlsh_index_pairs(r, self.0, flags, max_pairs)
+        })
     }
 }

@@ -58,8 +58,16 @@ fn sys_constants_match_the_library() {
 fn sign_batch_equals_signatures() {
     let p = Params::preset("dedup").unwrap();
     let texts: [&[u8]; 3] = [b"first document, long enough", b"", b"the second one here"];
-    let (values, empty) = p.sign_batch(&texts, 2).unwrap();
+    let mut values = Vec::new();
+    let empty = p.sign_batch(&texts, 2, &mut values).unwrap();
     assert_eq!(empty, [false, true, false]);
+    // The matrix is reused: a second, shorter batch fits the same Vec.
+    let cap = values.capacity();
+    assert_eq!(p.sign_batch(&texts[2..], 1, &mut values).unwrap(), [false]);
+    assert_eq!((values.len(), values.capacity()), (128, cap));
+    let third = values.clone();
+    p.sign_batch(&texts, 2, &mut values).unwrap();
+    assert_eq!(third, &values[256..]);
     let mut s = Signature::new(&p).unwrap();
     for i in [0, 2] {
         s.set_text(texts[i]).unwrap();
@@ -67,6 +75,8 @@ fn sign_batch_equals_signatures() {
     }
     let mut ix = Index::new(&p).unwrap();
     let rows: Vec<u32> = [&values[..128], &values[256..]].concat();
+    // Fewer rows than ids: refused, never read past the slice.
+    assert_eq!(ix.insert_values(&[7, 9], &rows[..200], 1).unwrap_err().name(), "EINVAL");
     ix.insert_values(&[7, 9], &rows, 1).unwrap();
     assert_eq!(ix.insert_values(&[1], &values[128..256], 1).unwrap_err().name(), "EEMPTY");
     assert_eq!(ix.query(&s, 0).unwrap()[0].a, 9);
