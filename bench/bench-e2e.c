@@ -66,29 +66,36 @@ static uint64_t mix(uint64_t *s)
 /* Vocabulary: common English words first (frequent under the Zipf-like
  * draw below), then syllable-built words for a long tail. */
 static const char *const common[] = {
-    "the", "of", "and", "to", "a", "in", "is", "it", "that", "was", "for", "on", "are",
-    "with", "as", "be", "at", "by", "this", "have", "from", "or", "one", "had", "not",
-    "but", "what", "all", "were", "when", "we", "there", "can", "an", "your", "which",
-    "their", "said", "if", "do", "will", "each", "about", "how", "up", "out", "them",
-    "then", "she", "many", "some", "so", "these", "would", "other", "into", "has", "more",
-    "her", "two", "like", "him", "see", "time", "could", "no", "make", "than", "first",
-    "been", "its", "who", "now", "people", "my", "made", "over", "did", "down", "only",
-    "way", "find", "use", "may", "water", "long", "little", "very", "after", "words",
-    "called", "just", "where", "most", "know", "through", "back", "much", "before", "line",
-    "right", "too", "means", "old", "any", "same", "tell", "boy", "follow", "came", "want",
-    "show", "also", "around", "form", "three", "small", "set", "put", "end", "does",
-    "another", "well", "large", "must", "big", "even", "such", "because", "turn", "here",
-    "why", "ask", "went", "men", "read", "need", "land", "different", "home", "us", "move",
-    "try", "kind", "hand", "picture", "again", "change", "off", "play", "spell", "air",
-    "away", "animal", "house", "point", "page", "letter", "mother", "answer", "found",
-    "study", "still", "learn", "should", "world", "high", "every", "near", "add", "food",
-    "between", "own", "below", "country", "plant", "last", "school", "father", "keep",
-    "tree", "never", "start", "city", "earth", "eye", "light", "thought", "head", "under",
-    "story", "saw", "left", "few", "while", "along", "might", "close", "something", "seem",
-    "next", "hard", "open", "example", "begin", "life", "always", "those", "both", "paper",
-    "together", "got", "group", "often", "run", "important", "until", "children", "side",
-    "feet", "car", "mile", "night", "walk", "white", "sea", "began", "grow", "took",
-    "river", "four", "carry", "state", "once", "book", "hear", "stop", "without", "second",
+    "the",     "of",       "and",       "to",      "a",      "in",      "is",        "it",
+    "that",    "was",      "for",       "on",      "are",    "with",    "as",        "be",
+    "at",      "by",       "this",      "have",    "from",   "or",      "one",       "had",
+    "not",     "but",      "what",      "all",     "were",   "when",    "we",        "there",
+    "can",     "an",       "your",      "which",   "their",  "said",    "if",        "do",
+    "will",    "each",     "about",     "how",     "up",     "out",     "them",      "then",
+    "she",     "many",     "some",      "so",      "these",  "would",   "other",     "into",
+    "has",     "more",     "her",       "two",     "like",   "him",     "see",       "time",
+    "could",   "no",       "make",      "than",    "first",  "been",    "its",       "who",
+    "now",     "people",   "my",        "made",    "over",   "did",     "down",      "only",
+    "way",     "find",     "use",       "may",     "water",  "long",    "little",    "very",
+    "after",   "words",    "called",    "just",    "where",  "most",    "know",      "through",
+    "back",    "much",     "before",    "line",    "right",  "too",     "means",     "old",
+    "any",     "same",     "tell",      "boy",     "follow", "came",    "want",      "show",
+    "also",    "around",   "form",      "three",   "small",  "set",     "put",       "end",
+    "does",    "another",  "well",      "large",   "must",   "big",     "even",      "such",
+    "because", "turn",     "here",      "why",     "ask",    "went",    "men",       "read",
+    "need",    "land",     "different", "home",    "us",     "move",    "try",       "kind",
+    "hand",    "picture",  "again",     "change",  "off",    "play",    "spell",     "air",
+    "away",    "animal",   "house",     "point",   "page",   "letter",  "mother",    "answer",
+    "found",   "study",    "still",     "learn",   "should", "world",   "high",      "every",
+    "near",    "add",      "food",      "between", "own",    "below",   "country",   "plant",
+    "last",    "school",   "father",    "keep",    "tree",   "never",   "start",     "city",
+    "earth",   "eye",      "light",     "thought", "head",   "under",   "story",     "saw",
+    "left",    "few",      "while",     "along",   "might",  "close",   "something", "seem",
+    "next",    "hard",     "open",      "example", "begin",  "life",    "always",    "those",
+    "both",    "paper",    "together",  "got",     "group",  "often",   "run",       "important",
+    "until",   "children", "side",      "feet",    "car",    "mile",    "night",     "walk",
+    "white",   "sea",      "began",     "grow",    "took",   "river",   "four",      "carry",
+    "state",   "once",     "book",      "hear",    "stop",   "without", "second",
 };
 #define NCOMMON (sizeof common / sizeof common[0])
 #define NVOCAB 20000
@@ -97,9 +104,9 @@ static size_t vocab_len[NVOCAB];
 
 static void build_vocab(uint64_t seed)
 {
-    static const char *const syl[] = {"ka", "ro", "mi", "ten", "sa", "lo", "ver", "an",
-                                      "di", "mor", "pe", "stra", "ul", "gen", "to", "bi",
-                                      "ne", "chal", "ri", "fo", "qua", "el", "dun", "os"};
+    static const char *const syl[] = {"ka", "ro",   "mi", "ten",  "sa",  "lo",  "ver", "an",
+                                      "di", "mor",  "pe", "stra", "ul",  "gen", "to",  "bi",
+                                      "ne", "chal", "ri", "fo",   "qua", "el",  "dun", "os"};
     uint64_t s = seed ^ 0x5EED;
     for (size_t i = 0; i < NVOCAB; i++) {
         if (i < NCOMMON) {
@@ -197,8 +204,8 @@ struct corpus {
     uint64_t file_bytes, text_bytes;
 };
 
-static void make_corpus(struct corpus *c, const char *path, int jsonl, uint64_t mb,
-                        uint64_t seed, double dup_rate)
+static void make_corpus(struct corpus *c, const char *path, int jsonl, uint64_t mb, uint64_t seed,
+                        double dup_rate)
 {
     c->ndocs = (size_t)(mb * 1048576u / DOC_BYTES);
     c->group = calloc(c->ndocs ? c->ndocs : 1, sizeof *c->group);
@@ -362,8 +369,12 @@ static void run_dedup(struct result *res, const char *dedup, const char *corpus,
 {
     char jarg[16];
     snprintf(jarg, sizeof jarg, "%d", res->threads);
-    const char *argv[16] = {dedup, jsonl ? "--jsonl" : "--lines", corpus, "-j", jarg,
-                            "--output", "pairs", "--quiet", "-o", out, "--stats", stats};
+    const char *argv[16] = {dedup,     jsonl ? "--jsonl" : "--lines",
+                            corpus,    "-j",
+                            jarg,      "--output",
+                            "pairs",   "--quiet",
+                            "-o",      out,
+                            "--stats", stats};
     if (verify) {
         argv[12] = "--verify";
         argv[13] = verify;
@@ -538,8 +549,8 @@ int main(int argc, char **argv)
         const struct result *x = &res[r];
         printf("%s{\"threads\":%d,\"exit\":%d,\"seconds\":%.3f,\"mb_per_s\":%.1f,"
                "\"docs_per_s\":%.0f,\"peak_rss_mb\":%.1f,\"minor_faults\":%ld,"
-               "\"major_faults\":%ld,\"found_pairs\":%" PRIu64
-               ",\"true_pairs\":%" PRIu64 ",\"recall\":%.4f,\"precision\":%.4f",
+               "\"major_faults\":%ld,\"found_pairs\":%" PRIu64 ",\"true_pairs\":%" PRIu64
+               ",\"recall\":%.4f,\"precision\":%.4f",
                r ? "," : "", x->threads, x->status, x->seconds,
                (double)c.file_bytes / 1e6 / x->seconds, (double)c.ndocs / x->seconds,
                x->peak_rss_mb, x->minflt, x->majflt, x->found_pairs, x->true_pairs, x->recall,

@@ -102,8 +102,8 @@ int bench_forest(int argc, char **argv)
     long trees = 0, depth = 0, num_perm = 128, k = 10;
     double dup_rate = 0.1;
     uint64_t seed = 1;
-    if (parse(argc, argv, &docs, &trees, &depth, &num_perm, &dup_rate, &seed, &k) < 0 ||
-        docs < 2 || docs > 100000000 || !(dup_rate >= 0 && dup_rate < 1) || k < 1) {
+    if (parse(argc, argv, &docs, &trees, &depth, &num_perm, &dup_rate, &seed, &k) < 0 || docs < 2 ||
+        docs > 100000000 || !(dup_rate >= 0 && dup_rate < 1) || k < 1) {
         fprintf(stderr, "usage: simlsh-bench forest [--docs N] [--trees L] [--depth D] "
                         "[--num-perm P] [--dup-rate F] [--k K] [--seed N]\n");
         return 2;
@@ -114,8 +114,8 @@ int bench_forest(int argc, char **argv)
     if (simlsh_params_new(&p, NULL) != 0 ||
         simlsh_params_set_int(p, SIMLSH_PARAM_NUM_PERM, num_perm) != 0 ||
         simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, trees) != 0 ||
-        simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, depth) != 0 ||
-        simlsh_forest_new(&f, p) != 0 || simlsh_results_new(&res, NULL) != 0) {
+        simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, depth) != 0 || simlsh_forest_new(&f, p) != 0 ||
+        simlsh_results_new(&res, NULL) != 0) {
         fprintf(stderr, "simlsh-bench forest: bad parameters (trees * depth <= num_perm?)\n");
         return 1;
     }
@@ -155,8 +155,8 @@ int bench_forest(int argc, char **argv)
         for (size_t c = 0; c < n; c++) {
             size_t cnt;
             fill_sig(chunk[c], seed, src, first + c);
-            simlsh_signature_values(vals + (first + c) * (size_t)num_perm, (size_t)num_perm,
-                                    &cnt, chunk[c]);
+            simlsh_signature_values(vals + (first + c) * (size_t)num_perm, (size_t)num_perm, &cnt,
+                                    chunk[c]);
         }
         double t0 = bench_now(), c0 = cpu_now();
         for (size_t c = 0; c < n; c++)
@@ -233,9 +233,9 @@ int bench_forest(int argc, char **argv)
            "\"insert_cpu_s\": %.4f, \"queries_per_cpu_s\": %.0f}\n",
            docs, (long long)got_l, (long long)got_d, num_perm, k, dup_rate,
            (unsigned long long)seed, insert_s, (double)docs / insert_s, qps,
-           (double)rows_seen / (double)done, wanted ? (double)hits / (double)wanted : 1.0,
-           MIN_SIM, wanted_all ? (double)hits_all / (double)wanted_all : 1.0, RECALL_QUERIES,
-           insert_cpu_s, qps_cpu);
+           (double)rows_seen / (double)done, wanted ? (double)hits / (double)wanted : 1.0, MIN_SIM,
+           wanted_all ? (double)hits_all / (double)wanted_all : 1.0, RECALL_QUERIES, insert_cpu_s,
+           qps_cpu);
 
     free(all);
     for (size_t q = 0; q < nq; q++)
@@ -278,8 +278,8 @@ int bench_ensemble(int argc, char **argv)
     long trees = 0, depth = 0, num_perm = 128, unused = 0;
     double t = 0.5;
     uint64_t seed = 1;
-    if (parse(argc, argv, &docs, &trees, &depth, &num_perm, &t, &seed, &unused) < 0 ||
-        docs < 2 || docs > 100000000 || !(t > 0 && t <= 1)) {
+    if (parse(argc, argv, &docs, &trees, &depth, &num_perm, &t, &seed, &unused) < 0 || docs < 2 ||
+        docs > 100000000 || !(t > 0 && t <= 1)) {
         fprintf(stderr, "usage: simlsh-bench ensemble [--docs N] [--trees L] [--depth D] "
                         "[--num-perm P] [--threshold T] [--seed N]\n");
         return 2;
@@ -361,8 +361,8 @@ int bench_ensemble(int argc, char **argv)
            "\"source_found_verified\": %.4f, \"queries_per_cpu_s\": %.0f, "
            "\"queries_per_cpu_s_verified\": %.0f}\n",
            docs, (long long)got_l, (long long)got_d, num_perm, t, (unsigned long long)seed,
-           MIN_SIZE, MAX_SIZE, insert_s, (double)docs / insert_s, qps[0], mean_rows[0],
-           found[0], qps[1], mean_rows[1], found[1], qps_cpu[0], qps_cpu[1]);
+           MIN_SIZE, MAX_SIZE, insert_s, (double)docs / insert_s, qps[0], mean_rows[0], found[0],
+           qps[1], mean_rows[1], found[1], qps_cpu[0], qps_cpu[1]);
     for (size_t q = 0; q < nq; q++)
         simlsh_signature_free(qs[q]);
     free(qs);

@@ -130,8 +130,7 @@ int bench_index(int argc, char **argv)
         simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, bands) != 0 ||
         simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, rows) != 0 ||
         simlsh_params_set_int(p, SIMLSH_PARAM_STORE_SIGNATURES, store) != 0 ||
-        simlsh_index_new(&ix, p) != 0 ||
-        simlsh_results_new(&res, NULL) != 0) {
+        simlsh_index_new(&ix, p) != 0 || simlsh_results_new(&res, NULL) != 0) {
         fprintf(stderr, "simlsh-bench index: bad parameters (bands * rows <= num_perm?)\n");
         return 1;
     }
@@ -328,10 +327,11 @@ int bench_index(int argc, char **argv)
            "\"insert_cpu_s\": %.4f, \"insert_warm_cpu_s\": %.4f, "
            "\"queries_per_cpu_s_single\": %.0f, \"queries_per_cpu_s_batch\": %.0f, "
            "\"cluster_cpu_s\": %.4f}\n",
-           docs, bands, rows, num_perm, store, dup_rate, (unsigned long long)seed, insert_s, insert_warm_s, reserve_s,
-           qps_single, qps_batch, (double)rows_seen / (double)(qps_single * single_s),
-           cluster_s, cluster_verify_s, (double)tabs / (double)docs / (double)bands, total,
-           planted, planted ? (double)found / (double)planted : 1.0, clusters, insert_cpu_s,
+           docs, bands, rows, num_perm, store, dup_rate, (unsigned long long)seed, insert_s,
+           insert_warm_s, reserve_s, qps_single, qps_batch,
+           (double)rows_seen / (double)(qps_single * single_s), cluster_s, cluster_verify_s,
+           (double)tabs / (double)docs / (double)bands, total, planted,
+           planted ? (double)found / (double)planted : 1.0, clusters, insert_cpu_s,
            insert_warm_cpu_s, qps_single_cpu, qps_batch_cpu, cluster_cpu_s);
 
     for (size_t k = 0; k < nq; k++)

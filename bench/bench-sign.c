@@ -28,13 +28,17 @@
 #include "murmur3.h"
 
 static const char *vocab[] = {
-    "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be",
-    "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have",
-    "an", "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
-    "been", "if", "more", "when", "will", "would", "who", "so", "no", "library", "signature",
-    "document", "similar", "duplicate", "collection", "hash", "function", "permutation",
-    "estimate", "probability", "candidate", "threshold", "river", "mountain", "government",
-    "history", "between", "important", "different", "following", "without", "something"};
+    "the",      "of",          "and",      "to",          "in",        "a",          "is",
+    "that",     "for",         "it",       "as",          "was",       "with",       "be",
+    "by",       "on",          "not",      "he",          "this",      "are",        "or",
+    "his",      "from",        "at",       "which",       "but",       "have",       "an",
+    "had",      "they",        "you",      "were",        "their",     "one",        "all",
+    "we",       "can",         "her",      "has",         "there",     "been",       "if",
+    "more",     "when",        "will",     "would",       "who",       "so",         "no",
+    "library",  "signature",   "document", "similar",     "duplicate", "collection", "hash",
+    "function", "permutation", "estimate", "probability", "candidate", "threshold",  "river",
+    "mountain", "government",  "history",  "between",     "important", "different",  "following",
+    "without",  "something"};
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -51,7 +55,8 @@ static void gen_doc(uint64_t *s, char *out, size_t len)
     int start = 1;
     while (n < len) {
         uint64_t r = rng_next(s);
-        size_t w = (size_t)((double)(r % 10000) / 10000.0 * (double)(r % 10000) / 10000.0 * (double)nv);
+        size_t w =
+            (size_t)((double)(r % 10000) / 10000.0 * (double)(r % 10000) / 10000.0 * (double)nv);
         const char *word = vocab[w];
         for (size_t i = 0; word[i] && n < len; i++)
             out[n++] = (char)(start && i == 0 ? word[i] - 32 : word[i]);
@@ -72,18 +77,25 @@ static void gen_doc(uint64_t *s, char *out, size_t len)
 
 static int parse_isa(const char *s)
 {
-    if (strcmp(s, "auto") == 0) return SIMLSH_ISA_AUTO;
-    if (strcmp(s, "scalar") == 0) return SIMLSH_ISA_SCALAR;
-    if (strcmp(s, "avx2") == 0) return SIMLSH_ISA_AVX2;
-    if (strcmp(s, "avx512") == 0) return SIMLSH_ISA_AVX512;
+    if (strcmp(s, "auto") == 0)
+        return SIMLSH_ISA_AUTO;
+    if (strcmp(s, "scalar") == 0)
+        return SIMLSH_ISA_SCALAR;
+    if (strcmp(s, "avx2") == 0)
+        return SIMLSH_ISA_AVX2;
+    if (strcmp(s, "avx512") == 0)
+        return SIMLSH_ISA_AVX512;
     return -1;
 }
 
 static int parse_unit(const char *s)
 {
-    if (strcmp(s, "byte") == 0) return SIMLSH_UNIT_BYTE;
-    if (strcmp(s, "char") == 0) return SIMLSH_UNIT_CHAR;
-    if (strcmp(s, "word") == 0) return SIMLSH_UNIT_WORD;
+    if (strcmp(s, "byte") == 0)
+        return SIMLSH_UNIT_BYTE;
+    if (strcmp(s, "char") == 0)
+        return SIMLSH_UNIT_CHAR;
+    if (strcmp(s, "word") == 0)
+        return SIMLSH_UNIT_WORD;
     return -1;
 }
 
@@ -94,8 +106,8 @@ static int parse_norm(const char *s)
         const char *name;
         int flag;
     } names[] = {{"lower", SIMLSH_NORM_LOWER_ASCII}, {"space", SIMLSH_NORM_COLLAPSE_SPACE},
-                 {"punct", SIMLSH_NORM_STRIP_PUNCT},  {"casefold", SIMLSH_NORM_CASEFOLD},
-                 {"nfkc", SIMLSH_NORM_NFKC},          {"none", 0}};
+                 {"punct", SIMLSH_NORM_STRIP_PUNCT}, {"casefold", SIMLSH_NORM_CASEFOLD},
+                 {"nfkc", SIMLSH_NORM_NFKC},         {"none", 0}};
     if (*s >= '0' && *s <= '9')
         return atoi(s);
     int flags = 0;
@@ -184,17 +196,28 @@ int bench_sign(int argc, char **argv)
         i++;
         if (strcmp(a, "--scheme") == 0)
             scheme = strcmp(v, "classic") == 0 ? SIMLSH_SCHEME_CLASSIC : SIMLSH_SCHEME_OPH;
-        else if (strcmp(a, "--num-perm") == 0) num_perm = atoi(v);
-        else if (strcmp(a, "--isa") == 0) isa = parse_isa(v);
-        else if (strcmp(a, "--doc-bytes") == 0) doc_bytes = (size_t)atol(v);
-        else if (strcmp(a, "--docs") == 0) docs = (size_t)atol(v);
-        else if (strcmp(a, "--seed") == 0) seed = (uint64_t)atoll(v);
-        else if (strcmp(a, "-k") == 0) k = atoi(v);
-        else if (strcmp(a, "--normalize") == 0) norm = parse_norm(v);
-        else if (strcmp(a, "--unit") == 0) unit = parse_unit(v);
-        else if (strcmp(a, "--repeat") == 0) repeat = atoi(v);
-        else if (strcmp(a, "--naive-docs") == 0) naive_docs = (size_t)atol(v);
-        else if (strcmp(a, "--threads") == 0) threads = (size_t)atol(v);
+        else if (strcmp(a, "--num-perm") == 0)
+            num_perm = atoi(v);
+        else if (strcmp(a, "--isa") == 0)
+            isa = parse_isa(v);
+        else if (strcmp(a, "--doc-bytes") == 0)
+            doc_bytes = (size_t)atol(v);
+        else if (strcmp(a, "--docs") == 0)
+            docs = (size_t)atol(v);
+        else if (strcmp(a, "--seed") == 0)
+            seed = (uint64_t)atoll(v);
+        else if (strcmp(a, "-k") == 0)
+            k = atoi(v);
+        else if (strcmp(a, "--normalize") == 0)
+            norm = parse_norm(v);
+        else if (strcmp(a, "--unit") == 0)
+            unit = parse_unit(v);
+        else if (strcmp(a, "--repeat") == 0)
+            repeat = atoi(v);
+        else if (strcmp(a, "--naive-docs") == 0)
+            naive_docs = (size_t)atol(v);
+        else if (strcmp(a, "--threads") == 0)
+            threads = (size_t)atol(v);
         else {
             fprintf(stderr, "unknown option %s\n", a);
             return 2;
@@ -292,21 +315,21 @@ int bench_sign(int argc, char **argv)
     double naive_per_byte = naive_secs / ((double)naive_docs * (double)doc_bytes);
     double ours_per_byte = secs / bytes;
     static const char *unit_names[] = {"byte", "char", "word"};
-    printf("{\"bench\": \"sign\", \"scheme\": \"%s\", \"isa\": \"%s\", \"num_perm\": %d, "
-           "\"unit\": \"%s\", \"k\": %d, \"normalize\": %d, \"repeat\": %d, "
-           "\"raw_seconds\": %.4f, \"raw_mb_per_s\": %.1f, \"norm_vs_raw\": %.3f, "
-           "\"raw_checksum\": %u, \"docs\": %zu, \"doc_bytes\": %zu, \"bytes\": %.0f, \"seconds\": %.4f, "
-           "\"mb_per_s\": %.1f, \"docs_per_s\": %.0f, \"naive_docs\": %zu, "
-           "\"naive_mb_per_s\": %.2f, \"speedup_vs_naive\": %.1f, \"checksum\": %u, "
-           "\"threads\": %zu, \"batch_seconds\": %.4f, \"batch_mb_per_s\": %.1f, "
-           "\"batch_cpu_s\": %.4f, \"batch_main_thread_cpu_s\": %.4f, \"batch_identical\": %s}\n",
-           scheme == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph",
-           isa_name(simlsh__isa_resolve(isa)), num_perm, unit_names[unit], k, norm, repeat,
-           raw_secs, bytes / raw_secs / 1e6, raw_secs / secs, raw_checksum, docs, doc_bytes, bytes, secs,
-           bytes / secs / 1e6, (double)docs / secs, naive_docs, 1e-6 / naive_per_byte,
-           naive_per_byte / ours_per_byte, checksum, threads, batch_secs,
-           batch_secs > 0 ? bytes / batch_secs / 1e6 : 0.0, batch_cpu, batch_main_cpu,
-           batch_same ? "true" : "false");
+    printf(
+        "{\"bench\": \"sign\", \"scheme\": \"%s\", \"isa\": \"%s\", \"num_perm\": %d, "
+        "\"unit\": \"%s\", \"k\": %d, \"normalize\": %d, \"repeat\": %d, "
+        "\"raw_seconds\": %.4f, \"raw_mb_per_s\": %.1f, \"norm_vs_raw\": %.3f, "
+        "\"raw_checksum\": %u, \"docs\": %zu, \"doc_bytes\": %zu, \"bytes\": %.0f, \"seconds\": %.4f, "
+        "\"mb_per_s\": %.1f, \"docs_per_s\": %.0f, \"naive_docs\": %zu, "
+        "\"naive_mb_per_s\": %.2f, \"speedup_vs_naive\": %.1f, \"checksum\": %u, "
+        "\"threads\": %zu, \"batch_seconds\": %.4f, \"batch_mb_per_s\": %.1f, "
+        "\"batch_cpu_s\": %.4f, \"batch_main_thread_cpu_s\": %.4f, \"batch_identical\": %s}\n",
+        scheme == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph", isa_name(simlsh__isa_resolve(isa)),
+        num_perm, unit_names[unit], k, norm, repeat, raw_secs, bytes / raw_secs / 1e6,
+        raw_secs / secs, raw_checksum, docs, doc_bytes, bytes, secs, bytes / secs / 1e6,
+        (double)docs / secs, naive_docs, 1e-6 / naive_per_byte, naive_per_byte / ours_per_byte,
+        checksum, threads, batch_secs, batch_secs > 0 ? bytes / batch_secs / 1e6 : 0.0, batch_cpu,
+        batch_main_cpu, batch_same ? "true" : "false");
     free(corpus);
     simlsh_signature_free(sig);
     simlsh_signature_free(sig_raw);

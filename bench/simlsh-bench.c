@@ -14,6 +14,7 @@ int main(int argc, char **argv)
         return bench_forest(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "ensemble") == 0)
         return bench_ensemble(argc - 1, argv + 1);
-    fprintf(stderr, "usage: simlsh-bench sign|index|forest|ensemble [options]  (--help for each)\n");
+    fprintf(stderr,
+            "usage: simlsh-bench sign|index|forest|ensemble [options]  (--help for each)\n");
     return 2;
 }

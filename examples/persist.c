@@ -12,13 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != 0) {                                                       \
-            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_));         \
-            exit(1);                                                          \
-        }                                                                     \
+#define CHECK(call)                                                   \
+    do {                                                              \
+        int rc_ = (call);                                             \
+        if (rc_ != 0) {                                               \
+            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_)); \
+            exit(1);                                                  \
+        }                                                             \
     } while (0)
 
 static const char *const docs[] = {

@@ -12,13 +12,13 @@
 
 /* Stop at the first failing call, naming it; an example has nothing to
  * clean up that the process exit would not. */
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != 0) {                                                       \
-            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_));         \
-            return 1;                                                         \
-        }                                                                     \
+#define CHECK(call)                                                   \
+    do {                                                              \
+        int rc_ = (call);                                             \
+        if (rc_ != 0) {                                               \
+            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_)); \
+            return 1;                                                 \
+        }                                                             \
     } while (0)
 
 static const char *const docs[] = {

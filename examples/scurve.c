@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != 0) {                                                       \
-            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_));         \
-            exit(1);                                                          \
-        }                                                                     \
+#define CHECK(call)                                                   \
+    do {                                                              \
+        int rc_ = (call);                                             \
+        if (rc_ != 0) {                                               \
+            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_)); \
+            exit(1);                                                  \
+        }                                                             \
     } while (0)
 
 static const double thresholds[] = {0.5, 0.6, 0.7, 0.8, 0.9, 0.95};
@@ -36,8 +36,8 @@ static void optimal_table(uint32_t num_perm)
         CHECK(simlsh_lsh_threshold_exact(&exact, b, r));
         CHECK(simlsh_lsh_false_positive_area(&fp, b, r, thresholds[i]));
         CHECK(simlsh_lsh_false_negative_area(&fn, b, r, thresholds[i]));
-        printf("| %.2f | %u | %u | %u | %.3f | %.3f | %.4f | %.4f |\n", thresholds[i], b, r,
-               unused, approx, exact, fp, fn);
+        printf("| %.2f | %u | %u | %u | %.3f | %.3f | %.4f | %.4f |\n", thresholds[i], b, r, unused,
+               approx, exact, fp, fn);
     }
     printf("\n");
 }
@@ -75,8 +75,7 @@ static void curve_table(uint32_t num_perm)
     struct choice c[NT];
     char title[96];
     for (size_t i = 0; i < NT; i++) {
-        CHECK(simlsh_lsh_optimal_params(&c[i].b, &c[i].r, NULL, num_perm, thresholds[i], 0.5,
-                                        0.5));
+        CHECK(simlsh_lsh_optimal_params(&c[i].b, &c[i].r, NULL, num_perm, thresholds[i], 0.5, 0.5));
         snprintf(c[i].label, sizeof c[i].label, "b=%u r=%u (t=%.2f)", c[i].b, c[i].r,
                  thresholds[i]);
     }
@@ -96,8 +95,7 @@ static void weights_table(uint32_t num_perm, double t)
     for (size_t i = 0; i < 5; i++) {
         double p[4];
         double s[4] = {t - 0.2, t - 0.1, t, t + 0.05 > 1 ? 1 : t + 0.05};
-        CHECK(simlsh_lsh_optimal_params(&c[i].b, &c[i].r, NULL, num_perm, t, 1 - w_fn[i],
-                                        w_fn[i]));
+        CHECK(simlsh_lsh_optimal_params(&c[i].b, &c[i].r, NULL, num_perm, t, 1 - w_fn[i], w_fn[i]));
         for (int k = 0; k < 4; k++)
             CHECK(simlsh_lsh_probability(&p[k], c[i].b, c[i].r, s[k]));
         printf("| %.2f / %.2f | %u | %u | %.4f | %.4f | %.4f | %.4f |\n", 1 - w_fn[i], w_fn[i],

@@ -12,18 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != 0) {                                                       \
-            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_));         \
-            exit(1);                                                          \
-        }                                                                     \
+#define CHECK(call)                                                   \
+    do {                                                              \
+        int rc_ = (call);                                             \
+        if (rc_ != 0) {                                               \
+            fprintf(stderr, "%s: %s\n", #call, simlsh_strerror(rc_)); \
+            exit(1);                                                  \
+        }                                                             \
     } while (0)
 
 /* Multi-byte UTF-8 on purpose, so chunk boundaries fall inside sequences. */
-static const char *const words[] = {"the", "river", "café", "naïve", "über", "東京",
-                                    "signal", "ünd", "ångström", "shingle", "data", "ok"};
+static const char *const words[] = {"the",    "river", "café",     "naïve",   "über", "東京",
+                                    "signal", "ünd",   "ångström", "shingle", "data", "ok"};
 
 static char *generate(size_t size)
 {

@@ -30,9 +30,8 @@ static void repair_fingerprints(uint8_t *c, size_t n)
     uint32_t b = fz_rd32(pl), r = fz_rd32(pl + 4), flags = fz_rd32(pl + 8);
     uint32_t rec = fz_rd32(pl + 12);
     uint64_t count = fz_rd64(pl + 16), plen = n - FZ_OVERHEAD;
-    if (!(flags & 1) || P == 0 || P > MAX_PERM || b == 0 || r == 0 ||
-        (uint64_t)b * r > P || rec != 8 + 4 * (uint64_t)b + 4 * (uint64_t)P ||
-        count > (plen - 24) / rec)
+    if (!(flags & 1) || P == 0 || P > MAX_PERM || b == 0 || r == 0 || (uint64_t)b * r > P ||
+        rec != 8 + 4 * (uint64_t)b + 4 * (uint64_t)P || count > (plen - 24) / rec)
         return;
     uint32_t v[MAX_PERM];
     for (uint64_t d = 0; d < count; d++) {

@@ -65,22 +65,22 @@ static void check_no_extra(void)
     }
 }
 
-#define DIE(...)                                                                         \
-    do {                                                                                 \
-        fprintf(stderr, "gen-corpus: " __VA_ARGS__);                                     \
-        fputc('\n', stderr);                                                             \
-        exit(2);                                                                         \
+#define DIE(...)                                     \
+    do {                                             \
+        fprintf(stderr, "gen-corpus: " __VA_ARGS__); \
+        fputc('\n', stderr);                         \
+        exit(2);                                     \
     } while (0)
 
-#define OK(call)                                                                         \
-    do {                                                                                 \
-        int rc_ = (call);                                                                \
-        if (rc_ != 0)                                                                    \
-            DIE("%s:%d: %s failed: %d", __FILE__, __LINE__, #call, rc_);                 \
+#define OK(call)                                                         \
+    do {                                                                 \
+        int rc_ = (call);                                                \
+        if (rc_ != 0)                                                    \
+            DIE("%s:%d: %s failed: %d", __FILE__, __LINE__, #call, rc_); \
     } while (0)
 
-static void emit(const char *dir, const char *name, const void *prefix, size_t np,
-                 const void *data, size_t n)
+static void emit(const char *dir, const char *name, const void *prefix, size_t np, const void *data,
+                 size_t n)
 {
     char path[4096];
     count_file(dir);
@@ -107,13 +107,12 @@ static void emit(const char *dir, const char *name, const void *prefix, size_t n
         return;
     }
     FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(prefix, 1, np, f) != np || fwrite(data, 1, n, f) != n ||
-        fclose(f) != 0)
+    if (f == NULL || fwrite(prefix, 1, np, f) != np || fwrite(data, 1, n, f) != n || fclose(f) != 0)
         DIE("write %s: %s", path, strerror(errno));
 }
 
-static simlsh_params *params(int unit, int k, int norm, int policy, uint32_t seed,
-                             int hash_bits, int scheme, int num_perm)
+static simlsh_params *params(int unit, int k, int norm, int policy, uint32_t seed, int hash_bits,
+                             int scheme, int num_perm)
 {
     simlsh_params *p;
     OK(simlsh_params_new(&p, NULL));
@@ -133,7 +132,8 @@ static const char *const texts[] = {
     "The quick brown fox jumped over the lazy dog!",
     "A quick brown fox jumps over the lazy dogs.",
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
-    ("Stra\xc3\x9f" "e, na\xc3\xafve caf\xc3\xa9 \xe2\x80\x94 "
+    ("Stra\xc3\x9f"
+     "e, na\xc3\xafve caf\xc3\xa9 \xe2\x80\x94 "
      "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"),
     "bad \xff\xfe utf-8 \xe2\x82 cut",
 };
@@ -166,18 +166,18 @@ static void set_file(const char *name, simlsh_params *p, const char *const *docs
 
 static void sets(void)
 {
-    static const uint64_t feats[] = {0, 1, 0xfffffffeu, 0xffffffffu, 1ull << 32,
-                                     0xffffffffffffffffull};
+    static const uint64_t feats[] = {0,           1,          0xfffffffeu,
+                                     0xffffffffu, 1ull << 32, 0xffffffffffffffffull};
     set_file("char-k5-h64", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 128), texts, 1, NULL, 0);
     set_file("word-k2-h32-lower-collapse",
-             params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_COLLAPSE_SPACE, 0,
-                    7, 32, 0, 128),
+             params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_COLLAPSE_SPACE, 0, 7,
+                    32, 0, 128),
              texts, 3, NULL, 0);
     set_file("byte-k4-h32-reject-seed", params(SIMLSH_UNIT_BYTE, 4, 0, 1, 0xdeadbeef, 32, 1, 64),
              texts + 3, 1, NULL, 0);
     set_file("char-k3-h64-strip-utf8",
-             params(SIMLSH_UNIT_CHAR, 3, SIMLSH_NORM_STRIP_PUNCT, 0, 42, 64, 0, 128), texts + 4,
-             2, NULL, 0);
+             params(SIMLSH_UNIT_CHAR, 3, SIMLSH_NORM_STRIP_PUNCT, 0, 42, 64, 0, 128), texts + 4, 2,
+             NULL, 0);
     set_file("features-h64", params(SIMLSH_UNIT_WORD, 1, 0, 0, 1, 64, 1, 16), NULL, 0, feats,
              sizeof feats / sizeof feats[0]);
     set_file("empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 128), NULL, 0, NULL, 0);
@@ -211,20 +211,19 @@ static void sig_file(const char *name, simlsh_params *p, const char *const *docs
 static void signatures(void)
 {
     static const uint64_t few[] = {3, 1ull << 40};
-    sig_file("oph-p64-h64", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, SIMLSH_SCHEME_OPH, 64),
-             texts, 2, NULL, 0);
-    sig_file("classic-p32-h32",
-             params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 9, 32, SIMLSH_SCHEME_CLASSIC,
-                    32),
-             texts + 1, 1, NULL, 0);
+    sig_file("oph-p64-h64", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, SIMLSH_SCHEME_OPH, 64), texts,
+             2, NULL, 0);
+    sig_file(
+        "classic-p32-h32",
+        params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 9, 32, SIMLSH_SCHEME_CLASSIC, 32),
+        texts + 1, 1, NULL, 0);
     /* two features into 16 bins: most rows are filled by densification */
     sig_file("oph-p16-sparse", params(SIMLSH_UNIT_BYTE, 3, 0, 0, 5, 32, SIMLSH_SCHEME_OPH, 16),
              NULL, 0, few, 2);
-    sig_file("oph-p1", params(SIMLSH_UNIT_CHAR, 2, 0, 1, 0, 64, SIMLSH_SCHEME_OPH, 1), texts + 2,
-             1, NULL, 0);
-    sig_file("empty-classic-p8",
-             params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, SIMLSH_SCHEME_CLASSIC, 8), NULL, 0, NULL,
-             0);
+    sig_file("oph-p1", params(SIMLSH_UNIT_CHAR, 2, 0, 1, 0, 64, SIMLSH_SCHEME_OPH, 1), texts + 2, 1,
+             NULL, 0);
+    sig_file("empty-classic-p8", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, SIMLSH_SCHEME_CLASSIC, 8),
+             NULL, 0, NULL, 0);
     sig_file("oph-p128-utf8",
              params(SIMLSH_UNIT_CHAR, 4, SIMLSH_NORM_STRIP_PUNCT | SIMLSH_NORM_COLLAPSE_SPACE, 0,
                     0xffffffffu, 64, SIMLSH_SCHEME_OPH, 128),
@@ -274,21 +273,21 @@ static void index_file(const char *name, simlsh_params *p, int bands, int rows, 
 
 static void indexes(void)
 {
-    index_file("oph-p32-b8r4-stored", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 8, 4, 1,
-               0.8, 6, 1);
-    index_file("oph-p32-b8r4-bare", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 8, 4, 0,
-               0.8, 6, 1);
+    index_file("oph-p32-b8r4-stored", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 8, 4, 1, 0.8,
+               6, 1);
+    index_file("oph-p32-b8r4-bare", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 8, 4, 0, 0.8,
+               6, 1);
     index_file("classic-p16-b4r4-h32-stored",
-               params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 3, 32, 1, 16), 4, 4, 1,
-               0.5, 5, 2);
+               params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 3, 32, 1, 16), 4, 4, 1, 0.5,
+               5, 2);
     /* 12 identical documents: one bucket per band outgrows the table and
      * becomes an overflow list */
-    index_file("oph-p16-b8r2-bigbucket", params(SIMLSH_UNIT_BYTE, 4, 0, 0, 11, 32, 0, 16), 8, 2,
-               1, 0.9, 12, 12);
+    index_file("oph-p16-b8r2-bigbucket", params(SIMLSH_UNIT_BYTE, 4, 0, 0, 11, 32, 0, 16), 8, 2, 1,
+               0.9, 12, 12);
     index_file("classic-p24-auto-bare", params(SIMLSH_UNIT_CHAR, 3, 0, 1, 5, 64, 1, 24), 0, 0, 0,
                0.6, 4, 1);
-    index_file("oph-p8-b1r7-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 1, 7, 1, 1.0,
-               0, 1);
+    index_file("oph-p8-b1r7-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 1, 7, 1, 1.0, 0,
+               1);
 }
 
 /* ---- indexes with user data (one-file saves) ------------------------------ */
@@ -338,33 +337,33 @@ static void userdata_indexes(void)
     static const char names[] = "notes-01.txt\0notes-02.txt\0dir/\xc3\xa9t\xc3\xa9.txt\0"
                                 "bad\xff\nname\0";
     static const unsigned char bin[] = {0, 1, 2, 0xff, 0xfe, 0, 0x80, 'S', 'L', 'I', 'X'};
-    index_ud_file("names-bare", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 8, 4, 0, 4,
-                  names, sizeof names);
+    index_ud_file("names-bare", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 8, 4, 0, 4, names,
+                  sizeof names);
     index_ud_file("names-stored", params(SIMLSH_UNIT_WORD, 2, 1, 0, 9, 32, 1, 16), 4, 4, 1, 3,
                   names, sizeof names);
-    index_ud_file("binary-bare-b1r1", params(SIMLSH_UNIT_BYTE, 3, 0, 0, 2, 32, 0, 4), 1, 1, 0,
-                  2, bin, sizeof bin);
-    index_ud_file("one-byte-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 2, 3, 1, 0,
-                  "x", 1);
+    index_ud_file("binary-bare-b1r1", params(SIMLSH_UNIT_BYTE, 3, 0, 0, 2, 32, 0, 4), 1, 1, 0, 2,
+                  bin, sizeof bin);
+    index_ud_file("one-byte-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 2, 3, 1, 0, "x",
+                  1);
     /* no user data: mutations that set flag bit 1 must find the section */
-    index_ud_file("none-bare", params(SIMLSH_UNIT_CHAR, 4, 0, 0, 1, 64, 0, 16), 4, 2, 0, 3,
-                  NULL, 0);
+    index_ud_file("none-bare", params(SIMLSH_UNIT_CHAR, 4, 0, 0, 1, 64, 0, 16), 4, 2, 0, 3, NULL,
+                  0);
 }
 
 /* ---- forests and ensembles ------------------------------------------------ */
 
 /* A save of either object through its save function, as @p name behind the
  * mode byte their fuzz targets read first. */
-#define EMIT_SAVED(dir, name, save, obj)                                                 \
-    do {                                                                                 \
-        size_t n_;                                                                       \
-        OK(save(NULL, 0, &n_, (obj)));                                                   \
-        unsigned char *buf_ = malloc(n_);                                                \
-        if (buf_ == NULL)                                                                \
-            DIE("out of memory");                                                        \
-        OK(save(buf_, n_, &n_, (obj)));                                                  \
-        emit(dir, name, "\1", 1, buf_, n_);                                              \
-        free(buf_);                                                                      \
+#define EMIT_SAVED(dir, name, save, obj)    \
+    do {                                    \
+        size_t n_;                          \
+        OK(save(NULL, 0, &n_, (obj)));      \
+        unsigned char *buf_ = malloc(n_);   \
+        if (buf_ == NULL)                   \
+            DIE("out of memory");           \
+        OK(save(buf_, n_, &n_, (obj)));     \
+        emit(dir, name, "\1", 1, buf_, n_); \
+        free(buf_);                         \
     } while (0)
 
 /* Document i: texts[i % NTEXTS] plus features i / dup .. i / dup + extra. */
@@ -412,17 +411,15 @@ static void forests(void)
 {
     forest_file("oph-p32-default", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 0, 0, 6, 0);
     forest_file("classic-p16-l4d4-removed",
-                params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 3, 32, 1, 16), 4, 4, 9,
-                1);
-    forest_file("oph-p24-l2d5-h32", params(SIMLSH_UNIT_BYTE, 4, 0, 0, 11, 32, 0, 24), 2, 5, 5,
-                0);
+                params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 3, 32, 1, 16), 4, 4, 9, 1);
+    forest_file("oph-p24-l2d5-h32", params(SIMLSH_UNIT_BYTE, 4, 0, 0, 11, 32, 0, 24), 2, 5, 5, 0);
     forest_file("oph-p8-empty", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 32, 0, 8), 8, 1, 0, 0);
 }
 
 /* An ensemble of @p ndocs sets with sizes spread over several partitions;
  * with @p remove, every fourth one removed. */
-static void ensemble_file(const char *name, simlsh_params *p, int trees, int depth,
-                          size_t ndocs, int remove)
+static void ensemble_file(const char *name, simlsh_params *p, int trees, int depth, size_t ndocs,
+                          int remove)
 {
     OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, trees));
     OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, depth));
@@ -443,8 +440,7 @@ static void ensemble_file(const char *name, simlsh_params *p, int trees, int dep
 
 static void ensembles(void)
 {
-    ensemble_file("oph-p32-default", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 0, 0, 8,
-                  0);
+    ensemble_file("oph-p32-default", params(SIMLSH_UNIT_CHAR, 5, 0, 0, 0, 64, 0, 32), 0, 0, 8, 0);
     ensemble_file("classic-p16-l8d2-removed",
                   params(SIMLSH_UNIT_WORD, 2, SIMLSH_NORM_LOWER_ASCII, 0, 3, 32, 1, 16), 8, 2, 10,
                   1);
@@ -464,7 +460,7 @@ static void shingler(void)
         unsigned char head[4];
         size_t text;
     } in[] = {
-        {"byte-k4", {0, 0x33, 0, 0x09}, 0},  {"char-k5-nfkc", {1, 0x74, 31, 0x1c}, 4},
+        {"byte-k4", {0, 0x33, 0, 0x09}, 0},        {"char-k5-nfkc", {1, 0x74, 31, 0x1c}, 4},
         {"word-k2-reject", {2, 0x11, 7, 0x03}, 5}, {"word-k3-lower", {2, 0xf2, 1, 0x45}, 1},
         {"char-k1-chunk1", {1, 0x00, 2, 0xff}, 3},
     };
@@ -495,8 +491,7 @@ int main(int argc, char **argv)
     if (check_mode)
         check_no_extra();
     if (failures > 0) {
-        fprintf(stderr, "gen-corpus: %d file(s) differ; regenerate (fuzz/README.md)\n",
-                failures);
+        fprintf(stderr, "gen-corpus: %d file(s) differ; regenerate (fuzz/README.md)\n", failures);
         return 1;
     }
     return 0;

@@ -23,16 +23,15 @@
 #define FZ_CHECKSUM_SEED 0x5eedc0deu
 
 /* Abort with a line number, so a crash report says which invariant broke. */
-#define FZ_CHECK(cond)                                                                   \
-    do {                                                                                 \
-        if (!(cond))                                                                     \
-            abort();                                                                     \
+#define FZ_CHECK(cond) \
+    do {               \
+        if (!(cond))   \
+            abort();   \
     } while (0)
 
 static inline uint32_t fz_rd32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 static inline uint64_t fz_rd64(const uint8_t *p)
@@ -92,17 +91,17 @@ static inline uint8_t *fz_reseal(const uint8_t *d, size_t n, const char magic[4]
 
 /* Save through a save function of the form f(buf, cap, &size, obj) into a
  * malloc'ed buffer; abort when saving a valid object fails. */
-#define FZ_SAVE(fn, obj, out_buf, out_len)                                               \
-    do {                                                                                 \
-        size_t fz_sz_;                                                                   \
-        FZ_CHECK(fn(NULL, 0, &fz_sz_, (obj)) == 0 && fz_sz_ >= FZ_OVERHEAD);             \
-        (out_buf) = malloc(fz_sz_);                                                      \
-        FZ_CHECK((out_buf) != NULL);                                                     \
-        size_t fz_sz2_;                                                                  \
-        if (fz_sz_ > 1)                                                                  \
-            FZ_CHECK(fn((out_buf), fz_sz_ - 1, &fz_sz2_, (obj)) == SIMLSH_EBUFSIZE);     \
-        FZ_CHECK(fn((out_buf), fz_sz_, &fz_sz2_, (obj)) == 0 && fz_sz2_ == fz_sz_);      \
-        (out_len) = fz_sz_;                                                              \
+#define FZ_SAVE(fn, obj, out_buf, out_len)                                           \
+    do {                                                                             \
+        size_t fz_sz_;                                                               \
+        FZ_CHECK(fn(NULL, 0, &fz_sz_, (obj)) == 0 && fz_sz_ >= FZ_OVERHEAD);         \
+        (out_buf) = malloc(fz_sz_);                                                  \
+        FZ_CHECK((out_buf) != NULL);                                                 \
+        size_t fz_sz2_;                                                              \
+        if (fz_sz_ > 1)                                                              \
+            FZ_CHECK(fn((out_buf), fz_sz_ - 1, &fz_sz2_, (obj)) == SIMLSH_EBUFSIZE); \
+        FZ_CHECK(fn((out_buf), fz_sz_, &fz_sz2_, (obj)) == 0 && fz_sz2_ == fz_sz_);  \
+        (out_len) = fz_sz_;                                                          \
     } while (0)
 
 /* ---- the raw loader targets (fuzz-index-load, -forest-load, -ensemble-load) ---- */
@@ -137,34 +136,34 @@ static inline int fz_mode_input(const uint8_t **d, size_t *n, uint8_t **copy)
  * an object or an error (SIMLSH_ECORRUPT, SIMLSH_EUNSUPPORTED, SIMLSH_EINVAL,
  * with no object), never a crash or a hang; a loaded object goes to
  * exercise(obj, bytes, n) and is freed. */
-#define FZ_LOADER_TARGET(type, load, exercise, release)                                  \
-    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);                              \
-    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)                               \
-    {                                                                                    \
-        uint8_t *copy_;                                                                  \
-        if (!fz_mode_input(&d, &n, &copy_))                                              \
-            return 0;                                                                    \
-        type *obj_ = NULL;                                                               \
-        int rc_ = load(&obj_, d, n, NULL);                                               \
-        if (rc_ == 0) {                                                                  \
-            exercise(obj_, d, n);                                                        \
-            release(obj_);                                                               \
-        } else {                                                                         \
-            FZ_CHECK(obj_ == NULL && (rc_ == SIMLSH_ECORRUPT ||                          \
-                                      rc_ == SIMLSH_EUNSUPPORTED || rc_ == SIMLSH_EINVAL)); \
-        }                                                                                \
-        free(copy_);                                                                     \
-        return 0;                                                                        \
+#define FZ_LOADER_TARGET(type, load, exercise, release)                                       \
+    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);                                   \
+    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)                                    \
+    {                                                                                         \
+        uint8_t *copy_;                                                                       \
+        if (!fz_mode_input(&d, &n, &copy_))                                                   \
+            return 0;                                                                         \
+        type *obj_ = NULL;                                                                    \
+        int rc_ = load(&obj_, d, n, NULL);                                                    \
+        if (rc_ == 0) {                                                                       \
+            exercise(obj_, d, n);                                                             \
+            release(obj_);                                                                    \
+        } else {                                                                              \
+            FZ_CHECK(obj_ == NULL && (rc_ == SIMLSH_ECORRUPT || rc_ == SIMLSH_EUNSUPPORTED || \
+                                      rc_ == SIMLSH_EINVAL));                                 \
+        }                                                                                     \
+        free(copy_);                                                                          \
+        return 0;                                                                             \
     }
 
 /* A loaded object saves back to exactly the bytes it came from. */
-#define FZ_SAVES_BACK(save, obj, bytes, n)                                               \
-    do {                                                                                 \
-        uint8_t *fz_buf_;                                                                \
-        size_t fz_len_;                                                                  \
-        FZ_SAVE(save, obj, fz_buf_, fz_len_);                                            \
-        FZ_CHECK(fz_len_ == (n) && memcmp(fz_buf_, (bytes), (n)) == 0);                   \
-        free(fz_buf_);                                                                   \
+#define FZ_SAVES_BACK(save, obj, bytes, n)                              \
+    do {                                                                \
+        uint8_t *fz_buf_;                                               \
+        size_t fz_len_;                                                 \
+        FZ_SAVE(save, obj, fz_buf_, fz_len_);                           \
+        FZ_CHECK(fz_len_ == (n) && memcmp(fz_buf_, (bytes), (n)) == 0); \
+        free(fz_buf_);                                                  \
     } while (0)
 
 /* The band key of docs/format-index.md, section 1, written from the

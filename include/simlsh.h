@@ -79,18 +79,18 @@ SIMLSH_API const char *simlsh_version_string(void);
 /*
  * X(NAME, value, message). Released values are frozen and never reused.
  */
-#define SIMLSH_ERRNO_MAP(X)                                                   \
-    X(EINVAL, -1, "invalid argument")                                         \
-    X(ENOMEM, -2, "out of memory")                                            \
+#define SIMLSH_ERRNO_MAP(X)                                                    \
+    X(EINVAL, -1, "invalid argument")                                          \
+    X(ENOMEM, -2, "out of memory")                                             \
     X(EMISMATCH, -3, "contract mismatch: objects built with different params") \
-    X(ECORRUPT, -4, "corrupt or truncated data")                              \
+    X(ECORRUPT, -4, "corrupt or truncated data")                               \
     X(EUNSUPPORTED, -5, "unsupported: feature not built in or format too new") \
-    X(ENOTFOUND, -6, "not found")                                             \
-    X(EEXIST, -7, "already exists")                                           \
-    X(EEMPTY, -8, "empty input")                                              \
-    X(EUTF8, -9, "invalid UTF-8")                                             \
-    X(EBUFSIZE, -10, "buffer too small")                                      \
-    X(ESTATE, -11, "call not valid in the object's current state")            \
+    X(ENOTFOUND, -6, "not found")                                              \
+    X(EEXIST, -7, "already exists")                                            \
+    X(EEMPTY, -8, "empty input")                                               \
+    X(EUTF8, -9, "invalid UTF-8")                                              \
+    X(EBUFSIZE, -10, "buffer too small")                                       \
+    X(ESTATE, -11, "call not valid in the object's current state")             \
     X(EIO, -12, "input/output error")
 
 /** Error codes; 0 (SIMLSH_OK) is success. */
@@ -159,8 +159,13 @@ typedef struct simlsh_allocator_v2 {
 } simlsh_allocator_v2;
 
 /** Initialiser for simlsh_allocator_v2: fill in alloc, free and user. */
-#define SIMLSH_ALLOCATOR_V2_INIT \
-    {sizeof(simlsh_allocator_v2), NULL, NULL, NULL, {NULL, NULL, NULL, NULL}}
+#define SIMLSH_ALLOCATOR_V2_INIT                       \
+    {                                                  \
+        sizeof(simlsh_allocator_v2), NULL, NULL, NULL, \
+        {                                              \
+            NULL, NULL, NULL, NULL                     \
+        }                                              \
+    }
 
 /* ------------------------------------------------------------------------ */
 /* Params: the hash contract                                                */
@@ -175,11 +180,11 @@ enum {
 
 /** Normalisation flags (key SIMLSH_PARAM_NORMALIZE, a bitmask). */
 enum {
-    SIMLSH_NORM_LOWER_ASCII = 1,     /**< A-Z -> a-z */
-    SIMLSH_NORM_COLLAPSE_SPACE = 2,  /**< whitespace runs -> one ' ', trimmed */
-    SIMLSH_NORM_STRIP_PUNCT = 4,     /**< drop punctuation characters */
-    SIMLSH_NORM_CASEFOLD = 8,        /**< Unicode case folding (utf8proc) */
-    SIMLSH_NORM_NFKC = 16            /**< Unicode NFKC (utf8proc) */
+    SIMLSH_NORM_LOWER_ASCII = 1,    /**< A-Z -> a-z */
+    SIMLSH_NORM_COLLAPSE_SPACE = 2, /**< whitespace runs -> one ' ', trimmed */
+    SIMLSH_NORM_STRIP_PUNCT = 4,    /**< drop punctuation characters */
+    SIMLSH_NORM_CASEFOLD = 8,       /**< Unicode case folding (utf8proc) */
+    SIMLSH_NORM_NFKC = 16           /**< Unicode NFKC (utf8proc) */
 };
 
 /** Invalid UTF-8 policies (key SIMLSH_PARAM_UTF8_POLICY). */
@@ -311,8 +316,7 @@ SIMLSH_API int simlsh_params_fingerprint(SIMLSH_OUT uint64_t *out, const simlsh_
  * params are unchanged.
  * Threads: needs exclusive access to @p params.
  */
-SIMLSH_API int simlsh_params_set_allocator(simlsh_params *params,
-                                           const simlsh_allocator_v2 *alloc);
+SIMLSH_API int simlsh_params_set_allocator(simlsh_params *params, const simlsh_allocator_v2 *alloc);
 /**
  * Set every key of @p params to the named preset (the allocator is kept):
  *  - "default": the library's defaults (the table above);
@@ -368,8 +372,8 @@ SIMLSH_API int simlsh_constant_value(SIMLSH_OUT int64_t *out, int kind, const ch
  *  0 down), to enumerate them all. Either out pointer may be NULL. Since
  *  0.2. @return 0, SIMLSH_EINVAL (unknown kind), SIMLSH_ENOTFOUND (@p i past
  *  the last). Threads: safe. */
-SIMLSH_API int simlsh_constant_at(SIMLSH_OUT int64_t *value, SIMLSH_OUT const char **name,
-                                  int kind, size_t i);
+SIMLSH_API int simlsh_constant_at(SIMLSH_OUT int64_t *value, SIMLSH_OUT const char **name, int kind,
+                                  size_t i);
 
 /** @return 1 if this CPU and build can run @p isa (SIMLSH_ISA_*), else 0.
  *  SIMLSH_ISA_AUTO and SIMLSH_ISA_SCALAR always give 1. Threads: safe. */
@@ -521,8 +525,7 @@ SIMLSH_API int simlsh_signature_abort(simlsh_signature *sig);
 SIMLSH_API int simlsh_signature_add_features(simlsh_signature *sig, const uint64_t *features,
                                              size_t n);
 /** Add every hash of @p set. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
-SIMLSH_API int simlsh_signature_add_shingleset(simlsh_signature *sig,
-                                               const simlsh_shingleset *set);
+SIMLSH_API int simlsh_signature_add_shingleset(simlsh_signature *sig, const simlsh_shingleset *set);
 /** @p dst becomes the signature of the union: element-wise minimum of the raw
  *  rows. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
 SIMLSH_API int simlsh_signature_merge(simlsh_signature *dst, const simlsh_signature *src);
@@ -1225,8 +1228,8 @@ SIMLSH_API int simlsh_index_query_v2(simlsh_results *res, const simlsh_index *in
  *  simlsh_index_query_v2(). @return as simlsh_index_query_v2().
  *  Threads: a const call. */
 SIMLSH_API int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_index *index,
-                                           const simlsh_signature *const *sigs, size_t n,
-                                           int flags, double threshold);
+                                           const simlsh_signature *const *sigs, size_t n, int flags,
+                                           double threshold);
 /**
  * A deep, independent copy of @p src: same params (allocator included),
  * documents, stored signatures and user data, and the same state, so the

@@ -25,8 +25,8 @@ static inline uint64_t simlsh__bk_step(uint64_t h, uint64_t w)
     return h * SIMLSH__BK_K3;
 }
 
-static inline uint64_t simlsh__band_key_inline(const uint32_t *values, uint32_t rows,
-                                               uint32_t band, uint32_t seed)
+static inline uint64_t simlsh__band_key_inline(const uint32_t *values, uint32_t rows, uint32_t band,
+                                               uint32_t seed)
 {
     uint64_t h = ((((uint64_t)seed) << 32) | band) * SIMLSH__BK_K1 ^ (uint64_t)rows;
     uint32_t i = 0;

@@ -289,8 +289,7 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
         if (u < t * q)
             continue; /* no set there has t q elements */
         uint32_t b, r;
-        choose_banding(&b, &r, ensemble->l, ensemble->depth, q, u, t, p->fp_weight,
-                       p->fn_weight);
+        choose_banding(&b, &r, ensemble->l, ensemble->depth, q, u, t, p->fp_weight, p->fn_weight);
         rc = simlsh__pf_band(tr, s, sig->values, b, r, &c);
     }
     simlsh__pf_row *rows = NULL;
@@ -302,9 +301,9 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
     size_t n = 0;
     for (size_t i = 0; rc == 0 && i < c.n; i++) {
         uint32_t slot = c.v[i];
-        double j = (double)simlsh__pf_count_equal(simlsh__pf_vals(s, slot), sig->values,
-                                                  s->num_perm) /
-                   (double)s->num_perm;
+        double j =
+            (double)simlsh__pf_count_equal(simlsh__pf_vals(s, slot), sig->values, s->num_perm) /
+            (double)s->num_perm;
         /* |Q ∩ X| = J (|Q| + |X|) / (1 + J). */
         double x = (double)s->aux[slot];
         double est = j * (q + x) / (q * (1 + j));

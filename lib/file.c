@@ -54,7 +54,10 @@ static int x_openat(int dir, const char *name, int flags, mode_t mode, const cha
     return fault(op) ? -1 : openat(dir, name, flags, mode);
 }
 
-static int x_fsync(int fd, const char *op) { return fault(op) ? -1 : fsync(fd); }
+static int x_fsync(int fd, const char *op)
+{
+    return fault(op) ? -1 : fsync(fd);
+}
 
 /* close() releases the descriptor even when it reports an error (POSIX
  * leaves it unspecified, Linux always releases it), so it is never retried. */
@@ -195,8 +198,7 @@ static uint64_t tmp_salt(const void *p)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return simlsh__fmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-                          ((uint64_t)getpid() << 20) ^ (uint64_t)(uintptr_t)p ^
-                          (c << 48));
+                          ((uint64_t)getpid() << 20) ^ (uint64_t)(uintptr_t)p ^ (c << 48));
 }
 
 /* Is name a temporary file of base left by a process that no longer
@@ -325,8 +327,8 @@ static int write_anon(int dirfd, const void *buf, size_t size, const struct stat
 
 /* A named temporary file, created exclusively with 0666 (the umask
  * applies; mkstemp would force 0600). 1 done, -1 error (nothing left). */
-static int write_named(int dirfd, const void *buf, size_t size, const struct stat *st,
-                       int exists, char *tmp, size_t tcap, const char *base)
+static int write_named(int dirfd, const void *buf, size_t size, const struct stat *st, int exists,
+                       char *tmp, size_t tcap, const char *base)
 {
     int fd = -1;
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
@@ -421,8 +423,8 @@ out:
     return rc;
 }
 
-int simlsh__file_read_all(const char *path, int flags, int *sys_errno,
-                          const simlsh_allocator *al, uint8_t **out, size_t *len)
+int simlsh__file_read_all(const char *path, int flags, int *sys_errno, const simlsh_allocator *al,
+                          uint8_t **out, size_t *len)
 {
     *out = NULL;
     *len = 0;

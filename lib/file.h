@@ -35,8 +35,8 @@ int simlsh__file_write_atomic(const char *path, const void *buf, size_t size, in
  * (a FIFO, a device, a directory; a symlink with SIMLSH_FILE_NOFOLLOW) is
  * refused with SIMLSH_EINVAL before any read. 0, SIMLSH_EINVAL,
  * SIMLSH_ENOMEM or SIMLSH_EIO with *sys_errno (then *buf is NULL). */
-int simlsh__file_read_all(const char *path, int flags, int *sys_errno,
-                          const simlsh_allocator *al, uint8_t **buf, size_t *len);
+int simlsh__file_read_all(const char *path, int flags, int *sys_errno, const simlsh_allocator *al,
+                          uint8_t **buf, size_t *len);
 
 #ifdef SIMLSH_FILE_FAULTS
 /* Test builds only (tests/test-save-fault.c compiles file.c with this

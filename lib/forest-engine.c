@@ -50,7 +50,10 @@ static inline size_t fastrange(uint32_t h, size_t cap)
     return (size_t)(((uint64_t)h * (uint64_t)cap) >> 32);
 }
 
-static inline uint32_t id_hash(uint64_t id) { return (uint32_t)(simlsh__fmix64(id) >> 32); }
+static inline uint32_t id_hash(uint64_t id)
+{
+    return (uint32_t)(simlsh__fmix64(id) >> 32);
+}
 
 /* ---- store -------------------------------------------------------------------- */
 
@@ -200,8 +203,7 @@ fail:
     return SIMLSH_ENOMEM;
 }
 
-uint32_t simlsh__pf_store_put(simlsh__pf_store *s, uint64_t id, const uint32_t *vals,
-                              uint64_t aux)
+uint32_t simlsh__pf_store_put(simlsh__pf_store *s, uint64_t id, const uint32_t *vals, uint64_t aux)
 {
     uint32_t slot;
     if (s->free_head != SIMLSH__PF_NO_SLOT) {
@@ -278,8 +280,7 @@ static inline uint32_t lcp(const simlsh__pf_store *s, const simlsh__pf_trees *t,
 
 /* First position of [a, b) whose len-prefix is >= qk. */
 static size_t bound(const simlsh__pf_store *s, const simlsh__pf_trees *t, uint32_t tree,
-                    const simlsh__pf_entry *e, size_t a, size_t b, const uint32_t *qk,
-                    uint32_t len)
+                    const simlsh__pf_entry *e, size_t a, size_t b, const uint32_t *qk, uint32_t len)
 {
     while (a < b) {
         size_t m = a + (b - a) / 2;
@@ -337,8 +338,7 @@ int simlsh__pf_trees_reserve(simlsh__pf_trees *t, const simlsh_allocator *alloc,
 }
 
 /* Merge the sorted neighbours [a, m) and [m, b) of every tree. */
-static void merge_runs(simlsh__pf_trees *t, const simlsh__pf_store *s, size_t a, size_t m,
-                       size_t b)
+static void merge_runs(simlsh__pf_trees *t, const simlsh__pf_store *s, size_t a, size_t m, size_t b)
 {
     for (uint32_t tree = 0; tree < t->l; tree++) {
         simlsh__pf_entry *e = t->ent + (size_t)tree * t->cap, *x = t->scratch;
@@ -515,7 +515,7 @@ static int set_add(simlsh__pf_set *c, uint32_t slot)
 /* ---- queries ------------------------------------------------------------------------- */
 
 typedef struct {
-    size_t a, b, lo, hi; /* run [a, b); taken [lo, hi) */
+    size_t a, b, lo, hi;     /* run [a, b); taken [lo, hi) */
     uint32_t tree, llo, lhi; /* lcp of the entries just outside [lo, hi) */
 } cursor;
 
@@ -618,8 +618,8 @@ int simlsh__pf_band(const simlsh__pf_trees *t, const simlsh__pf_store *s, const 
 
 /* ---- shared helpers --------------------------------------------------------------- */
 
-int simlsh__pf_shape(const struct simlsh_params *p, uint32_t def_l, uint32_t def_depth,
-                     uint32_t *l, uint32_t *depth)
+int simlsh__pf_shape(const struct simlsh_params *p, uint32_t def_l, uint32_t def_depth, uint32_t *l,
+                     uint32_t *depth)
 {
     uint32_t np = (uint32_t)p->num_perm, L = (uint32_t)p->bands, D = (uint32_t)p->rows;
     if (L == 0 && D == 0) {

@@ -88,8 +88,7 @@ int simlsh_forest_insert(simlsh_forest *forest, uint64_t id, const simlsh_signat
         return SIMLSH_EEXIST;
     rc = simlsh__pf_store_reserve(&forest->store, forest->store.count + 1);
     if (rc == 0)
-        rc = simlsh__pf_trees_reserve(&forest->trees, &forest->params.alloc,
-                                      forest->trees.n + 1);
+        rc = simlsh__pf_trees_reserve(&forest->trees, &forest->params.alloc, forest->trees.n + 1);
     if (rc < 0)
         return rc;
     uint32_t slot = simlsh__pf_store_put(&forest->store, id, sig->values, 0);
@@ -153,8 +152,8 @@ int simlsh_forest_query_topk(simlsh_results *res, const simlsh_forest *forest,
     if (rc == 0) {
         /* Exact ranks by the estimate eq / num_perm, ties by id. */
         for (size_t i = 0; i < c.n; i++) {
-            uint32_t eq = simlsh__pf_count_equal(simlsh__pf_vals(s, c.v[i]), sig->values,
-                                                 s->num_perm);
+            uint32_t eq =
+                simlsh__pf_count_equal(simlsh__pf_vals(s, c.v[i]), sig->values, s->num_perm);
             rows[i].id = s->ids[c.v[i]];
             rows[i].score = (double)eq / (double)s->num_perm;
         }

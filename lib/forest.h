@@ -50,7 +50,11 @@ typedef struct {
     size_t idcap;
 } simlsh__pf_store;
 
-enum { SIMLSH__PF_FREE = 0, SIMLSH__PF_LIVE = 1, SIMLSH__PF_DEAD = 2 };
+enum {
+    SIMLSH__PF_FREE = 0,
+    SIMLSH__PF_LIVE = 1,
+    SIMLSH__PF_DEAD = 2
+};
 
 typedef struct {
     uint32_t head, slot;
@@ -58,9 +62,9 @@ typedef struct {
 
 typedef struct {
     uint32_t l, depth;
-    simlsh__pf_entry *ent; /* l * cap entries: tree t at ent + t * cap */
-    simlsh__pf_entry *scratch; /* cap entries, for merges */
-    size_t cap, n, ndead;   /* n entries per tree, ndead of them dead */
+    simlsh__pf_entry *ent;               /* l * cap entries: tree t at ent + t * cap */
+    simlsh__pf_entry *scratch;           /* cap entries, for merges */
+    size_t cap, n, ndead;                /* n entries per tree, ndead of them dead */
     size_t run_end[SIMLSH__PF_MAX_RUNS]; /* closed runs; the rest is the buffer */
     unsigned nruns;
 } simlsh__pf_trees;
@@ -70,7 +74,7 @@ typedef struct {
     const simlsh_allocator *alloc;
     uint32_t *tab; /* open addressing, SIMLSH__PF_NO_SLOT = empty */
     size_t tcap;
-    uint32_t *v;   /* members in insertion order */
+    uint32_t *v; /* members in insertion order */
     size_t n, vcap;
 } simlsh__pf_set;
 
@@ -89,8 +93,7 @@ uint32_t simlsh__pf_store_find(const simlsh__pf_store *s, uint64_t id);
 /* Room for one more document; 0 or SIMLSH_ENOMEM (store unchanged). */
 int simlsh__pf_store_reserve(simlsh__pf_store *s, size_t docs);
 /* Add a document (room reserved, id absent); returns its slot. */
-uint32_t simlsh__pf_store_put(simlsh__pf_store *s, uint64_t id, const uint32_t *vals,
-                              uint64_t aux);
+uint32_t simlsh__pf_store_put(simlsh__pf_store *s, uint64_t id, const uint32_t *vals, uint64_t aux);
 /* Remove id's slot from the map; its entries in a tree set become dead. */
 void simlsh__pf_store_kill(simlsh__pf_store *s, uint32_t slot);
 static inline const uint32_t *simlsh__pf_vals(const simlsh__pf_store *s, uint32_t slot)
@@ -127,8 +130,8 @@ int simlsh__pf_band(const simlsh__pf_trees *t, const simlsh__pf_store *s, const 
 /* Trees and depth from BANDS / ROWS: both 0 gives the object's default
  * shape (def_l trees, or def_depth rows when def_l is 0, over num_perm);
  * one 0 is derived from the other. 0 or SIMLSH_EINVAL. */
-int simlsh__pf_shape(const struct simlsh_params *p, uint32_t def_l, uint32_t def_depth,
-                     uint32_t *l, uint32_t *depth);
+int simlsh__pf_shape(const struct simlsh_params *p, uint32_t def_l, uint32_t def_depth, uint32_t *l,
+                     uint32_t *depth);
 /* Checks of a query signature against an object's signature fingerprint. */
 int simlsh__pf_check_sig(const simlsh_signature *sig, uint64_t sig_fp);
 uint32_t simlsh__pf_count_equal(const uint32_t *a, const uint32_t *b, uint32_t n);

@@ -23,8 +23,8 @@
  * size does not fit in a size_t; otherwise writes header and contract and
  * returns 1 with *payload at the payload: the caller writes it and then
  * calls simlsh__frame_write_tail(buf, *size). */
-int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len,
-                        uint32_t magic, const struct simlsh_params *p, uint8_t **payload);
+int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len, uint32_t magic,
+                        const struct simlsh_params *p, uint8_t **payload);
 /* The load prologue, after the constructor's out check: a NULL buf or a
  * half-filled allocator is SIMLSH_EINVAL; then magic, version, flags,
  * length and checksum are checked (SIMLSH_ECORRUPT, or SIMLSH_EUNSUPPORTED

@@ -146,8 +146,8 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
             d->ids[m++] = d->ids[i];
     d->m = m;
     /* Give back the slots of repeated ids before the next allocations. */
-    uint64_t *shrunk = simlsh__realloc_sized(al, d->ids, m * sizeof *d->ids,
-                                             2 * n * sizeof *d->ids, m * sizeof *d->ids);
+    uint64_t *shrunk = simlsh__realloc_sized(al, d->ids, m * sizeof *d->ids, 2 * n * sizeof *d->ids,
+                                             m * sizeof *d->ids);
     if (shrunk == NULL) {
         dense_free(d);
         return SIMLSH_ENOMEM;

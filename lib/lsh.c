@@ -66,8 +66,10 @@ static const double gk_wk[8] = {
     0.204432940075298892414161999234649, 0.209482141084727828012999174891714,
 };
 static const double gk_wg[4] = {
-    0.129484966168869693270611432679082, 0.279705391489276667901467771423780,
-    0.381830050505118944950369775488975, 0.417959183673469387755102040816327,
+    0.129484966168869693270611432679082,
+    0.279705391489276667901467771423780,
+    0.381830050505118944950369775488975,
+    0.417959183673469387755102040816327,
 };
 
 typedef double (*integrand_fn)(double b, double r, double s);
@@ -148,8 +150,8 @@ int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32_t *unused,
 {
     if (bands == NULL || rows == NULL || num_perm == 0 || num_perm > SIMLSH__MAX_PERM)
         return SIMLSH_EINVAL;
-    if (!(t > 0.0 && t <= 1.0) || !(w_fp >= 0.0) || isinf(w_fp) || !(w_fn >= 0.0) ||
-        isinf(w_fn) || (w_fp == 0.0 && w_fn == 0.0))
+    if (!(t > 0.0 && t <= 1.0) || !(w_fp >= 0.0) || isinf(w_fp) || !(w_fn >= 0.0) || isinf(w_fn) ||
+        (w_fp == 0.0 && w_fn == 0.0))
         return SIMLSH_EINVAL;
 
     /* Exhaustive: at most ~7,000 (b, r) pairs for num_perm = 1024, and the
@@ -166,9 +168,9 @@ int simlsh_lsh_optimal_params(uint32_t *bands, uint32_t *rows, uint32_t *unused,
             uint32_t un = num_perm - b * r;
             /* Ties prefer fewer unused rows (the signature is paid for),
              * then fewer bands (less memory and faster queries). */
-            int better = best_b == 0 || obj < best - TIE_EPS ||
-                         (obj <= best + TIE_EPS &&
-                          (un < best_unused || (un == best_unused && b < best_b)));
+            int better =
+                best_b == 0 || obj < best - TIE_EPS ||
+                (obj <= best + TIE_EPS && (un < best_unused || (un == best_unused && b < best_b)));
             if (better) {
                 if (obj < best || best_b == 0)
                     best = obj;
@@ -249,8 +251,8 @@ int simlsh_lsh_optimal_params_recall(uint32_t *bands, uint32_t *rows, double *ac
                 break;
             uint32_t un = num_perm - b * r;
             /* Ties as in simlsh_lsh_optimal_params(). */
-            int better = best_b == 0 || obj < best - TIE_EPS ||
-                         un < best_unused || (un == best_unused && b < best_b);
+            int better = best_b == 0 || obj < best - TIE_EPS || un < best_unused ||
+                         (un == best_unused && b < best_b);
             if (better) {
                 if (obj < best || best_b == 0)
                     best = obj;

@@ -24,8 +24,8 @@
 #include "minhash.h"
 #include "signature.h"
 
-#define OPH_SALT 0x4f5048u       /* "OPH" */
-#define PROBE_SALT 0x50524f42ULL /* "PROB" */
+#define OPH_SALT 0x4f5048u         /* "OPH" */
+#define PROBE_SALT 0x50524f42ULL   /* "PROB" */
 #define CLASSIC_SALT 0x434c4153ULL /* "CLAS" */
 
 static uint32_t oph_salt(uint32_t seed)
@@ -51,8 +51,8 @@ int simlsh__minhash_init(struct simlsh_signature *sig)
         return SIMLSH_ENOMEM;
     uint64_t st = ((uint64_t)sig->params.seed << 32) ^ CLASSIC_SALT;
     for (uint32_t i = 0; i < P; i++) {
-        c[i] = splitmix64(&st) | 1;  /* a_i: odd */
-        c[P + i] = splitmix64(&st);  /* b_i */
+        c[i] = splitmix64(&st) | 1; /* a_i: odd */
+        c[P + i] = splitmix64(&st); /* b_i */
     }
     sig->coef = c;
     return 0;
@@ -72,11 +72,11 @@ static void oph_scatter(uint32_t *raw, uint32_t P, const uint32_t *v, size_t n)
     memcpy(aux[2], raw, P * sizeof *raw);
     uint32_t *r0 = raw, *r1 = aux[0], *r2 = aux[1], *r3 = aux[2];
     size_t i = 0;
-#define SCATTER_ONE(r, x)                                         \
-    do {                                                          \
-        uint32_t b_ = (uint32_t)(((uint64_t)(x) * P) >> 32);      \
-        uint32_t c_ = (r)[b_];                                    \
-        (r)[b_] = (x) < c_ ? (x) : c_;                            \
+#define SCATTER_ONE(r, x)                                  \
+    do {                                                   \
+        uint32_t b_ = (uint32_t)(((uint64_t)(x)*P) >> 32); \
+        uint32_t c_ = (r)[b_];                             \
+        (r)[b_] = (x) < c_ ? (x) : c_;                     \
     } while (0)
     for (; i + 4 <= n; i += 4) {
         SCATTER_ONE(r0, v[i]);

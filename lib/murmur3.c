@@ -6,8 +6,14 @@
 #include "le.h"
 #include "murmur3.h"
 
-static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
-static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint32_t rotl32(uint32_t x, int r)
+{
+    return (x << r) | (x >> (32 - r));
+}
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
 
 uint32_t simlsh__murmur3_32(const void *data, size_t len, uint32_t seed)
 {
@@ -70,12 +76,18 @@ void simlsh__murmur3_128(const void *data, size_t len, uint32_t seed, uint64_t o
     const uint8_t *tail = p + 16 * nblocks;
     uint64_t k1 = 0, k2 = 0;
     switch (len & 15) {
-    case 15: k2 ^= (uint64_t)tail[14] << 48; /* fall through */
-    case 14: k2 ^= (uint64_t)tail[13] << 40; /* fall through */
-    case 13: k2 ^= (uint64_t)tail[12] << 32; /* fall through */
-    case 12: k2 ^= (uint64_t)tail[11] << 24; /* fall through */
-    case 11: k2 ^= (uint64_t)tail[10] << 16; /* fall through */
-    case 10: k2 ^= (uint64_t)tail[9] << 8;   /* fall through */
+    case 15:
+        k2 ^= (uint64_t)tail[14] << 48; /* fall through */
+    case 14:
+        k2 ^= (uint64_t)tail[13] << 40; /* fall through */
+    case 13:
+        k2 ^= (uint64_t)tail[12] << 32; /* fall through */
+    case 12:
+        k2 ^= (uint64_t)tail[11] << 24; /* fall through */
+    case 11:
+        k2 ^= (uint64_t)tail[10] << 16; /* fall through */
+    case 10:
+        k2 ^= (uint64_t)tail[9] << 8; /* fall through */
     case 9:
         k2 ^= (uint64_t)tail[8];
         k2 *= c2;
@@ -83,13 +95,20 @@ void simlsh__murmur3_128(const void *data, size_t len, uint32_t seed, uint64_t o
         k2 *= c1;
         h2 ^= k2;
         /* fall through */
-    case 8: k1 ^= (uint64_t)tail[7] << 56; /* fall through */
-    case 7: k1 ^= (uint64_t)tail[6] << 48; /* fall through */
-    case 6: k1 ^= (uint64_t)tail[5] << 40; /* fall through */
-    case 5: k1 ^= (uint64_t)tail[4] << 32; /* fall through */
-    case 4: k1 ^= (uint64_t)tail[3] << 24; /* fall through */
-    case 3: k1 ^= (uint64_t)tail[2] << 16; /* fall through */
-    case 2: k1 ^= (uint64_t)tail[1] << 8;  /* fall through */
+    case 8:
+        k1 ^= (uint64_t)tail[7] << 56; /* fall through */
+    case 7:
+        k1 ^= (uint64_t)tail[6] << 48; /* fall through */
+    case 6:
+        k1 ^= (uint64_t)tail[5] << 40; /* fall through */
+    case 5:
+        k1 ^= (uint64_t)tail[4] << 32; /* fall through */
+    case 4:
+        k1 ^= (uint64_t)tail[3] << 24; /* fall through */
+    case 3:
+        k1 ^= (uint64_t)tail[2] << 16; /* fall through */
+    case 2:
+        k1 ^= (uint64_t)tail[1] << 8; /* fall through */
     case 1:
         k1 ^= (uint64_t)tail[0];
         k1 *= c1;

@@ -35,34 +35,72 @@
 
 /* Specialise the common shingle sizes (k = 5 is the default); larger k take
  * the generic loop, where the per-window work dwarfs the loop overhead. */
-#define SIMLSH__K_CASES(fn, out, buf, n, seed)           \
-    case 1: fn(out, buf, n, 1, seed); break;             \
-    case 2: fn(out, buf, n, 2, seed); break;             \
-    case 3: fn(out, buf, n, 3, seed); break;             \
-    case 4: fn(out, buf, n, 4, seed); break;             \
-    case 5: fn(out, buf, n, 5, seed); break;             \
-    case 6: fn(out, buf, n, 6, seed); break;             \
-    case 7: fn(out, buf, n, 7, seed); break;             \
-    case 8: fn(out, buf, n, 8, seed); break;             \
-    case 9: fn(out, buf, n, 9, seed); break;             \
-    case 10: fn(out, buf, n, 10, seed); break;           \
-    case 11: fn(out, buf, n, 11, seed); break;           \
-    case 12: fn(out, buf, n, 12, seed); break;           \
-    case 13: fn(out, buf, n, 13, seed); break;           \
-    case 14: fn(out, buf, n, 14, seed); break;           \
-    case 15: fn(out, buf, n, 15, seed); break;           \
-    case 16: fn(out, buf, n, 16, seed); break
+#define SIMLSH__K_CASES(fn, out, buf, n, seed) \
+    case 1:                                    \
+        fn(out, buf, n, 1, seed);              \
+        break;                                 \
+    case 2:                                    \
+        fn(out, buf, n, 2, seed);              \
+        break;                                 \
+    case 3:                                    \
+        fn(out, buf, n, 3, seed);              \
+        break;                                 \
+    case 4:                                    \
+        fn(out, buf, n, 4, seed);              \
+        break;                                 \
+    case 5:                                    \
+        fn(out, buf, n, 5, seed);              \
+        break;                                 \
+    case 6:                                    \
+        fn(out, buf, n, 6, seed);              \
+        break;                                 \
+    case 7:                                    \
+        fn(out, buf, n, 7, seed);              \
+        break;                                 \
+    case 8:                                    \
+        fn(out, buf, n, 8, seed);              \
+        break;                                 \
+    case 9:                                    \
+        fn(out, buf, n, 9, seed);              \
+        break;                                 \
+    case 10:                                   \
+        fn(out, buf, n, 10, seed);             \
+        break;                                 \
+    case 11:                                   \
+        fn(out, buf, n, 11, seed);             \
+        break;                                 \
+    case 12:                                   \
+        fn(out, buf, n, 12, seed);             \
+        break;                                 \
+    case 13:                                   \
+        fn(out, buf, n, 13, seed);             \
+        break;                                 \
+    case 14:                                   \
+        fn(out, buf, n, 14, seed);             \
+        break;                                 \
+    case 15:                                   \
+        fn(out, buf, n, 15, seed);             \
+        break;                                 \
+    case 16:                                   \
+        fn(out, buf, n, 16, seed);             \
+        break
 
 #define MM_C1 0xcc9e2d51u
 #define MM_C2 0x1b873593u
 #define MM_N 0xe6546b64u
 
 /* Mask of the low r bytes of a word, for a tail of r = k % 4 bytes. */
-static inline uint32_t tail_mask(size_t r) { return r ? 0xffffffffu >> (32 - 8 * r) : 0; }
+static inline uint32_t tail_mask(size_t r)
+{
+    return r ? 0xffffffffu >> (32 - 8 * r) : 0;
+}
 
 /* ---- scalar --------------------------------------------------------------- */
 
-static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+static inline uint32_t rotl32(uint32_t x, int r)
+{
+    return (x << r) | (x >> (32 - r));
+}
 
 static inline uint32_t mix_k(uint32_t k)
 {
@@ -109,7 +147,9 @@ void simlsh__murmur3_windows_scalar(uint32_t *out, const uint8_t *buf, size_t n,
         return;
     switch (k) {
         SIMLSH__K_CASES(scalar_windows, out, buf, n, seed);
-    default: scalar_windows(out, buf, n, k, seed); break;
+    default:
+        scalar_windows(out, buf, n, k, seed);
+        break;
     }
 }
 
@@ -120,8 +160,7 @@ void simlsh__murmur3_windows_scalar(uint32_t *out, const uint8_t *buf, size_t n,
 /* Byte b of the word of window 4g + q (128-bit lane g, dword q) is byte
  * 4g + q + b of a 16-byte load broadcast to both lanes. */
 static const uint8_t avx2_pattern[32] = {
-    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
-    4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10,
+    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10,
 };
 
 struct avx2_ctx {
@@ -147,7 +186,7 @@ static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE __m256i avx2_mix_k(__m256i k)
 }
 
 static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE __m256i avx2_hash8(const struct avx2_ctx *c,
-                                                            const uint8_t *p, size_t k)
+                                                             const uint8_t *p, size_t k)
 {
     const size_t nb = k / 4, r = k & 3;
     __m256i h = c->seed;
@@ -167,7 +206,7 @@ static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE __m256i avx2_hash8(const struct avx2_c
 }
 
 static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE void avx2_windows(uint32_t *out, const uint8_t *buf,
-                                                           size_t n, size_t k, uint32_t seed)
+                                                            size_t n, size_t k, uint32_t seed)
 {
     struct avx2_ctx c;
     c.pat = _mm256_loadu_si256((const __m256i *)(const void *)avx2_pattern);
@@ -198,13 +237,15 @@ static SIMLSH__AVX2 SIMLSH__ALWAYS_INLINE void avx2_windows(uint32_t *out, const
 }
 
 SIMLSH__AVX2 void simlsh__murmur3_windows_avx2(uint32_t *out, const uint8_t *buf, size_t n,
-                                              size_t k, uint32_t seed)
+                                               size_t k, uint32_t seed)
 {
     if (n == 0)
         return;
     switch (k) {
         SIMLSH__K_CASES(avx2_windows, out, buf, n, seed);
-    default: avx2_windows(out, buf, n, k, seed); break;
+    default:
+        avx2_windows(out, buf, n, k, seed);
+        break;
     }
 }
 
@@ -217,10 +258,8 @@ SIMLSH__AVX2 void simlsh__murmur3_windows_avx2(uint32_t *out, const uint8_t *buf
  * blocks and the tail, from one load and one cross-lane permute. */
 static const uint32_t avx512_index[16] = {0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6};
 static const uint8_t avx512_pattern[64] = {
-    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
-    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
-    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
-    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+    0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
 };
 
 struct avx512_ctx {
@@ -279,7 +318,7 @@ static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE __m512i avx512_hash16(const struct a
 }
 
 static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE void avx512_windows(uint32_t *out, const uint8_t *buf,
-                                                               size_t n, size_t k, uint32_t seed)
+                                                                size_t n, size_t k, uint32_t seed)
 {
     const size_t nb = k / 4;
     struct avx512_ctx c;
@@ -288,7 +327,9 @@ static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE void avx512_windows(uint32_t *out, c
     c.pat1 = _mm512_add_epi8(c.pat0, _mm512_set1_epi8(4));
     c.pat2 = _mm512_add_epi8(c.pat0, _mm512_set1_epi8(8));
     /* The tail follows the nb % 3 whole blocks of the last group. */
-    c.tpat = _mm512_or_si512(nb % 3 == 0 ? c.pat0 : nb % 3 == 1 ? c.pat1 : c.pat2,
+    c.tpat = _mm512_or_si512(nb % 3 == 0   ? c.pat0
+                             : nb % 3 == 1 ? c.pat1
+                                           : c.pat2,
                              _mm512_set1_epi32((int)(0x80808080u & ~tail_mask(k & 3))));
     c.seed = _mm512_set1_epi32((int)seed);
     c.len = _mm512_set1_epi32((int)k);
@@ -310,13 +351,15 @@ static SIMLSH__AVX512 SIMLSH__ALWAYS_INLINE void avx512_windows(uint32_t *out, c
 }
 
 SIMLSH__AVX512 void simlsh__murmur3_windows_avx512(uint32_t *out, const uint8_t *buf, size_t n,
-                                                  size_t k, uint32_t seed)
+                                                   size_t k, uint32_t seed)
 {
     if (n == 0)
         return;
     switch (k) {
         SIMLSH__K_CASES(avx512_windows, out, buf, n, seed);
-    default: avx512_windows(out, buf, n, k, seed); break;
+    default:
+        avx512_windows(out, buf, n, k, seed);
+        break;
     }
 }
 

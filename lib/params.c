@@ -10,7 +10,10 @@
 #include "murmur3.h"
 #include "params.h"
 
-enum { T_INT, T_DOUBLE };
+enum {
+    T_INT,
+    T_DOUBLE
+};
 
 typedef struct {
     int key;

@@ -101,8 +101,7 @@ static void *thread_main(void *arg)
 }
 #endif
 
-int simlsh__par_run(uint32_t workers, size_t nunits, simlsh__unit_fn fn, void *ctx,
-                    size_t *failed)
+int simlsh__par_run(uint32_t workers, size_t nunits, simlsh__unit_fn fn, void *ctx, size_t *failed)
 {
     simlsh__par p;
     p.fn = fn;
@@ -188,8 +187,7 @@ void simlsh__lockal_init(simlsh__lockal *la, const simlsh_allocator *inner)
 #endif
 }
 
-void simlsh__lockal_share(simlsh__lockal *la, const simlsh_allocator *inner,
-                          simlsh__lockal *with)
+void simlsh__lockal_share(simlsh__lockal *la, const simlsh_allocator *inner, simlsh__lockal *with)
 {
     simlsh__lockal_init(la, inner);
 #if SIMLSH_THREADS
@@ -208,4 +206,7 @@ void simlsh__lockal_done(simlsh__lockal *la)
 #endif
 }
 
-int simlsh_has_threads(void) { return SIMLSH_THREADS; }
+int simlsh_has_threads(void)
+{
+    return SIMLSH_THREADS;
+}

@@ -43,8 +43,7 @@ uint32_t simlsh__par_workers(uint32_t nthreads, size_t nunits);
  * not depend on timing for failures that depend on the data alone), and
  * *failed receives that unit (SIZE_MAX if none; failed may be NULL). A
  * thread that cannot be started is no error: the others run its units. */
-int simlsh__par_run(uint32_t workers, size_t nunits, simlsh__unit_fn fn, void *ctx,
-                    size_t *failed);
+int simlsh__par_run(uint32_t workers, size_t nunits, simlsh__unit_fn fn, void *ctx, size_t *failed);
 
 /* 1 once some unit of this run has failed: long units poll it to stop early. */
 int simlsh__par_failed(const simlsh__par *par);
@@ -56,7 +55,7 @@ int simlsh__par_failed(const simlsh__par *par);
  * the second with _share, so that both take the same lock: the caller may
  * have given both objects the same hooks. */
 typedef struct simlsh__lockal {
-    simlsh_allocator al; /* what workers pass to simlsh__malloc: refers to v2 */
+    simlsh_allocator al;    /* what workers pass to simlsh__malloc: refers to v2 */
     simlsh_allocator_v2 v2; /* sized hooks, so that frees keep their sizes */
     const simlsh_allocator *inner;
 #if SIMLSH_THREADS
@@ -66,8 +65,7 @@ typedef struct simlsh__lockal {
 } simlsh__lockal;
 
 void simlsh__lockal_init(simlsh__lockal *la, const simlsh_allocator *inner);
-void simlsh__lockal_share(simlsh__lockal *la, const simlsh_allocator *inner,
-                          simlsh__lockal *with);
+void simlsh__lockal_share(simlsh__lockal *la, const simlsh_allocator *inner, simlsh__lockal *with);
 void simlsh__lockal_done(simlsh__lockal *la);
 
 #endif

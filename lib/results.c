@@ -188,8 +188,7 @@ size_t simlsh_results_count(const simlsh_results *res)
     return is_results(res) ? res->count : 0;
 }
 
-int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_t *b,
-                       double *score)
+int simlsh_results_row(const simlsh_results *res, size_t i, uint64_t *a, uint64_t *b, double *score)
 {
     if (!is_results(res) || i >= res->count)
         return SIMLSH_EINVAL;

@@ -46,12 +46,20 @@ static int contract_read(struct simlsh_params *p, const uint8_t *c, const simlsh
     uint64_t bits = simlsh__rd64(c + 24);
     double t;
     memcpy(&t, &bits, sizeof t);
-    struct { int key; int64_t v; } ints[] = {
-        {SIMLSH_PARAM_UNIT, c[0]},         {SIMLSH_PARAM_K, c[1]},
-        {SIMLSH_PARAM_NORMALIZE, c[2]},    {SIMLSH_PARAM_UTF8_POLICY, c[3]},
-        {SIMLSH_PARAM_SEED, simlsh__rd32(c + 4)}, {SIMLSH_PARAM_HASH_BITS, c[8]},
-        {SIMLSH_PARAM_SCHEME, c[9]},       {SIMLSH_PARAM_NUM_PERM, simlsh__rd16(c + 10)},
-        {SIMLSH_PARAM_BANDS, simlsh__rd16(c + 12)}, {SIMLSH_PARAM_ROWS, simlsh__rd16(c + 14)},
+    struct {
+        int key;
+        int64_t v;
+    } ints[] = {
+        {SIMLSH_PARAM_UNIT, c[0]},
+        {SIMLSH_PARAM_K, c[1]},
+        {SIMLSH_PARAM_NORMALIZE, c[2]},
+        {SIMLSH_PARAM_UTF8_POLICY, c[3]},
+        {SIMLSH_PARAM_SEED, simlsh__rd32(c + 4)},
+        {SIMLSH_PARAM_HASH_BITS, c[8]},
+        {SIMLSH_PARAM_SCHEME, c[9]},
+        {SIMLSH_PARAM_NUM_PERM, simlsh__rd16(c + 10)},
+        {SIMLSH_PARAM_BANDS, simlsh__rd16(c + 12)},
+        {SIMLSH_PARAM_ROWS, simlsh__rd16(c + 14)},
         {SIMLSH_PARAM_STORE_SIGNATURES, c[16]},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
@@ -88,8 +96,8 @@ void simlsh__frame_write_tail(uint8_t *buf, size_t total)
     simlsh__wr64(buf + total - SIMLSH__TRAILER_SIZE, checksum(buf, total - SIMLSH__TRAILER_SIZE));
 }
 
-int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len,
-                        uint32_t magic, const struct simlsh_params *p, uint8_t **payload)
+int simlsh__frame_begin(void *buf, size_t cap, size_t *size, uint64_t payload_len, uint32_t magic,
+                        const struct simlsh_params *p, uint8_t **payload)
 {
     if (payload_len > (uint64_t)(SIZE_MAX - SIMLSH__FRAME_OVERHEAD))
         return SIMLSH_EINVAL;

@@ -36,7 +36,11 @@
 #define SLICE 8192 /* input bytes processed per step; bounds scratch sizes */
 
 /* ASCII byte classes for the table-driven fast path. */
-enum { C_KEEP = 0, C_SPACE = 1, C_PUNCT = 2 };
+enum {
+    C_KEEP = 0,
+    C_SPACE = 1,
+    C_PUNCT = 2
+};
 
 /* Incremental UTF-8 decoder state (maximal-subpart replacement). */
 typedef struct {
@@ -55,12 +59,12 @@ struct simlsh__shingler {
 
     /* document state */
     u8state u8;
-    int emitted_any;     /* something was emitted in this document */
-    int pending_space;   /* collapse: a ' ' is owed before the next unit */
-    int in_word;         /* word mode: nb ends inside a word */
-    int nb_ascii;        /* nb holds only ASCII bytes */
-    int full;            /* at least k units were seen: no short-doc shingle */
-    size_t total_units;  /* complete units seen in this document (capped use) */
+    int emitted_any;    /* something was emitted in this document */
+    int pending_space;  /* collapse: a ' ' is owed before the next unit */
+    int in_word;        /* word mode: nb ends inside a word */
+    int nb_ascii;       /* nb holds only ASCII bytes */
+    int full;           /* at least k units were seen: no short-doc shingle */
+    size_t total_units; /* complete units seen in this document (capped use) */
 
     uint8_t *nb;
     size_t nb_len, nb_cap; /* nb_cap excludes the SIMLSH__PAD tail */
@@ -436,13 +440,18 @@ static inline int32_t u8_step(u8state *st, uint8_t b)
         if (b < 0x80)
             return b;
         if (b >= 0xc2 && b <= 0xdf) {
-            st->need = 1; st->cp = b & 0x1fu; st->lo = 0x80; st->hi = 0xbf;
+            st->need = 1;
+            st->cp = b & 0x1fu;
+            st->lo = 0x80;
+            st->hi = 0xbf;
         } else if (b >= 0xe0 && b <= 0xef) {
-            st->need = 2; st->cp = b & 0x0fu;
+            st->need = 2;
+            st->cp = b & 0x0fu;
             st->lo = b == 0xe0 ? 0xa0 : 0x80;
             st->hi = b == 0xed ? 0x9f : 0xbf;
         } else if (b >= 0xf0 && b <= 0xf4) {
-            st->need = 3; st->cp = b & 0x07u;
+            st->need = 3;
+            st->cp = b & 0x07u;
             st->lo = b == 0xf0 ? 0x90 : 0x80;
             st->hi = b == 0xf4 ? 0x8f : 0xbf;
         } else {
@@ -480,7 +489,8 @@ static int u8_invalid(u8state st, const uint8_t *data, size_t len)
  * (any byte for the byte unit, ASCII for the char unit), with lowercasing,
  * punctuation stripping and whitespace collapsing done inline from the byte
  * tables; returns the index of the first byte not consumed. nb has room. */
-static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t len, int ascii_only)
+static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t len,
+                         int ascii_only)
 {
     uint8_t *o = s->nb + s->nb_len;
     size_t m = 0, units = 0;
@@ -565,7 +575,8 @@ static size_t simple_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t
                 o[m] = s->lower[b];
                 m += keep;
                 emitted |= (int)keep;
-                pending = (int)((keep ^ 1u) & ((space & (unsigned)emitted) | ((space ^ 1u) & (unsigned)pending)));
+                pending = (int)((keep ^ 1u) &
+                                ((space & (unsigned)emitted) | ((space ^ 1u) & (unsigned)pending)));
             }
         }
     }
@@ -748,12 +759,14 @@ static int unicode_end(simlsh__shingler *s, const sinks *sk)
         int last = 0;
         for (;;) {
             utf8proc_ssize_t r = utf8proc_decompose_char(cps[i], out + len,
-                                                         (utf8proc_ssize_t)(cap - len), opt,
-                                                         &last);
+                                                         (utf8proc_ssize_t)(cap - len), opt, &last);
             if (r < 0) {
-                r = utf8proc_decompose_char(0xfffd, out + len, (utf8proc_ssize_t)(cap - len),
-                                            opt, &last);
-                if (r < 0) { rc = SIMLSH_EINVAL; break; }
+                r = utf8proc_decompose_char(0xfffd, out + len, (utf8proc_ssize_t)(cap - len), opt,
+                                            &last);
+                if (r < 0) {
+                    rc = SIMLSH_EINVAL;
+                    break;
+                }
             }
             if ((size_t)r <= cap - len) {
                 len += (size_t)r;
@@ -762,7 +775,10 @@ static int unicode_end(simlsh__shingler *s, const sinks *sk)
             size_t ncap = cap * 2 + (size_t)r;
             utf8proc_int32_t *q = simlsh__realloc_sized(&s->alloc, out, len * sizeof *out, block,
                                                         (ncap + 1) * sizeof *out);
-            if (q == NULL) { rc = SIMLSH_ENOMEM; break; }
+            if (q == NULL) {
+                rc = SIMLSH_ENOMEM;
+                break;
+            }
             out = q;
             cap = ncap;
             block = (ncap + 1) * sizeof *out;

@@ -336,8 +336,7 @@ int simlsh_shingleset_count(size_t *out, const simlsh_shingleset *set)
     return 0;
 }
 
-int simlsh_shingleset_hashes(uint64_t *buf, size_t cap, size_t *count,
-                             const simlsh_shingleset *set)
+int simlsh_shingleset_hashes(uint64_t *buf, size_t cap, size_t *count, const simlsh_shingleset *set)
 {
     SIMLSH__CHECK_SHINGLESET(set);
     if (count == NULL || set == NULL)

@@ -24,7 +24,8 @@ static int sig_alloc(simlsh_signature **out, const struct simlsh_params *params)
     s->empty = 1;
     size_t bytes = s->num_perm * sizeof(uint32_t);
     s->raw = simlsh__malloc(&params->alloc, bytes);
-    s->values = params->scheme == SIMLSH_SCHEME_OPH ? simlsh__malloc(&params->alloc, bytes) : s->raw;
+    s->values =
+        params->scheme == SIMLSH_SCHEME_OPH ? simlsh__malloc(&params->alloc, bytes) : s->raw;
     if (s->raw == NULL || s->values == NULL) {
         simlsh_signature_free(s);
         return SIMLSH_ENOMEM;
@@ -332,8 +333,8 @@ int simlsh_signature_save(void *buf, size_t cap, size_t *size, const simlsh_sign
     if (sig->in_doc)
         return SIMLSH_ESTATE;
     uint8_t *q;
-    int rc = simlsh__frame_begin(buf, cap, size, 8 + 4 * (uint64_t)sig->num_perm,
-                                 SIMLSH__MAGIC_SIG, &sig->params, &q);
+    int rc = simlsh__frame_begin(buf, cap, size, 8 + 4 * (uint64_t)sig->num_perm, SIMLSH__MAGIC_SIG,
+                                 &sig->params, &q);
     if (rc <= 0)
         return rc;
     simlsh__wr32(q, sig->num_perm);

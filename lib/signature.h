@@ -17,12 +17,12 @@ struct simlsh_signature {
     uint32_t num_perm;
     int in_doc;
     const struct simlsh__kernels *kern; /* resolved at creation */
-    int empty; /* nothing added (all raw rows 0xFFFFFFFF and no input) */
-    uint32_t *raw;       /* per-row minima; 0xFFFFFFFF = empty bin */
-    uint32_t *values;    /* densified, what estimates and bands use */
-    uint32_t *saved;     /* raw copy at begin(), for abort and errors */
+    int empty;                          /* nothing added (all raw rows 0xFFFFFFFF and no input) */
+    uint32_t *raw;                      /* per-row minima; 0xFFFFFFFF = empty bin */
+    uint32_t *values;                   /* densified, what estimates and bands use */
+    uint32_t *saved;                    /* raw copy at begin(), for abort and errors */
     int saved_empty;
-    uint64_t *coef; /* classic: a[i], b[i] interleaved (2*num_perm), owned */
+    uint64_t *coef;             /* classic: a[i], b[i] interleaved (2*num_perm), owned */
     simlsh__shingler *shingler; /* lazily created */
 };
 

@@ -13,10 +13,10 @@
 
 #include "alloc.h"
 
-#define SIMLSH__VEC(type)                                                                          \
-    struct {                                                                                       \
-        type *v;                                                                                   \
-        size_t n, cap;                                                                             \
+#define SIMLSH__VEC(type) \
+    struct {              \
+        type *v;          \
+        size_t n, cap;    \
     }
 
 #define SIMLSH__VEC_MIN_CAP 16
@@ -52,33 +52,33 @@ static inline int simlsh__vec_grow(const simlsh_allocator *al, void *vp, size_t 
 
 /* Make room for need elements of vector vec (a pointer). 0 or SIMLSH_ENOMEM
  * (vector unchanged). */
-#define simlsh__vec_reserve(al, vec, need, local)                                                  \
-    ((need) <= (vec)->cap ? 0                                                                      \
-                          : simlsh__vec_grow((al), &(vec)->v, (vec)->n, &(vec)->cap, (need),       \
+#define simlsh__vec_reserve(al, vec, need, local)                                            \
+    ((need) <= (vec)->cap ? 0                                                                \
+                          : simlsh__vec_grow((al), &(vec)->v, (vec)->n, &(vec)->cap, (need), \
                                              sizeof *(vec)->v, (local)))
 
 /* A vector that starts in an array of its own of len elements (so on the
  * stack when the vector is) and knows its allocator. */
-#define SIMLSH__VEC_LOCAL(type, len)                                                               \
-    struct {                                                                                       \
-        type *v;                                                                                   \
-        size_t n, cap;                                                                             \
-        const simlsh_allocator *alloc;                                                             \
-        type local[len];                                                                           \
+#define SIMLSH__VEC_LOCAL(type, len)   \
+    struct {                           \
+        type *v;                       \
+        size_t n, cap;                 \
+        const simlsh_allocator *alloc; \
+        type local[len];               \
     }
 
-#define simlsh__lvec_init(vec, al)                                                                 \
-    ((vec)->v = (vec)->local, (vec)->n = 0,                                                        \
-     (vec)->cap = sizeof (vec)->local / sizeof (vec)->local[0], (vec)->alloc = (al))
-#define simlsh__lvec_reserve(vec, need)                                                            \
+#define simlsh__lvec_init(vec, al)          \
+    ((vec)->v = (vec)->local, (vec)->n = 0, \
+     (vec)->cap = sizeof(vec)->local / sizeof(vec)->local[0], (vec)->alloc = (al))
+#define simlsh__lvec_reserve(vec, need) \
     simlsh__vec_reserve((vec)->alloc, (vec), (need), (vec)->local)
 #define simlsh__lvec_free(vec) simlsh__vec_free((vec)->alloc, (vec), (vec)->local)
 
 /* Free vector vec's storage unless it is the fixed array local. */
-#define simlsh__vec_free(al, vec, local)                                                           \
-    do {                                                                                           \
-        if ((vec)->v != (local))                                                                   \
-            simlsh__free_sized((al), (vec)->v, (vec)->cap * sizeof *(vec)->v);                     \
+#define simlsh__vec_free(al, vec, local)                                       \
+    do {                                                                       \
+        if ((vec)->v != (local))                                               \
+            simlsh__free_sized((al), (vec)->v, (vec)->cap * sizeof *(vec)->v); \
     } while (0)
 
 #endif

@@ -98,7 +98,7 @@ static inline void corpus_make(corpus *c, const simlsh_params *p, size_t n, uint
             len = 80;
         }
         if (tu_below(&rng, 3) == 0)
-            stream = 100000 + i; /* unrelated */
+            stream = 100000 + i;                                   /* unrelated */
         c->id[i] = (tu_next(&rng) & 0xFFFFFFFFFULL) * MAXDOCS + i; /* unique */
         c->sig[i] = mk_sig(p, stream, shift, shift + len);
         size_t cnt;
@@ -308,7 +308,6 @@ static inline void check_queries(const corpus *c, const simlsh_index *ix, bool s
                 mismatches++;
         }
         CHECK(mismatches == 0);
-
     }
     simlsh_results_free(res);
     simlsh_results_free(bres);
@@ -369,7 +368,6 @@ static inline void check_pairs(const corpus *c, const simlsh_index *ix, bool sto
             CHECK_OK(simlsh_index_pairs(bres, ix, flags, np - 1));
             CHECK(simlsh_results_truncated(bres) == 1);
         }
-
     }
     simlsh_results_free(res);
     simlsh_results_free(bres);

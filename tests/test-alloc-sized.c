@@ -303,8 +303,8 @@ static unsigned long fam_text(void)
 #if SIMLSH_HAVE_UTF8PROC
     /* utf8proc's path: decomposition grows its code point buffer. */
     simlsh_params *u = v2_params(0);
-    CHECK_OK(simlsh_params_set_int(u, SIMLSH_PARAM_NORMALIZE,
-                                   SIMLSH_NORM_NFKC | SIMLSH_NORM_CASEFOLD));
+    CHECK_OK(
+        simlsh_params_set_int(u, SIMLSH_PARAM_NORMALIZE, SIMLSH_NORM_NFKC | SIMLSH_NORM_CASEFOLD));
     simlsh_signature *ug = NULL;
     CHECK_OK(simlsh_signature_new(&ug, u));
     static const char lig[] = "\xef\xac\x81\xef\xac\x81\xef\xac\x83 \xef\xb7\xba x";
@@ -419,7 +419,9 @@ static unsigned long fam_groups(void)
 {
     unsigned long u0 = simlsh__alloc_unsized_v2_frees();
     long a0 = T.allocs;
-    enum { NP = 3000 };
+    enum {
+        NP = 3000
+    };
     static uint64_t a[NP], b[NP];
     static double sc[NP];
     /* Chains and stars over spread ids, one large component (cut by the

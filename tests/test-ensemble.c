@@ -235,8 +235,7 @@ typedef struct {
 } prcount;
 
 /* Ids are positions in the planted arrays. */
-static void score_query(const planted *pl, int j, double t, const simlsh_results *res,
-                        prcount *pc)
+static void score_query(const planted *pl, int j, double t, const simlsh_results *res, prcount *pc)
 {
     for (size_t i = 0; i < pl->n; i++)
         if (pl->query[i] == j && (double)pl->inter[i] >= t * (double)pl->qsize[j])
@@ -283,7 +282,11 @@ static void test_planted(void)
     /* Bounds (docs/tuning.md, "Containment"): the values measured with
      * this seed minus three standard errors of a proportion over the
      * truth (recall) or found (precision) counts. */
-    static const struct { double t; int flags; double recall, precision; } cases[] = {
+    static const struct {
+        double t;
+        int flags;
+        double recall, precision;
+    } cases[] = {
         {0.5, 0, 0.898, 0.706},
         {0.5, SIMLSH_QUERY_VERIFY, 0.811, 0.931},
         {0.8, 0, 0.902, 0.356},
@@ -293,8 +296,8 @@ static void test_planted(void)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         prcount pc = {0, 0, 0};
         for (int j = 0; j < NQ; j++) {
-            CHECK_OK(simlsh_ensemble_query(res, e, pl.qsig[j], pl.qsize[j], cases[c].t,
-                                           cases[c].flags));
+            CHECK_OK(
+                simlsh_ensemble_query(res, e, pl.qsig[j], pl.qsize[j], cases[c].t, cases[c].flags));
             score_query(&pl, j, cases[c].t, res, &pc);
             size_t nr = simlsh_results_count(res);
             const uint64_t *ids = simlsh_results_a(res);
@@ -312,8 +315,8 @@ static void test_planted(void)
             }
             const simlsh_ensemble *others[2] = {e2, g};
             for (int o = 0; o < 2; o++) {
-                CHECK_OK(simlsh_ensemble_query(res2, others[o], pl.qsig[j], pl.qsize[j],
-                                               cases[c].t, cases[c].flags));
+                CHECK_OK(simlsh_ensemble_query(res2, others[o], pl.qsig[j], pl.qsize[j], cases[c].t,
+                                               cases[c].flags));
                 if (simlsh_results_count(res2) != nr ||
                     (nr > 0 && (memcmp(simlsh_results_a(res2), ids, nr * sizeof *ids) != 0 ||
                                 memcmp(simlsh_results_scores(res2), sc, nr * sizeof *sc) != 0)))
@@ -326,8 +329,8 @@ static void test_planted(void)
         double min_recall = mr - 3 * sqrt(mr * (1 - mr) / (double)(pc.truth ? pc.truth : 1));
         double min_precision = mp - 3 * sqrt(mp * (1 - mp) / (double)(pc.found ? pc.found : 1));
         printf("containment t = %.1f%s: recall %.3f (%zu/%zu, bound %.3f), precision %.3f "
-               "(%zu/%zu, bound %.3f)\n", cases[c].t,
-               cases[c].flags ? " verified" : "", recall, pc.hits, pc.truth, min_recall,
+               "(%zu/%zu, bound %.3f)\n",
+               cases[c].t, cases[c].flags ? " verified" : "", recall, pc.hits, pc.truth, min_recall,
                precision, pc.hits, pc.found, min_precision);
         CHECK(pc.truth >= 150);
         CHECK(recall >= min_recall);
@@ -391,12 +394,16 @@ static void test_bytes(void)
         g = NULL;
     }
     CHECK(caught == (int)sz);
-    struct { size_t off; uint64_t v; int w; } edits[] = {
-        {60, 8 + 4 * P, 4},   /* the forest's record size */
-        {72 + 8, 0, 8},       /* size 0 */
+    struct {
+        size_t off;
+        uint64_t v;
+        int w;
+    } edits[] = {
+        {60, 8 + 4 * P, 4},        /* the forest's record size */
+        {72 + 8, 0, 8},            /* size 0 */
         {72 + 16, 0xFFFFFFFFu, 4}, /* empty marker */
         {72 + 16 + 4 * P, 1, 8},   /* duplicate id */
-        {48, 4, 4},           /* trees */
+        {48, 4, 4},                /* trees */
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         memcpy(bad, buf, sz);
@@ -439,17 +446,17 @@ static int oom_pass(tu_alloc_state *st, int *bad)
     simlsh_signature *sig[OOM_DOCS] = {0};
     uint8_t *buf = NULL;
     int rc;
-#define STEP(expr)                                                                  \
-    do {                                                                            \
-        rc = (expr);                                                                \
-        if (rc != 0) {                                                              \
-            if (rc != SIMLSH_ENOMEM) {                                              \
-                (*bad)++;                                                           \
-                fprintf(stderr, "oom fail_at=%ld: %s -> %s\n", st->fail_at, #expr,  \
-                        simlsh_error_name(rc));                                     \
-            }                                                                       \
-            goto out;                                                               \
-        }                                                                           \
+#define STEP(expr)                                                                 \
+    do {                                                                           \
+        rc = (expr);                                                               \
+        if (rc != 0) {                                                             \
+            if (rc != SIMLSH_ENOMEM) {                                             \
+                (*bad)++;                                                          \
+                fprintf(stderr, "oom fail_at=%ld: %s -> %s\n", st->fail_at, #expr, \
+                        simlsh_error_name(rc));                                    \
+            }                                                                      \
+            goto out;                                                              \
+        }                                                                          \
     } while (0)
 
     STEP(simlsh_params_new(&p, &al));

@@ -65,9 +65,16 @@ static void test_api(void)
     simlsh_params_free(q);
     simlsh_forest_free(f);
     CHECK_RC(simlsh_forest_params(&q, NULL), SIMLSH_EINVAL);
-    struct { int b, r, wb, wr, rc; } shapes[] = {
-        {4, 0, 4, 32, 0}, {0, 10, 12, 10, 0}, {3, 5, 3, 5, 0}, {129, 0, 0, 0, SIMLSH_EINVAL},
-        {0, 129, 0, 0, SIMLSH_EINVAL}, {16, 9, 0, 0, SIMLSH_EINVAL}, {128, 1, 128, 1, 0},
+    struct {
+        int b, r, wb, wr, rc;
+    } shapes[] = {
+        {4, 0, 4, 32, 0},
+        {0, 10, 12, 10, 0},
+        {3, 5, 3, 5, 0},
+        {129, 0, 0, 0, SIMLSH_EINVAL},
+        {0, 129, 0, 0, SIMLSH_EINVAL},
+        {16, 9, 0, 0, SIMLSH_EINVAL},
+        {128, 1, 128, 1, 0},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         simlsh_params *ps = mk_params(NULL, shapes[i].b, shapes[i].r);
@@ -328,8 +335,7 @@ static void test_model(int trees, int depth, uint64_t seed)
             size_t k = 1 + tu_below(&r, 12);
             size_t qi = tu_below(&r, n);
             size_t nw = model_topk(&m, m.val[qi], k, want);
-            if (simlsh_forest_query_topk(res, f, sigs[qi], k) != 0 ||
-                !same_answer(res, want, nw))
+            if (simlsh_forest_query_topk(res, f, sigs[qi], k) != 0 || !same_answer(res, want, nw))
                 mismatches++;
             checks++;
         }
@@ -383,7 +389,10 @@ static void member_of(uint64_t *out, const uint64_t *centre, int a, tu_rng *r)
         out[i] = i < a ? centre[i] : tu_next(r);
 }
 
-static double exact_j(int a) { return (double)a / (2.0 * SETSZ - a); }
+static double exact_j(int a)
+{
+    return (double)a / (2.0 * SETSZ - a);
+}
 
 static int dbl_desc(const void *x, const void *y)
 {
@@ -490,8 +499,13 @@ static void test_recall(void)
      * the estimate's noise (sd sqrt(J(1-J)/128), 0.044 at J = 0.5) swaps
      * documents across the 10th place: the bounds are the measured values
      * (0.910, 0.835, 0.790, 0.785) minus 0.05. */
-    static const struct { double s, min_set; } lv[] = {
-        {0.9, 0.86}, {0.7, 0.78}, {0.5, 0.74}, {0.3, 0.73},
+    static const struct {
+        double s, min_set;
+    } lv[] = {
+        {0.9, 0.86},
+        {0.7, 0.78},
+        {0.5, 0.74},
+        {0.3, 0.73},
     };
     for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
         double rs, rx;
@@ -499,7 +513,8 @@ static void test_recall(void)
         double m = pow(1 - (lv[i].s + 0.05), 8);
         double min_sig = 1 - m - 3 * sqrt(m * (1 - m) / (NCL * KQ));
         printf("recall@10 at J ~ %.1f: %.3f vs signatures (bound %.3f), %.3f vs exact sets "
-               "(bound %.2f)\n", lv[i].s, rs, min_sig, rx, lv[i].min_set);
+               "(bound %.2f)\n",
+               lv[i].s, rs, min_sig, rx, lv[i].min_set);
         CHECK(rs >= min_sig);
         CHECK(rx >= lv[i].min_set);
     }
@@ -547,14 +562,18 @@ static void test_bytes(void)
         g = NULL;
     }
     CHECK(caught == (int)sz);
-    struct { size_t off; uint32_t v; int rc; } edits[] = {
-        {4, 2, SIMLSH_EUNSUPPORTED},     /* newer format version */
-        {48, 5, SIMLSH_ECORRUPT},        /* trees != contract */
-        {52, 9, SIMLSH_ECORRUPT},        /* depth != contract */
-        {56, 1, SIMLSH_ECORRUPT},        /* unknown flags */
-        {60, 8 + 4 * P + 4, SIMLSH_ECORRUPT}, /* record size */
-        {64, 6, SIMLSH_ECORRUPT},        /* count vs length */
-        {32, 0, SIMLSH_ECORRUPT},        /* store signatures 0 */
+    struct {
+        size_t off;
+        uint32_t v;
+        int rc;
+    } edits[] = {
+        {4, 2, SIMLSH_EUNSUPPORTED},            /* newer format version */
+        {48, 5, SIMLSH_ECORRUPT},               /* trees != contract */
+        {52, 9, SIMLSH_ECORRUPT},               /* depth != contract */
+        {56, 1, SIMLSH_ECORRUPT},               /* unknown flags */
+        {60, 8 + 4 * P + 4, SIMLSH_ECORRUPT},   /* record size */
+        {64, 6, SIMLSH_ECORRUPT},               /* count vs length */
+        {32, 0, SIMLSH_ECORRUPT},               /* store signatures 0 */
         {80 + 8, 0xFFFFFFFFu, SIMLSH_ECORRUPT}, /* empty marker in values */
         {72 + (8 + 4 * P), 0, SIMLSH_ECORRUPT}, /* id 10 -> 0: duplicate */
     };
@@ -683,17 +702,17 @@ static int oom_pass(tu_alloc_state *st, int *bad)
     simlsh_signature *sig[OOM_DOCS] = {0};
     uint8_t *buf = NULL;
     int rc;
-#define STEP(expr)                                                                  \
-    do {                                                                            \
-        rc = (expr);                                                                \
-        if (rc != 0) {                                                              \
-            if (rc != SIMLSH_ENOMEM) {                                              \
-                (*bad)++;                                                           \
-                fprintf(stderr, "oom fail_at=%ld: %s -> %s\n", st->fail_at, #expr,  \
-                        simlsh_error_name(rc));                                     \
-            }                                                                       \
-            goto out;                                                               \
-        }                                                                           \
+#define STEP(expr)                                                                 \
+    do {                                                                           \
+        rc = (expr);                                                               \
+        if (rc != 0) {                                                             \
+            if (rc != SIMLSH_ENOMEM) {                                             \
+                (*bad)++;                                                          \
+                fprintf(stderr, "oom fail_at=%ld: %s -> %s\n", st->fail_at, #expr, \
+                        simlsh_error_name(rc));                                    \
+            }                                                                      \
+            goto out;                                                              \
+        }                                                                          \
     } while (0)
 
     STEP(simlsh_params_new(&p, &al));
@@ -726,7 +745,7 @@ static int oom_pass(tu_alloc_state *st, int *bad)
     STEP(rc);
     for (int i = 0; i < OOM_DOCS; i += 2)
         STEP(simlsh_forest_remove(f, (uint64_t)i * 3)); /* compactions */
-    STEP(simlsh_forest_insert(f, 0, sig[0])); /* into a freed slot */
+    STEP(simlsh_forest_insert(f, 0, sig[0]));           /* into a freed slot */
     STEP(simlsh_forest_query_topk(res, f, sig[1], 3));
     size_t sz;
     STEP(simlsh_forest_save(NULL, 0, &sz, f));

@@ -12,12 +12,12 @@
 
 static int failures = 0;
 
-#define EXPECT(cond)                                                            \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond);  \
-            failures++;                                                         \
-        }                                                                       \
+#define EXPECT(cond)                                                           \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                        \
+        }                                                                      \
     } while (0)
 
 /* The X-macro list is usable from C99 code too. */

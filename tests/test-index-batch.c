@@ -161,7 +161,8 @@ static int tables_ok(const struct simlsh_index *ix)
     }
     for (size_t p = 0; ok && p < ix->idcap; p++)
         if (ix->idmap[p].slot != NO_SLOT)
-            ok = seen[ix->idmap[p].slot] == ix->bands && ix->ids[ix->idmap[p].slot] == ix->idmap[p].id;
+            ok = seen[ix->idmap[p].slot] == ix->bands &&
+                 ix->ids[ix->idmap[p].slot] == ix->idmap[p].id;
     free(seen);
     free(lref);
     return ok;
@@ -219,9 +220,8 @@ static simlsh_index *build(const simlsh_params *p, const docs *d, size_t n1, siz
         } else if (mode == 1) {
             rc = simlsh_index_insert_values(ix, d->id + lo, &d->val[lo][0], hi - lo, nthreads);
         } else {
-            rc = simlsh_index_insert_batch(ix, d->id + lo,
-                                           (const simlsh_signature *const *)d->sig + lo, hi - lo,
-                                           nthreads);
+            rc = simlsh_index_insert_batch(
+                ix, d->id + lo, (const simlsh_signature *const *)d->sig + lo, hi - lo, nthreads);
         }
         CHECK_OK(rc);
         if (store && s < 2)
@@ -338,7 +338,9 @@ static void test_errors(void)
     struct {
         const simlsh_signature *s;
         int rc;
-    } cases[] = {{bad, SIMLSH_EMISMATCH}, {open, SIMLSH_ESTATE}, {empty, SIMLSH_EEMPTY},
+    } cases[] = {{bad, SIMLSH_EMISMATCH},
+                 {open, SIMLSH_ESTATE},
+                 {empty, SIMLSH_EEMPTY},
                  {NULL, SIMLSH_EINVAL}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         sv[900] = cases[c].s;

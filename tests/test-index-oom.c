@@ -16,17 +16,17 @@ static int oom_pass(tu_alloc_state *st, const char *path, int *bad)
     simlsh_signature *sig[OOM_DOCS] = {0};
     uint8_t *buf = NULL;
     int rc;
-#define STEP(expr)                                                                  \
-    do {                                                                            \
-        rc = (expr);                                                                \
-        if (rc != 0) {                                                              \
-            if (rc != SIMLSH_ENOMEM) {                                              \
-                (*bad)++;                                                           \
-                fprintf(stderr, "oom fail_at=%ld: %s -> %s\n", st->fail_at, #expr,  \
-                        simlsh_error_name(rc));                                     \
-            }                                                                       \
-            goto out;                                                               \
-        }                                                                           \
+#define STEP(expr)                                                                 \
+    do {                                                                           \
+        rc = (expr);                                                               \
+        if (rc != 0) {                                                             \
+            if (rc != SIMLSH_ENOMEM) {                                             \
+                (*bad)++;                                                          \
+                fprintf(stderr, "oom fail_at=%ld: %s -> %s\n", st->fail_at, #expr, \
+                        simlsh_error_name(rc));                                    \
+            }                                                                      \
+            goto out;                                                              \
+        }                                                                          \
     } while (0)
 
     STEP(simlsh_params_new(&p, &al));

@@ -100,7 +100,8 @@ static void test_identical(int store)
             CHECK_OK(simlsh_index_pairs(want, ix, flags[f], limits[l]));
             CHECK(simlsh_results_truncated(want) == (limits[l] < total));
             for (size_t t = 0; t < NTC; t++) {
-                CHECK_OK(simlsh_index_pairs_v2(got, ix, flags[f], limits[l], -1.0, thread_counts[t]));
+                CHECK_OK(
+                    simlsh_index_pairs_v2(got, ix, flags[f], limits[l], -1.0, thread_counts[t]));
                 CHECK(same_results(want, got));
             }
         }

@@ -14,7 +14,10 @@ static uint8_t *save_bytes(const simlsh_index *ix, size_t *n)
 }
 
 /* Rewrite the checksum after an edit: hostile but well-formed input. */
-static void reseal(uint8_t *buf, size_t n) { simlsh__frame_write_tail(buf, n); }
+static void reseal(uint8_t *buf, size_t n)
+{
+    simlsh__frame_write_tail(buf, n);
+}
 
 static void test_persistence(int store, int big)
 {
@@ -152,13 +155,13 @@ static void test_persistence(int store, int big)
         int width;
         uint64_t value;
     } edits[] = {
-        {P + 0, 4, 15},           /* bands disagree with the contract */
-        {P + 4, 4, 3},            /* rows */
-        {P + 8, 4, 2},            /* unknown flag */
-        {P + 8, 4, store ? 0 : 1}, /* flag disagrees with the contract */
-        {P + 12, 4, rec + 4},     /* record size */
-        {P + 16, 8, 0xFFFFFFFFFFFFFFULL}, /* count far beyond the length */
-        {P + 16, 8, 1},           /* count below the length */
+        {P + 0, 4, 15},                    /* bands disagree with the contract */
+        {P + 4, 4, 3},                     /* rows */
+        {P + 8, 4, 2},                     /* unknown flag */
+        {P + 8, 4, store ? 0 : 1},         /* flag disagrees with the contract */
+        {P + 12, 4, rec + 4},              /* record size */
+        {P + 16, 8, 0xFFFFFFFFFFFFFFULL},  /* count far beyond the length */
+        {P + 16, 8, 1},                    /* count below the length */
         {P + 24 + rec + 8, 4, 0x12345678}, /* a band fingerprint */
     };
     for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {

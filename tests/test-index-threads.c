@@ -89,8 +89,8 @@ static void *run(void *arg)
         if (simlsh_index_save(bytes, want_size, &sz, ix) != 0 || sz != want_size ||
             memcmp(bytes, want_bytes, sz) != 0)
             w->failures++;
-        if (simlsh_index_contains(ix, 5) != 1 || simlsh_index_count(&sz, ix) != 0 ||
-            sz != NDOCS || simlsh_index_memory(&tot, NULL, ix) != 0)
+        if (simlsh_index_contains(ix, 5) != 1 || simlsh_index_count(&sz, ix) != 0 || sz != NDOCS ||
+            simlsh_index_memory(&tot, NULL, ix) != 0)
             w->failures++;
     }
     free(bytes);
@@ -121,11 +121,10 @@ int main(void)
     CHECK_OK(simlsh_results_new(&want_verify_batch, NULL));
     CHECK_OK(simlsh_results_new(&want_pairs, NULL));
     CHECK_OK(simlsh_results_new(&want_cluster, NULL));
-    CHECK_OK(simlsh_index_query_batch(want_batch, ix, (const simlsh_signature *const *)sigs,
-                                      NDOCS, 0));
-    CHECK_OK(simlsh_index_query_batch(want_verify_batch, ix,
-                                      (const simlsh_signature *const *)sigs, NDOCS,
-                                      SIMLSH_QUERY_VERIFY));
+    CHECK_OK(
+        simlsh_index_query_batch(want_batch, ix, (const simlsh_signature *const *)sigs, NDOCS, 0));
+    CHECK_OK(simlsh_index_query_batch(want_verify_batch, ix, (const simlsh_signature *const *)sigs,
+                                      NDOCS, SIMLSH_QUERY_VERIFY));
     CHECK_OK(simlsh_index_pairs(want_pairs, ix, 0, 0));
     CHECK_OK(simlsh_index_cluster(want_cluster, ix, SIMLSH_QUERY_VERIFY));
     CHECK_OK(simlsh_index_save(NULL, 0, &want_size, ix));

@@ -268,7 +268,7 @@ static void test_memory_reserve(void)
     }
     CHECK(ok);
     CHECK_OK(simlsh_index_memory(&m1, &t1, ix));
-    CHECK(m1 == m0 && t1 == t0); /* reserved: no growth */
+    CHECK(m1 == m0 && t1 == t0);            /* reserved: no growth */
     CHECK_OK(simlsh_index_reserve(ix, 10)); /* smaller than count: no-op */
     CHECK_OK(simlsh_index_memory(&m1, &t1, ix));
     CHECK(m1 == m0);

@@ -103,7 +103,7 @@ int main(void)
                         size_t n = tu_below(&r, sizeof text);
                         for (size_t i = 0; i < n; i++) /* mostly ASCII, some high bytes */
                             text[i] = (uint8_t)(tu_below(&r, 20) ? 32 + tu_below(&r, 95)
-                                                                : tu_below(&r, 256));
+                                                                 : tu_below(&r, 256));
                         size_t nf = tu_below(&r, 700);
                         for (size_t i = 0; i < nf; i++)
                             feats[i] = tu_next(&r) >> tu_below(&r, 64);

@@ -75,9 +75,8 @@ static void test_probability(void)
 {
     /* b = 20, r = 5 at s = 0.2 .. 0.8: exact rationals from Python. */
     static const double lit[7] = {
-        0.0063805813047684741, 0.047494259124970323, 0.1860495521491437,
-        0.47005071531687653,   0.8019024538382219,   0.9747805441880405,
-        0.99964394210947927,
+        0.0063805813047684741, 0.047494259124970323, 0.1860495521491437,  0.47005071531687653,
+        0.8019024538382219,    0.9747805441880405,   0.99964394210947927,
     };
     for (int i = 0; i < 7; i++) {
         double s = (i + 2) / 10.0, p;
@@ -131,7 +130,7 @@ static void test_thresholds(void)
     CHECK_NEAR(pow(t, 8) * 16, 1.0, 1e-14);
 
     /* The exact threshold is where P = 1/2, for small and huge b. */
-    static const uint32_t br[][2] = {{1, 1}, {20, 5}, {16, 8}, {9, 13}, {1, 128},
+    static const uint32_t br[][2] = {{1, 1},   {20, 5},   {16, 8},   {9, 13},    {1, 128},
                                      {128, 1}, {1024, 1}, {1, 1024}, {100000, 3}};
     for (size_t i = 0; i < sizeof br / sizeof br[0]; i++) {
         double x, p;

@@ -49,7 +49,9 @@ static void test_windows_vs_reference(void)
 {
     static const int isas[] = {SIMLSH_ISA_SCALAR, SIMLSH_ISA_AVX2, SIMLSH_ISA_AVX512};
     tu_rng rng = {0x77696e64u};
-    enum { N = 500 };
+    enum {
+        N = 500
+    };
     uint8_t buf[N + SIMLSH__MAX_K + SIMLSH__PAD];
     uint32_t out[N];
     for (size_t t = 0; t < sizeof isas / sizeof isas[0]; t++) {
@@ -66,8 +68,8 @@ static void test_windows_vs_reference(void)
                 uint32_t ref[1];
                 lmmh_x86_32(buf + i, (unsigned)k, seed, ref);
                 if (out[i] != ref[0] && bad++ == 0)
-                    fprintf(stderr, "windows (isa %d) differ: k %zu n %zu window %zu\n",
-                            isas[t], k, n, i);
+                    fprintf(stderr, "windows (isa %d) differ: k %zu n %zu window %zu\n", isas[t], k,
+                            n, i);
             }
         }
         CHECK(bad == 0);

@@ -127,8 +127,9 @@ static void test_published(void)
         uint32_t got = simlsh__murmur3_32(v->data, v->len, v->seed);
         CHECK(got == v->want);
         if (got != v->want)
-            fprintf(stderr, "  x86_32 vector %zu (len %zu, seed 0x%08" PRIx32 "): got 0x%08" PRIx32
-                            ", want 0x%08" PRIx32 "\n",
+            fprintf(stderr,
+                    "  x86_32 vector %zu (len %zu, seed 0x%08" PRIx32 "): got 0x%08" PRIx32
+                    ", want 0x%08" PRIx32 "\n",
                     i, v->len, v->seed, got, v->want);
     }
     for (size_t i = 0; i < sizeof vectors128 / sizeof vectors128[0]; i++) {
@@ -137,8 +138,9 @@ static void test_published(void)
         simlsh__murmur3_128(v->data, v->len, v->seed, got);
         CHECK(got[0] == v->h1 && got[1] == v->h2);
         if (got[0] != v->h1 || got[1] != v->h2)
-            fprintf(stderr, "  x64_128 vector %zu (len %zu, seed %" PRIu32 "): got %016" PRIx64
-                            "%016" PRIx64 ", want %016" PRIx64 "%016" PRIx64 "\n",
+            fprintf(stderr,
+                    "  x64_128 vector %zu (len %zu, seed %" PRIu32 "): got %016" PRIx64
+                    "%016" PRIx64 ", want %016" PRIx64 "%016" PRIx64 "\n",
                     i, v->len, v->seed, got[0], got[1], v->h1, v->h2);
     }
     /* A 256-byte run exercises many whole blocks (same answer as above). */
@@ -207,10 +209,14 @@ static void test_alignment(void)
 static const char *isa_name(int isa)
 {
     switch (isa) {
-    case SIMLSH_ISA_SCALAR: return "scalar";
-    case SIMLSH_ISA_AVX2: return "avx2";
-    case SIMLSH_ISA_AVX512: return "avx512";
-    default: return "?";
+    case SIMLSH_ISA_SCALAR:
+        return "scalar";
+    case SIMLSH_ISA_AVX2:
+        return "avx2";
+    case SIMLSH_ISA_AVX512:
+        return "avx512";
+    default:
+        return "?";
     }
 }
 
@@ -231,7 +237,7 @@ static int check_windows(tu_rng *rng, int isa, size_t n, size_t k, size_t offset
         return 1;
     }
     for (size_t i = 0; i < total; i++)
-        base[i] = text ? (uint8_t)"abcdefgh ijk"[tu_below(rng, 12)] : (uint8_t)tu_next(rng);
+        base[i] = text ? (uint8_t) "abcdefgh ijk"[tu_below(rng, 12)] : (uint8_t)tu_next(rng);
     const uint8_t *buf = base + offset;
     for (size_t i = 0; i < n + 8; i++)
         out[i] = SENTINEL;
@@ -242,8 +248,9 @@ static int check_windows(tu_rng *rng, int isa, size_t n, size_t k, size_t offset
         uint32_t want = simlsh__murmur3_32(buf + i, k, seed);
         if (out[i] != want) {
             if (bad == 0)
-                fprintf(stderr, "  %s n=%zu k=%zu offset=%zu: window %zu got 0x%08" PRIx32
-                                " want 0x%08" PRIx32 "\n",
+                fprintf(stderr,
+                        "  %s n=%zu k=%zu offset=%zu: window %zu got 0x%08" PRIx32
+                        " want 0x%08" PRIx32 "\n",
                         isa_name(isa), n, k, offset, i, out[i], want);
             bad++;
         }

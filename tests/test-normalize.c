@@ -186,7 +186,6 @@ static const char *pieces[] = {
     "\xff", "\xc3", "\xe6\x97", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc0\xaf", "\x80", "\xf5",
     "\xfe\xfe"};
 
-
 /* Text of about n bytes: pieces, plain runs (that the kernels take fast),
  * whitespace runs, and now and then arbitrary bytes. */
 static size_t gen(tu_rng *r, uint8_t *t, size_t n)

@@ -19,7 +19,10 @@ struct keydef {
     double def, min, max;
 };
 
-#define KEY(name, dbl, def, min, max) {SIMLSH_PARAM_##name, #name, dbl, def, min, max}
+#define KEY(name, dbl, def, min, max)                  \
+    {                                                  \
+        SIMLSH_PARAM_##name, #name, dbl, def, min, max \
+    }
 static const struct keydef keydefs[] = {
     KEY(UNIT, 0, SIMLSH_UNIT_CHAR, 0, 2),
     KEY(K, 0, 5, 1, 64),
@@ -86,8 +89,14 @@ static simlsh_params *new_params(void)
     return p;
 }
 
-static void set_i(simlsh_params *p, int key, int64_t v) { CHECK_OK(simlsh_params_set_int(p, key, v)); }
-static void set_d(simlsh_params *p, int key, double v) { CHECK_OK(simlsh_params_set_double(p, key, v)); }
+static void set_i(simlsh_params *p, int key, int64_t v)
+{
+    CHECK_OK(simlsh_params_set_int(p, key, v));
+}
+static void set_d(simlsh_params *p, int key, double v)
+{
+    CHECK_OK(simlsh_params_set_double(p, key, v));
+}
 
 static uint64_t fp_of(const simlsh_params *p, int scope)
 {
@@ -229,11 +238,24 @@ static void test_set_get(int nondefault)
     for (size_t k = 0; k < NKEYS; k++) {
         const struct keydef *kd = &keydefs[k];
         if (kd->is_double) {
-            const double cand[] = {kd->min, kd->max, nextafter(kd->min, -INFINITY),
-                                   nextafter(kd->max, INFINITY), nextafter(kd->min, INFINITY),
-                                   nextafter(kd->max, -INFINITY), (kd->min + kd->max) / 2,
-                                   0.0, -0.0, DBL_TRUE_MIN, -DBL_TRUE_MIN, 1.0, -1.0, 1e300,
-                                   NAN, -NAN, INFINITY, -INFINITY};
+            const double cand[] = {kd->min,
+                                   kd->max,
+                                   nextafter(kd->min, -INFINITY),
+                                   nextafter(kd->max, INFINITY),
+                                   nextafter(kd->min, INFINITY),
+                                   nextafter(kd->max, -INFINITY),
+                                   (kd->min + kd->max) / 2,
+                                   0.0,
+                                   -0.0,
+                                   DBL_TRUE_MIN,
+                                   -DBL_TRUE_MIN,
+                                   1.0,
+                                   -1.0,
+                                   1e300,
+                                   NAN,
+                                   -NAN,
+                                   INFINITY,
+                                   -INFINITY};
             for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++) {
                 double v = cand[c];
                 snap before = take(p);
@@ -268,11 +290,33 @@ static void test_set_get(int nondefault)
             CHECK_RC(simlsh_params_set_double(NULL, kd->key, kd->max), SIMLSH_EINVAL);
         } else {
             int64_t lo = (int64_t)kd->min, hi = (int64_t)kd->max;
-            const int64_t cand[] = {lo, lo + 1, lo + 2, lo - 1, lo - 2, hi, hi - 1, hi - 2,
-                                    hi + 1, hi + 2, (lo + hi) / 2, 0, 1, -1, 33, 63, 65,
-                                    (int64_t)1 << 32, ((int64_t)1 << 32) + 5, -((int64_t)1 << 32),
-                                    INT32_MAX, INT32_MIN, (int64_t)INT32_MAX + 1,
-                                    (int64_t)UINT32_MAX, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+            const int64_t cand[] = {lo,
+                                    lo + 1,
+                                    lo + 2,
+                                    lo - 1,
+                                    lo - 2,
+                                    hi,
+                                    hi - 1,
+                                    hi - 2,
+                                    hi + 1,
+                                    hi + 2,
+                                    (lo + hi) / 2,
+                                    0,
+                                    1,
+                                    -1,
+                                    33,
+                                    63,
+                                    65,
+                                    (int64_t)1 << 32,
+                                    ((int64_t)1 << 32) + 5,
+                                    -((int64_t)1 << 32),
+                                    INT32_MAX,
+                                    INT32_MIN,
+                                    (int64_t)INT32_MAX + 1,
+                                    (int64_t)UINT32_MAX,
+                                    INT64_MAX,
+                                    INT64_MIN,
+                                    INT64_MIN + 1};
             for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++) {
                 int64_t v = cand[c];
                 snap before = take(p);
@@ -424,7 +468,8 @@ static void test_specific_rules(void)
         CHECK(sup == 0 || sup == 1);
         CHECK(simlsh_isa_supported(isas[i]) == sup); /* stable */
         set_i(p, SIMLSH_PARAM_ISA, SIMLSH_ISA_SCALAR);
-        CHECK_RC(simlsh_params_set_int(p, SIMLSH_PARAM_ISA, isas[i]), sup ? 0 : SIMLSH_EUNSUPPORTED);
+        CHECK_RC(simlsh_params_set_int(p, SIMLSH_PARAM_ISA, isas[i]),
+                 sup ? 0 : SIMLSH_EUNSUPPORTED);
         CHECK_OK(simlsh_params_get_int(p, SIMLSH_PARAM_ISA, &v));
         CHECK(v == (sup ? isas[i] : SIMLSH_ISA_SCALAR));
         printf("isa %d supported: %d\n", isas[i], sup);
@@ -534,7 +579,8 @@ static const struct change changes[] = {
     {"k 5->6", SIMLSH_PARAM_K, 0, 6, SIMLSH_SCOPE_SHINGLES},
     {"k 5->64", SIMLSH_PARAM_K, 0, 64, SIMLSH_SCOPE_SHINGLES},
     {"normalize lower", SIMLSH_PARAM_NORMALIZE, 0, SIMLSH_NORM_LOWER_ASCII, SIMLSH_SCOPE_SHINGLES},
-    {"normalize space", SIMLSH_PARAM_NORMALIZE, 0, SIMLSH_NORM_COLLAPSE_SPACE, SIMLSH_SCOPE_SHINGLES},
+    {"normalize space", SIMLSH_PARAM_NORMALIZE, 0, SIMLSH_NORM_COLLAPSE_SPACE,
+     SIMLSH_SCOPE_SHINGLES},
     {"normalize punct", SIMLSH_PARAM_NORMALIZE, 0, SIMLSH_NORM_STRIP_PUNCT, SIMLSH_SCOPE_SHINGLES},
     {"utf8 reject", SIMLSH_PARAM_UTF8_POLICY, 0, SIMLSH_UTF8_REJECT, SIMLSH_SCOPE_SHINGLES},
     {"seed 1", SIMLSH_PARAM_SEED, 0, 1, SIMLSH_SCOPE_SHINGLES},
@@ -607,7 +653,10 @@ static void test_fingerprint_scopes(void)
 
     /* every value of the narrow fields gives its own fingerprint, so no field
      * is truncated on its way into the hash */
-    struct { int key, scope; int64_t lo, hi; } sweeps[] = {
+    struct {
+        int key, scope;
+        int64_t lo, hi;
+    } sweeps[] = {
         {SIMLSH_PARAM_K, SIMLSH_SCOPE_SHINGLES, 1, 64},
         {SIMLSH_PARAM_NORMALIZE, SIMLSH_SCOPE_SHINGLES, 0, 7},
         {SIMLSH_PARAM_NUM_PERM, SIMLSH_SCOPE_SIGNATURE, 1, 1024},
@@ -664,9 +713,12 @@ static void test_fingerprint_index(void)
     simlsh_params *p = new_params();
     uint64_t f;
     /* b * r must fit in num_perm, and b and r are both set or both automatic */
-    struct { int64_t b, r; int ok; } br[] = {
-        {16, 8, 1}, {128, 1, 1}, {1, 128, 1}, {16, 9, 0}, {1, 129, 0}, {129, 1, 0},
-        {8, 0, 0}, {0, 8, 0}, {1024, 1024, 0}, {1, 1, 1},
+    struct {
+        int64_t b, r;
+        int ok;
+    } br[] = {
+        {16, 8, 1},  {128, 1, 1}, {1, 128, 1}, {16, 9, 0},      {1, 129, 0},
+        {129, 1, 0}, {8, 0, 0},   {0, 8, 0},   {1024, 1024, 0}, {1, 1, 1},
     };
     for (size_t i = 0; i < sizeof br / sizeof br[0]; i++) {
         set_i(p, SIMLSH_PARAM_BANDS, br[i].b);

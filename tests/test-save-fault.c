@@ -97,8 +97,8 @@ static void make_version(version *v, size_t n, uint64_t s)
         simlsh_signature *sig = mk_sig(params, s * 1000003 + i / 2, i % 2, 24 + i % 2);
         CHECK_OK(simlsh_index_insert(v->ix, s << 32 | i, sig));
         simlsh_signature_free(sig);
-        len += (size_t)snprintf(names + len, cap - len, "doc-%llu-%zu", (unsigned long long)s,
-                                i) + 1;
+        len +=
+            (size_t)snprintf(names + len, cap - len, "doc-%llu-%zu", (unsigned long long)s, i) + 1;
     }
     CHECK_OK(simlsh_index_set_userdata(v->ix, names, len));
     free(names);
@@ -185,8 +185,7 @@ static int holds(const version *a, const version *b)
     simlsh_index_userdata(&ud, &ul, ld);
     simlsh_index_userdata(&ud2, &ul2, v->ix);
     int same = memcmp(counts, v->answers, sizeof counts) == 0 &&
-               memcmp(first, v->first, sizeof first) == 0 && ul == ul2 &&
-               memcmp(ud, ud2, ul) == 0;
+               memcmp(first, v->first, sizeof first) == 0 && ul == ul2 && memcmp(ud, ud2, ul) == 0;
     simlsh_index_free(ld);
     return same ? which : 0;
 }
@@ -199,8 +198,7 @@ static void put(const version *v)
 
 /* ---- 1. ENOSPC at every point ---------------------------------------------------- */
 
-static void test_enospc(const version *old, const version *new, int named, int *points,
-                        int *lost)
+static void test_enospc(const version *old, const version *new, int named, int *points, int *lost)
 {
     no_tmpfile = named;
     for (long k = 1;; k++) {
@@ -292,8 +290,7 @@ static void test_kills(const version *old, const version *new, int trials, int *
 
 /* ---- 3. concurrent saves -------------------------------------------------------- */
 
-static void test_concurrent(const version *a, const version *b, int trials, int *bad,
-                            int *won_a)
+static void test_concurrent(const version *a, const version *b, int trials, int *bad, int *won_a)
 {
     for (int t = 0; t < trials; t++) {
         put(a);

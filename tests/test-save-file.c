@@ -73,8 +73,7 @@ static void test_symlinks(simlsh_index *a, simlsh_index *b)
     CHECK(count_of(at("real.idx")) == 7);
     CHECK(count_of(at("link.idx")) == 7);
     /* Refused with NOFOLLOW, for saves and loads, nothing changed. */
-    CHECK_RC(simlsh_index_save_file_v2(&e, a, at("link.idx"), SIMLSH_FILE_NOFOLLOW),
-             SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_save_file_v2(&e, a, at("link.idx"), SIMLSH_FILE_NOFOLLOW), SIMLSH_EINVAL);
     CHECK(e == 0);
     CHECK(count_of(at("real.idx")) == 7);
     simlsh_index *ld = (simlsh_index *)1;
@@ -239,7 +238,7 @@ static void test_stale(simlsh_index *a)
     char gone[2][128], kept[7][128];
     snprintf(gone[0], 128, ".s.idx.simlsh-tmp.%ld.0123456789abcdef", d);
     snprintf(gone[1], 128, ".s.idx.simlsh-tmp.%ld.ffffffffffffffff", d);
-    snprintf(kept[0], 128, ".s.idx.simlsh-tmp.1.0123456789abcdef");   /* init: alive */
+    snprintf(kept[0], 128, ".s.idx.simlsh-tmp.1.0123456789abcdef");       /* init: alive */
     snprintf(kept[1], 128, ".s.idx.simlsh-tmp.x%ld.0123456789abcdef", d); /* not a pid */
     snprintf(kept[2], 128, ".t.idx.simlsh-tmp.%ld.0123456789abcdef", d);  /* another file */
     snprintf(kept[3], 128, ".s.idx.simlsh-tmp.%ld.0123456789abcdeg", d);  /* not hex */

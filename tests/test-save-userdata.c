@@ -176,10 +176,10 @@ static void test_format(int store)
 static void test_doc_example(void)
 {
     static const uint8_t payload[47] = {
-        0x01, 0, 0, 0, 0x01, 0, 0, 0, 0x02, 0, 0, 0, 0x0c, 0, 0, 0, /* b, r, flags, R */
-        0x01, 0, 0, 0, 0, 0, 0, 0,                                  /* n */
-        0x07, 0, 0, 0, 0, 0, 0, 0, 0xdd, 0xcc, 0xbb, 0xaa,          /* record */
-        0x03, 0, 0, 0, 0, 0, 0, 0, 'a', 'b', 'c',                   /* U, data */
+        0x01, 0, 0, 0, 0x01, 0, 0, 0, 0x02, 0,    0,    0,    0x0c, 0, 0, 0, /* b, r, flags, R */
+        0x01, 0, 0, 0, 0,    0, 0, 0,                                        /* n */
+        0x07, 0, 0, 0, 0,    0, 0, 0, 0xdd, 0xcc, 0xbb, 0xaa,                /* record */
+        0x03, 0, 0, 0, 0,    0, 0, 0, 'a',  'b',  'c',                       /* U, data */
     };
     simlsh_params *p = mk_params(NULL, 4, 1, 1, 0);
     simlsh_index *ix = NULL;

@@ -18,8 +18,17 @@ static size_t lens[NDOCS];
  * documents shorter than k, and near copies. */
 static void make_texts(void)
 {
-    static const char *words[] = {"alpha", "beta", "gamma", "delta", "caf\xc3\xa9", "na\xc3\xafve",
-                                  "\xe6\x97\xa5\xe6\x9c\xac", "x", "THE", "of", "Stra\xc3\x9f\x65"};
+    static const char *words[] = {"alpha",
+                                  "beta",
+                                  "gamma",
+                                  "delta",
+                                  "caf\xc3\xa9",
+                                  "na\xc3\xafve",
+                                  "\xe6\x97\xa5\xe6\x9c\xac",
+                                  "x",
+                                  "THE",
+                                  "of",
+                                  "Stra\xc3\x9f\x65"};
     tu_rng r = {42};
     for (size_t i = 0; i < NDOCS; i++) {
         texts[i] = malloc(MAXLEN + 16);
@@ -78,7 +87,8 @@ static int reference(const simlsh_params *p, uint32_t *vals, uint8_t *empty, siz
     for (size_t i = 0; i < NDOCS; i++) {
         simlsh_signature *s = NULL;
         size_t cnt;
-        if (simlsh_signature_new(&s, p) != 0 || simlsh_signature_add_text(s, texts[i], lens[i]) != 0 ||
+        if (simlsh_signature_new(&s, p) != 0 ||
+            simlsh_signature_add_text(s, texts[i], lens[i]) != 0 ||
             simlsh_signature_values(vals + i * np, np, &cnt, s) != 0) {
             simlsh_signature_free(s);
             return -1;
@@ -152,7 +162,8 @@ static void test_errors(void)
     uint32_t *vals = malloc(NDOCS * 128 * 4);
     char *saved1 = texts[1234], *saved2 = texts[3000];
     size_t l1 = lens[1234], l2 = lens[3000];
-    char bad[] = "abc\xff" "def ghi";
+    char bad[] = "abc\xff"
+                 "def ghi";
     texts[1234] = bad;
     lens[1234] = sizeof bad - 1;
     texts[3000] = NULL;
@@ -170,7 +181,8 @@ static void test_errors(void)
     texts[3000] = saved2;
     lens[3000] = l2;
     CHECK_OK(simlsh_sign_batch(vals, NULL, p, (const void *const *)texts, lens, NDOCS, 2));
-    CHECK_RC(simlsh_sign_batch(NULL, NULL, p, (const void *const *)texts, lens, 1, 1), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_sign_batch(NULL, NULL, p, (const void *const *)texts, lens, 1, 1),
+             SIMLSH_EINVAL);
     CHECK_RC(simlsh_sign_batch(vals, NULL, NULL, (const void *const *)texts, lens, 1, 1),
              SIMLSH_EINVAL);
     CHECK_RC(simlsh_sign_batch(vals, NULL, p, NULL, lens, 1, 1), SIMLSH_EINVAL);
@@ -224,7 +236,10 @@ static void test_oom(uint32_t nthreads)
 }
 
 /* The build's thread switch is what the library reports. */
-static void test_has_threads(void) { CHECK(simlsh_has_threads() == SIMLSH_EXPECT_THREADS); }
+static void test_has_threads(void)
+{
+    CHECK(simlsh_has_threads() == SIMLSH_EXPECT_THREADS);
+}
 
 int main(void)
 {

@@ -99,8 +99,10 @@ static int walk_dir(struct run *r, const char *dir, int check_fs, uint64_t dev)
     if (check_fs) {
         const char *fs = pseudo_fs_name(dir);
         if (fs)
-            return skip_path(r, dir, "on a pseudo file system (%s), not walked; name its "
-                                     "files to read them", fs);
+            return skip_path(r, dir,
+                             "on a pseudo file system (%s), not walked; name its "
+                             "files to read them",
+                             fs);
     }
     DIR *d = opendir(dir);
     if (!d)
@@ -144,8 +146,7 @@ static int walk_dir(struct run *r, const char *dir, int check_fs, uint64_t dev)
             else if (S_ISREG(st.st_mode))
                 add_path(r, p, &st, 1);
             else if (!S_ISDIR(st.st_mode)) /* links to directories: not followed */
-                rc = skip_path(r, p, "symbolic link to a %s, skipped",
-                               file_type_name(st.st_mode));
+                rc = skip_path(r, p, "symbolic link to a %s, skipped", file_type_name(st.st_mode));
         } else if (S_ISREG(st.st_mode)) {
             add_path(r, p, &st, 0);
         } else {
@@ -257,8 +258,10 @@ int inputs_enumerate(struct run *r)
         if (in->kind == INPUT_LINES || in->kind == INPUT_JSONL) {
             if (!S_ISREG(st.st_mode)) {
                 in->kind = INPUT_PATHS;
-                if (skip_path(r, in->arg, "not a regular file (%s), skipped; give - to read "
-                                          "a stream", file_type_name(st.st_mode)))
+                if (skip_path(r, in->arg,
+                              "not a regular file (%s), skipped; give - to read "
+                              "a stream",
+                              file_type_name(st.st_mode)))
                     return -1;
                 continue;
             }
@@ -271,8 +274,10 @@ int inputs_enumerate(struct run *r)
                 return -1;
         } else if (S_ISREG(st.st_mode)) {
             add_path(r, in->arg, &st, is_link);
-        } else if (skip_path(r, in->arg, "not a regular file (%s), skipped; give - to read "
-                                         "a stream", file_type_name(st.st_mode))) {
+        } else if (skip_path(r, in->arg,
+                             "not a regular file (%s), skipped; give - to read "
+                             "a stream",
+                             file_type_name(st.st_mode))) {
             return -1;
         }
         in->npaths = r->paths.count - in->first_path;
@@ -370,16 +375,15 @@ static int read_bounded(struct worker *w, const struct run *r, struct reader *rd
     }
     if (n > max) {
         doc_skip(d, "%s more than --max-doc-bytes (%llu bytes), skipped",
-                 rd->codec == CODEC_PLAIN ? "holds" : "decompresses to",
-                 (unsigned long long)max);
+                 rd->codec == CODEC_PLAIN ? "holds" : "decompresses to", (unsigned long long)max);
         return -1;
     }
     *len = n;
     return 0;
 }
 
-static int read_path_doc(struct worker *w, const struct run *r, const char *path,
-                         struct doc *d, size_t *len)
+static int read_path_doc(struct worker *w, const struct run *r, const char *path, struct doc *d,
+                         size_t *len)
 {
     struct stat st;
     int fd = open_regular(path, &st, d->msg, sizeof d->msg);
@@ -1782,8 +1786,7 @@ static int read_lines(struct run *r, size_t input)
             } else if (l > max) {
                 rc = skip_line(r, input, ++line);
             } else {
-                rc = emit_line(r, input, json, ++line, base + start, buf + start, l, l + 1,
-                               mtime);
+                rc = emit_line(r, input, json, ++line, base + start, buf + start, l, l + 1, mtime);
             }
             start += l + 1;
         }

@@ -196,11 +196,11 @@ const char *pseudo_fs_name(const char *dir)
         unsigned long magic;
         const char *name;
     } fs[] = {
-        {0x9fa0, "proc"},           {0x62656572, "sysfs"},      {0x64626720, "debugfs"},
-        {0x74726163, "tracefs"},    {0x73636673, "securityfs"}, {0x27e0eb, "cgroup"},
-        {0x63677270, "cgroup2"},    {0x1cd1, "devpts"},         {0x6165676C, "pstore"},
-        {0xcafe4a11, "bpf"},        {0x62656570, "configfs"},   {0xde5e81e4, "efivarfs"},
-        {0xf97cff8c, "selinuxfs"},  {0x42494e4d, "binfmt_misc"}, {0x65735543, "fusectl"},
+        {0x9fa0, "proc"},          {0x62656572, "sysfs"},       {0x64626720, "debugfs"},
+        {0x74726163, "tracefs"},   {0x73636673, "securityfs"},  {0x27e0eb, "cgroup"},
+        {0x63677270, "cgroup2"},   {0x1cd1, "devpts"},          {0x6165676C, "pstore"},
+        {0xcafe4a11, "bpf"},       {0x62656570, "configfs"},    {0xde5e81e4, "efivarfs"},
+        {0xf97cff8c, "selinuxfs"}, {0x42494e4d, "binfmt_misc"}, {0x65735543, "fusectl"},
         {0x19800202, "mqueue"},
     };
     struct statfs sf;
@@ -386,12 +386,15 @@ ssize_t reader_read(struct reader *rd, char *out, size_t cap)
 {
     switch (rd->codec) {
 #if DEDUP_HAVE_ZLIB
-    case CODEC_GZIP: return read_gzip(rd, out, cap);
+    case CODEC_GZIP:
+        return read_gzip(rd, out, cap);
 #endif
 #if DEDUP_HAVE_ZSTD
-    case CODEC_ZSTD: return read_zstd(rd, out, cap);
+    case CODEC_ZSTD:
+        return read_zstd(rd, out, cap);
 #endif
-    default: break;
+    default:
+        break;
     }
     if (rd->in_pos < rd->in_len) {
         size_t n = rd->in_len - rd->in_pos;
@@ -741,26 +744,30 @@ int output_path_ok(struct fileids *inputs, const char *path, const char *what,
         return -1;
     }
     if (S_ISLNK(st.st_mode)) {
-        fprintf(stderr, "simlsh-dedup: %s %s: is a symbolic link; outputs replace the file "
-                        "at the path given, so give the link's target instead\n",
+        fprintf(stderr,
+                "simlsh-dedup: %s %s: is a symbolic link; outputs replace the file "
+                "at the path given, so give the link's target instead\n",
                 what, qname(path));
         return -1;
     }
     if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, "simlsh-dedup: %s %s: is a %s; outputs are written only to regular "
-                        "files%s\n", what, qname(path), file_type_name(st.st_mode),
+        fprintf(stderr,
+                "simlsh-dedup: %s %s: is a %s; outputs are written only to regular "
+                "files%s\n",
+                what, qname(path), file_type_name(st.st_mode),
                 !strcmp(what, "-o") ? " (-o - writes to standard output)" : "");
         return -1;
     }
     if (allowed_same) {
         struct stat st2;
-        if (stat(allowed_same, &st2) == 0 && st2.st_dev == st.st_dev &&
-            st2.st_ino == st.st_ino)
+        if (stat(allowed_same, &st2) == 0 && st2.st_dev == st.st_dev && st2.st_ino == st.st_ino)
             return 0;
     }
     if (fileids_has(inputs, &st)) {
-        fprintf(stderr, "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
-                        "to overwrite it\n", what, qname(path));
+        fprintf(stderr,
+                "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
+                "to overwrite it\n",
+                what, qname(path));
         return -1;
     }
     return 0;

@@ -14,14 +14,14 @@
 
 /* Phases of the MPI run, timed per rank for --stats. */
 enum mphase {
-    MP_SETUP,    /* options, contract, walking the inputs */
-    MP_SPLIT,    /* cutting line files at line ends, counting lines */
-    MP_READ,     /* reading and signing this rank's share */
-    MP_KEYS,     /* band keys to their owners */
-    MP_SIGS,     /* signatures of bucket members to the key owners */
-    MP_VERIFY,   /* buckets to verified edges */
-    MP_GATHER,   /* names, metadata and edges to rank 0 */
-    MP_WRITE,    /* rank 0 groups and writes */
+    MP_SETUP,  /* options, contract, walking the inputs */
+    MP_SPLIT,  /* cutting line files at line ends, counting lines */
+    MP_READ,   /* reading and signing this rank's share */
+    MP_KEYS,   /* band keys to their owners */
+    MP_SIGS,   /* signatures of bucket members to the key owners */
+    MP_VERIFY, /* buckets to verified edges */
+    MP_GATHER, /* names, metadata and edges to rank 0 */
+    MP_WRITE,  /* rank 0 groups and writes */
     MP_COUNT
 };
 extern const char *const mphase_names[MP_COUNT];

@@ -269,10 +269,11 @@ static uint64_t parse_size(const char *opt, const char *s)
         shift = 30;
     if (shift)
         end++;
-    if (errno || end == s || *end != '\0' || s[0] == '-' || v == 0 ||
-        v > (UINT64_MAX >> shift)) {
-        fprintf(stderr, PROG ": %s: expected a size of at least 1 byte (N, NK, NM or NG), "
-                             "not '%s'\n", opt, s);
+    if (errno || end == s || *end != '\0' || s[0] == '-' || v == 0 || v > (UINT64_MAX >> shift)) {
+        fprintf(stderr,
+                PROG ": %s: expected a size of at least 1 byte (N, NK, NM or NG), "
+                     "not '%s'\n",
+                opt, s);
         exit(EXIT_DEDUP_USAGE);
     }
     return (uint64_t)v << shift;
@@ -317,11 +318,11 @@ static int pick(const char *opt, const char *s, const char *const *names, const 
 
 static int parse_normalize(const char *s)
 {
-    static const char *const names[] = {"lower", "space", "punct", "casefold", "nfkc", "none",
-                                        NULL};
+    static const char *const names[] = {"lower", "space", "punct", "casefold",
+                                        "nfkc",  "none",  NULL};
     static const int values[] = {SIMLSH_NORM_LOWER_ASCII, SIMLSH_NORM_COLLAPSE_SPACE,
                                  SIMLSH_NORM_STRIP_PUNCT, SIMLSH_NORM_CASEFOLD,
-                                 SIMLSH_NORM_NFKC, 0};
+                                 SIMLSH_NORM_NFKC,        0};
     int flags = 0;
     size_t len = strlen(s);
     char *copy = xmalloc(len + 1);
@@ -439,14 +440,12 @@ void parse_args(struct options *o, int argc, char **argv)
     static const int verify_v[] = {VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT};
     static const char *const clusters[] = {"star", "components", NULL};
     static const int cluster_v[] = {CLUSTER_STAR, CLUSTER_COMPONENTS};
-    static const char *const outputs[] = {"clusters", "pairs", "keep", "drop", "records",
-                                          "drop-records", NULL};
-    static const int output_v[] = {OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP, OUT_RECORDS,
-                                   OUT_DROP_RECORDS};
-    static const char *const keeps[] = {"first", "shortest", "longest", "oldest", "newest",
-                                        NULL};
-    static const int keep_v[] = {KEEP_FIRST, KEEP_SHORTEST, KEEP_LONGEST, KEEP_OLDEST,
-                                 KEEP_NEWEST};
+    static const char *const outputs[] = {"clusters", "pairs",        "keep", "drop",
+                                          "records",  "drop-records", NULL};
+    static const int output_v[] = {OUT_CLUSTERS, OUT_PAIRS,   OUT_KEEP,
+                                   OUT_DROP,     OUT_RECORDS, OUT_DROP_RECORDS};
+    static const char *const keeps[] = {"first", "shortest", "longest", "oldest", "newest", NULL};
+    static const int keep_v[] = {KEEP_FIRST, KEEP_SHORTEST, KEEP_LONGEST, KEEP_OLDEST, KEEP_NEWEST};
     int nul = 0;
     static const char *const formats[] = {"tsv", "jsonl", NULL};
     static const int format_v[] = {FMT_TSV, FMT_JSONL};
@@ -472,28 +471,37 @@ void parse_args(struct options *o, int argc, char **argv)
         case 1:
             add_input(o, strcmp(optarg, "-") ? INPUT_PATHS : INPUT_STDIN, optarg);
             break;
-        case OPT_LINES: add_input(o, INPUT_LINES, optarg); break;
+        case OPT_LINES:
+            add_input(o, INPUT_LINES, optarg);
+            break;
         case OPT_JSONL:
 #if !DEDUP_HAVE_JANSSON
             /* Refused before anything is read or written, with the usage
              * status, so a script sees at once that this build cannot do it. */
-            fputs(PROG ": --jsonl: " PROG " was built without JSON support (libjansson)\n",
-                  stderr);
+            fputs(PROG ": --jsonl: " PROG " was built without JSON support (libjansson)\n", stderr);
             exit(EXIT_DEDUP_USAGE);
 #endif
             add_input(o, INPUT_JSONL, optarg);
             break;
-        case OPT_ID_FIELD: o->id_field = optarg; break;
-        case OPT_TEXT_FIELD: o->text_field = optarg; break;
+        case OPT_ID_FIELD:
+            o->id_field = optarg;
+            break;
+        case OPT_TEXT_FIELD:
+            o->text_field = optarg;
+            break;
         case OPT_STRICT_UTF8:
             o->strict_utf8 = 1;
             set_int(o, SIMLSH_PARAM_UTF8_POLICY, SIMLSH_UTF8_REJECT);
             break;
-        case OPT_STRICT: o->strict = 1; break;
+        case OPT_STRICT:
+            o->strict = 1;
+            break;
         case OPT_UNIT:
             set_int(o, SIMLSH_PARAM_UNIT, pick("--unit", optarg, units, unit_v));
             break;
-        case 'k': set_int(o, SIMLSH_PARAM_K, parse_int("-k", optarg)); break;
+        case 'k':
+            set_int(o, SIMLSH_PARAM_K, parse_int("-k", optarg));
+            break;
         case OPT_NORMALIZE:
             set_int(o, SIMLSH_PARAM_NORMALIZE, parse_normalize(optarg));
             break;
@@ -503,7 +511,9 @@ void parse_args(struct options *o, int argc, char **argv)
         case OPT_SCHEME:
             set_int(o, SIMLSH_PARAM_SCHEME, pick("--scheme", optarg, schemes, scheme_v));
             break;
-        case OPT_SEED: set_int(o, SIMLSH_PARAM_SEED, parse_int("--seed", optarg)); break;
+        case OPT_SEED:
+            set_int(o, SIMLSH_PARAM_SEED, parse_int("--seed", optarg));
+            break;
         case OPT_THRESHOLD:
             set_double(o, SIMLSH_PARAM_THRESHOLD, "--threshold", optarg);
             break;
@@ -513,12 +523,18 @@ void parse_args(struct options *o, int argc, char **argv)
         case OPT_FN_WEIGHT:
             set_double(o, SIMLSH_PARAM_FN_WEIGHT, "--fn-weight", optarg);
             break;
-        case OPT_BANDS: set_int(o, SIMLSH_PARAM_BANDS, parse_int("--bands", optarg)); break;
-        case OPT_ROWS: set_int(o, SIMLSH_PARAM_ROWS, parse_int("--rows", optarg)); break;
+        case OPT_BANDS:
+            set_int(o, SIMLSH_PARAM_BANDS, parse_int("--bands", optarg));
+            break;
+        case OPT_ROWS:
+            set_int(o, SIMLSH_PARAM_ROWS, parse_int("--rows", optarg));
+            break;
         case OPT_VERIFY:
             o->verify = (enum verify_mode)pick("--verify", optarg, verifies, verify_v);
             break;
-        case OPT_VERIFY_MEMORY: o->verify_memory = parse_size("--verify-memory", optarg); break;
+        case OPT_VERIFY_MEMORY:
+            o->verify_memory = parse_size("--verify-memory", optarg);
+            break;
         case OPT_RECALL: {
             char *end;
             errno = 0;
@@ -538,33 +554,67 @@ void parse_args(struct options *o, int argc, char **argv)
             o->max_pairs = (size_t)v;
             break;
         }
-        case 'o': o->output_path = optarg; break;
+        case 'o':
+            o->output_path = optarg;
+            break;
         case OPT_OUTPUT:
             o->output = (enum output_mode)pick("--output", optarg, outputs, output_v);
             break;
         case OPT_FORMAT:
             o->format = (enum output_format)pick("--format", optarg, formats, format_v);
             break;
-        case OPT_EXIT_CODE: o->exit_code = 1; break;
-        case OPT_SAVE_INDEX: o->save_index = optarg; break;
-        case OPT_INDEX: o->load_index = optarg; break;
-        case OPT_MAX_DOC_BYTES: o->max_doc_bytes = parse_size("--max-doc-bytes", optarg); break;
-        case OPT_KEEP: o->keep = (enum keep_policy)pick("--keep", optarg, keeps, keep_v); break;
-        case OPT_SKIPPED: o->skipped_path = optarg; break;
-        case OPT_STATS: o->stats_path = optarg; break;
-        case OPT_BINARY: o->binary = 1; break;
-        case OPT_INCLUDE: add_glob(&o->globs_in, &o->nglobs_in, optarg); break;
-        case OPT_EXCLUDE: add_glob(&o->globs_ex, &o->nglobs_ex, optarg); break;
-        case OPT_INCLUDE_VCS: o->include_vcs = 1; break;
-        case OPT_FILES_FROM: add_input(o, INPUT_LIST, optarg); break;
-        case OPT_REPLACE: o->replace = 1; break;
-        case OPT_ONLY_NEW: o->only_new = 1; break;
+        case OPT_EXIT_CODE:
+            o->exit_code = 1;
+            break;
+        case OPT_SAVE_INDEX:
+            o->save_index = optarg;
+            break;
+        case OPT_INDEX:
+            o->load_index = optarg;
+            break;
+        case OPT_MAX_DOC_BYTES:
+            o->max_doc_bytes = parse_size("--max-doc-bytes", optarg);
+            break;
+        case OPT_KEEP:
+            o->keep = (enum keep_policy)pick("--keep", optarg, keeps, keep_v);
+            break;
+        case OPT_SKIPPED:
+            o->skipped_path = optarg;
+            break;
+        case OPT_STATS:
+            o->stats_path = optarg;
+            break;
+        case OPT_BINARY:
+            o->binary = 1;
+            break;
+        case OPT_INCLUDE:
+            add_glob(&o->globs_in, &o->nglobs_in, optarg);
+            break;
+        case OPT_EXCLUDE:
+            add_glob(&o->globs_ex, &o->nglobs_ex, optarg);
+            break;
+        case OPT_INCLUDE_VCS:
+            o->include_vcs = 1;
+            break;
+        case OPT_FILES_FROM:
+            add_input(o, INPUT_LIST, optarg);
+            break;
+        case OPT_REPLACE:
+            o->replace = 1;
+            break;
+        case OPT_ONLY_NEW:
+            o->only_new = 1;
+            break;
         case OPT_REMOVE:
             o->remove_names = xrealloc(o->remove_names, (o->nremove + 1) * sizeof *o->remove_names);
             o->remove_names[o->nremove++] = optarg;
             break;
-        case OPT_REMOVE_FROM: o->remove_from = optarg; break;
-        case '0': nul = 1; break;
+        case OPT_REMOVE_FROM:
+            o->remove_from = optarg;
+            break;
+        case '0':
+            nul = 1;
+            break;
         case 'j': {
             int64_t v = parse_int("-j", optarg);
             if (v < 0 || v > 256)
@@ -572,7 +622,9 @@ void parse_args(struct options *o, int argc, char **argv)
             o->threads = (int)v;
             break;
         }
-        case 'q': o->quiet = 1; break;
+        case 'q':
+            o->quiet = 1;
+            break;
         case 'h':
             for (size_t i = 0; usage_text[i]; i++)
                 fputs(usage_text[i], stdout);
@@ -605,7 +657,8 @@ void parse_args(struct options *o, int argc, char **argv)
         for (size_t i = 0; i < o->ninputs; i++)
             if (o->inputs[i].kind != INPUT_LINES && o->inputs[i].kind != INPUT_JSONL)
                 usage_error("--output records and drop-records write input lines: every "
-                            "input must be --lines or --jsonl, not '%s'", o->inputs[i].arg);
+                            "input must be --lines or --jsonl, not '%s'",
+                            o->inputs[i].arg);
     if (!*o->id_field || !*o->text_field)
         usage_error("%s", "--id-field and --text-field must not be empty");
 }
@@ -624,8 +677,7 @@ static void apply_param(simlsh_params *p, int key, const struct options *o)
     const char *name = simlsh_params_key_name(key);
     if (is_double_key(key)) {
         double lo = 0, hi = 0;
-        fprintf(stderr, PROG ": %s %g: %s", name ? name : "?", o->dval[key],
-                simlsh_strerror(rc));
+        fprintf(stderr, PROG ": %s %g: %s", name ? name : "?", o->dval[key], simlsh_strerror(rc));
         if (simlsh_params_double_bounds(key, &lo, &hi) == 0) {
             if (key == SIMLSH_PARAM_THRESHOLD)
                 fprintf(stderr, " (allowed: %g < value <= %g)", lo, hi);
@@ -640,8 +692,7 @@ static void apply_param(simlsh_params *p, int key, const struct options *o)
         if (rc == SIMLSH_EINVAL && simlsh_params_int_bounds(key, &lo, &hi) == 0 &&
             (o->ival[key] < lo || o->ival[key] > hi))
             fprintf(stderr, " (allowed: %" PRId64 "..%" PRId64 ")", lo, hi);
-        else if (rc == SIMLSH_EINVAL &&
-                 (key == SIMLSH_PARAM_UNIT || key == SIMLSH_PARAM_NORMALIZE))
+        else if (rc == SIMLSH_EINVAL && (key == SIMLSH_PARAM_UNIT || key == SIMLSH_PARAM_NORMALIZE))
             fprintf(stderr, " (the byte unit takes no casefold or nfkc: they need characters)");
         if (rc == SIMLSH_EUNSUPPORTED && key == SIMLSH_PARAM_NORMALIZE)
             fprintf(stderr, " (casefold and nfkc need a build with utf8proc)");
@@ -668,15 +719,16 @@ void apply_options(simlsh_params *p, const struct options *o)
         num_perm = 128;
     struct options tmp = *o;
     if (!has_r)
-        tmp.ival[SIMLSH_PARAM_ROWS] = o->ival[SIMLSH_PARAM_BANDS] > 0
-                                          ? num_perm / o->ival[SIMLSH_PARAM_BANDS] : 0;
+        tmp.ival[SIMLSH_PARAM_ROWS] =
+            o->ival[SIMLSH_PARAM_BANDS] > 0 ? num_perm / o->ival[SIMLSH_PARAM_BANDS] : 0;
     if (!has_b)
-        tmp.ival[SIMLSH_PARAM_BANDS] = o->ival[SIMLSH_PARAM_ROWS] > 0
-                                           ? num_perm / o->ival[SIMLSH_PARAM_ROWS] : 0;
+        tmp.ival[SIMLSH_PARAM_BANDS] =
+            o->ival[SIMLSH_PARAM_ROWS] > 0 ? num_perm / o->ival[SIMLSH_PARAM_ROWS] : 0;
     if (tmp.ival[SIMLSH_PARAM_BANDS] < 1 || tmp.ival[SIMLSH_PARAM_ROWS] < 1 ||
         tmp.ival[SIMLSH_PARAM_BANDS] * tmp.ival[SIMLSH_PARAM_ROWS] > num_perm) {
-        fprintf(stderr, PROG ": --bands %" PRId64 " x --rows %" PRId64
-                            " does not fit in --num-perm %" PRId64 "\n",
+        fprintf(stderr,
+                PROG ": --bands %" PRId64 " x --rows %" PRId64
+                     " does not fit in --num-perm %" PRId64 "\n",
                 tmp.ival[SIMLSH_PARAM_BANDS], tmp.ival[SIMLSH_PARAM_ROWS], num_perm);
         exit(EXIT_DEDUP_USAGE);
     }

@@ -72,11 +72,20 @@ static int cmp_keep(const void *x, const void *y)
         int64_t ma = r->id_mtime[a], mb = r->id_mtime[b];
         int c = 0;
         switch (r->opt->keep) {
-        case KEEP_SHORTEST: c = (ba > bb) - (ba < bb); break;
-        case KEEP_LONGEST: c = (ba < bb) - (ba > bb); break;
-        case KEEP_OLDEST: c = (ma > mb) - (ma < mb); break;
-        case KEEP_NEWEST: c = (ma < mb) - (ma > mb); break;
-        default: break;
+        case KEEP_SHORTEST:
+            c = (ba > bb) - (ba < bb);
+            break;
+        case KEEP_LONGEST:
+            c = (ba < bb) - (ba > bb);
+            break;
+        case KEEP_OLDEST:
+            c = (ma > mb) - (ma < mb);
+            break;
+        case KEEP_NEWEST:
+            c = (ma < mb) - (ma > mb);
+            break;
+        default:
+            break;
         }
         if (c)
             return c;
@@ -232,11 +241,20 @@ int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_ed
                 uint64_t id = order[k];
                 int better = 0;
                 switch (r->opt->keep) {
-                case KEEP_SHORTEST: better = r->id_bytes[id] < r->id_bytes[best]; break;
-                case KEEP_LONGEST: better = r->id_bytes[id] > r->id_bytes[best]; break;
-                case KEEP_OLDEST: better = r->id_mtime[id] < r->id_mtime[best]; break;
-                case KEEP_NEWEST: better = r->id_mtime[id] > r->id_mtime[best]; break;
-                default: break;
+                case KEEP_SHORTEST:
+                    better = r->id_bytes[id] < r->id_bytes[best];
+                    break;
+                case KEEP_LONGEST:
+                    better = r->id_bytes[id] > r->id_bytes[best];
+                    break;
+                case KEEP_OLDEST:
+                    better = r->id_mtime[id] < r->id_mtime[best];
+                    break;
+                case KEEP_NEWEST:
+                    better = r->id_mtime[id] > r->id_mtime[best];
+                    break;
+                default:
+                    break;
                 }
                 if (better)
                     best = id; /* ties keep the earlier id: order is by id */

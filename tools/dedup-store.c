@@ -501,8 +501,10 @@ static int sidecar_load(struct run *r, const char *index_path, simlsh_params **p
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT)
-            fprintf(stderr, PROG ": %s: has no names: not saved by " PROG " (and no %s "
-                            "beside it)\n", qname(index_path), qname(path));
+            fprintf(stderr,
+                    PROG ": %s: has no names: not saved by " PROG " (and no %s "
+                         "beside it)\n",
+                    qname(index_path), qname(path));
         else
             fprintf(stderr, PROG ": %s: %s\n", qname(path), strerror(errno));
         free(path);
@@ -563,8 +565,7 @@ static int sidecar_load(struct run *r, const char *index_path, simlsh_params **p
                 rc = simlsh_params_set_double(p, key, strtod(value, NULL));
             if (rc != 0) {
                 fprintf(stderr, "simlsh-dedup: %s:%zu: param %s: %s\n", qname(path), lineno,
-                        qname(name),
-                        simlsh_strerror(rc));
+                        qname(name), simlsh_strerror(rc));
                 why = "cannot apply the saved contract";
             }
         } else if (state == 1 && !strncmp(line, "fingerprint ", 12)) {
@@ -605,7 +606,6 @@ static int sidecar_load(struct run *r, const char *index_path, simlsh_params **p
     return 0;
 }
 
-
 /* The old pair: FILE.names must belong to this very save of FILE. */
 static int legacy_load(struct run *r, const char *path, size_t count)
 {
@@ -618,16 +618,20 @@ static int legacy_load(struct run *r, const char *path, size_t count)
         return EXIT_DEDUP_INPUT;
     /* a version 1 names file has no index checksum to compare */
     if (strcmp(before, after) || (saved_sum[0] && strcmp(saved_sum, before))) {
-        fprintf(stderr, PROG ": %s.names does not belong to %s (it names the ids of another "
-                        "save of the index)\n", qname(path), qname(path));
+        fprintf(stderr,
+                PROG ": %s.names does not belong to %s (it names the ids of another "
+                     "save of the index)\n",
+                qname(path), qname(path));
         return EXIT_DEDUP_INPUT;
     }
     int rc = simlsh_index_fingerprint(&index_fp, r->index);
     if (rc != 0)
         return lib_fail("index", rc), EXIT_DEDUP_INTERNAL;
     if (index_fp != saved_fp || count != r->names.count) {
-        fprintf(stderr, PROG ": %s.names does not belong to %s (index has %zu ids, the "
-                        "names file %zu)\n", qname(path), qname(path), count, r->names.count);
+        fprintf(stderr,
+                PROG ": %s.names does not belong to %s (index has %zu ids, the "
+                     "names file %zu)\n",
+                qname(path), qname(path), count, r->names.count);
         return EXIT_DEDUP_INPUT;
     }
     return 0;
@@ -672,8 +676,7 @@ int store_load(struct run *r, const char *path)
     if (rc != 0)
         return lib_fail("index", rc), EXIT_DEDUP_INTERNAL;
     if (simlsh_params_fingerprint(&want, r->params, SIMLSH_SCOPE_INDEX) != 0 || want != have) {
-        fprintf(stderr, PROG ": %s: its saved contract does not match its index\n",
-                qname(path));
+        fprintf(stderr, PROG ": %s: its saved contract does not match its index\n", qname(path));
         return EXIT_DEDUP_INPUT;
     }
     r->first_new = r->names.count;

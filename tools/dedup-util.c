@@ -32,7 +32,7 @@ void *xrealloc(void *p, size_t n)
     return q;
 }
 
-const char *const phase_names[PH_COUNT] = {"setup", "read", "pairs", "verify",
+const char *const phase_names[PH_COUNT] = {"setup", "read",  "pairs", "verify",
                                            "group", "write", "save"};
 
 /* CPU seconds of the whole process, every thread included. */
@@ -188,10 +188,18 @@ void escape_json(FILE *f, const char *s, size_t len)
             i++;
         } else if (c < 0x20) {
             switch (c) {
-            case '\n': fputs("\\n", f); break;
-            case '\t': fputs("\\t", f); break;
-            case '\r': fputs("\\r", f); break;
-            default: fprintf(f, "\\u%04x", c); break;
+            case '\n':
+                fputs("\\n", f);
+                break;
+            case '\t':
+                fputs("\\t", f);
+                break;
+            case '\r':
+                fputs("\\r", f);
+                break;
+            default:
+                fprintf(f, "\\u%04x", c);
+                break;
             }
             i++;
         } else if (c < 0x80) {

@@ -631,8 +631,8 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
                 warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl),
                           sl->msg);
             else /* the MPI driver's ranks know only the names they read */
-                warnx_doc(r, "document %" PRIu64 ": %s; its pairs are verified by estimate",
-                          sl->id, sl->msg);
+                warnx_doc(r, "document %" PRIu64 ": %s; its pairs are verified by estimate", sl->id,
+                          sl->msg);
         }
     }
     if (v->held > r->vs.set_bytes_peak)

@@ -28,11 +28,34 @@ enum {
 /* 64 MiB: far above any text document, far below what hurts. */
 #define DEFAULT_MAX_DOC_BYTES (UINT64_C(64) << 20)
 
-enum output_mode { OUT_CLUSTERS, OUT_PAIRS, OUT_KEEP, OUT_DROP, OUT_RECORDS, OUT_DROP_RECORDS };
-enum keep_policy { KEEP_FIRST, KEEP_SHORTEST, KEEP_LONGEST, KEEP_OLDEST, KEEP_NEWEST };
-enum output_format { FMT_TSV, FMT_JSONL };
-enum verify_mode { VERIFY_NONE, VERIFY_ESTIMATE, VERIFY_EXACT };
-enum cluster_mode { CLUSTER_STAR, CLUSTER_COMPONENTS };
+enum output_mode {
+    OUT_CLUSTERS,
+    OUT_PAIRS,
+    OUT_KEEP,
+    OUT_DROP,
+    OUT_RECORDS,
+    OUT_DROP_RECORDS
+};
+enum keep_policy {
+    KEEP_FIRST,
+    KEEP_SHORTEST,
+    KEEP_LONGEST,
+    KEEP_OLDEST,
+    KEEP_NEWEST
+};
+enum output_format {
+    FMT_TSV,
+    FMT_JSONL
+};
+enum verify_mode {
+    VERIFY_NONE,
+    VERIFY_ESTIMATE,
+    VERIFY_EXACT
+};
+enum cluster_mode {
+    CLUSTER_STAR,
+    CLUSTER_COMPONENTS
+};
 
 /* A candidate or verified pair of ids, a < b; score is the similarity
  * (exact or estimated), -1 when unknown. */
@@ -90,25 +113,33 @@ enum doc_status {
     DOC_ESKIP   /* not read: special file, too large, binary, compressed (msg) */
 };
 
-enum doc_kind { DOCK_PATH, DOCK_TEXT, DOCK_JSON };
-enum id_type { ID_NONE, ID_STRING, ID_INT };
+enum doc_kind {
+    DOCK_PATH,
+    DOCK_TEXT,
+    DOCK_JSON
+};
+enum id_type {
+    ID_NONE,
+    ID_STRING,
+    ID_INT
+};
 
 struct doc {
-    uint32_t input;       /* index into the run's inputs */
-    uint8_t kind;         /* enum doc_kind */
-    uint8_t status;       /* enum doc_status */
+    uint32_t input; /* index into the run's inputs */
+    uint8_t kind;   /* enum doc_kind */
+    uint8_t status; /* enum doc_status */
     int err;
-    uint64_t line;        /* 1-based line for line inputs, 0 otherwise */
-    uint64_t src_off;     /* line inputs: offset of the line's first byte in
+    uint64_t line;    /* 1-based line for line inputs, 0 otherwise */
+    uint64_t src_off; /* line inputs: offset of the line's first byte in
                            * the input's (decompressed) byte stream */
-    size_t path;          /* DOCK_PATH: index into the run's path list */
-    size_t text_off;      /* DOCK_TEXT / DOCK_JSON: bytes in batch->arena */
+    size_t path;      /* DOCK_PATH: index into the run's path list */
+    size_t text_off;  /* DOCK_TEXT / DOCK_JSON: bytes in batch->arena */
     size_t text_len;
-    size_t id_off;        /* DOCK_JSON: the id, in batch->ids */
+    size_t id_off; /* DOCK_JSON: the id, in batch->ids */
     size_t id_len;
-    uint8_t id_type;      /* DOCK_JSON: enum id_type */
-    uint64_t bytes;       /* bytes of the document's text */
-    int64_t mtime_ns;     /* modification time of its file, for --keep */
+    uint8_t id_type;  /* DOCK_JSON: enum id_type */
+    uint64_t bytes;   /* bytes of the document's text */
+    int64_t mtime_ns; /* modification time of its file, for --keep */
     char msg[120];
 };
 
@@ -138,10 +169,10 @@ struct batch {
     int fd;
     int64_t mtime;
     uint64_t start, end;
-    uint64_t newlines;  /* newline characters in the lines of the range */
-    int read_err;       /* errno of a failed read, after read_line lines */
+    uint64_t newlines; /* newline characters in the lines of the range */
+    int read_err;      /* errno of a failed read, after read_line lines */
     uint64_t read_line;
-    double cpu_read;    /* worker CPU seconds reading and splitting */
+    double cpu_read; /* worker CPU seconds reading and splitting */
     int done;
     struct batch *next;      /* pending (input order) or free list */
     struct batch *todo_next; /* queue of batches waiting for a worker */
@@ -161,7 +192,7 @@ struct fileids {
 struct options {
     /* hashing contract: explicit values, applied over the defaults or over
      * the contract loaded with --index */
-    uint32_t set_mask;             /* bit per SIMLSH_PARAM_* key given */
+    uint32_t set_mask; /* bit per SIMLSH_PARAM_* key given */
     int64_t ival[32];
     double dval[32];
     const char *unit_arg, *normalize_arg;
@@ -211,7 +242,16 @@ struct docloc {
 };
 
 /* Phases of a run, timed for --stats (wall and process CPU seconds). */
-enum phase { PH_SETUP, PH_READ, PH_PAIRS, PH_VERIFY, PH_GROUP, PH_WRITE, PH_SAVE, PH_COUNT };
+enum phase {
+    PH_SETUP,
+    PH_READ,
+    PH_PAIRS,
+    PH_VERIFY,
+    PH_GROUP,
+    PH_WRITE,
+    PH_SAVE,
+    PH_COUNT
+};
 extern const char *const phase_names[PH_COUNT];
 
 struct idslot {
@@ -228,7 +268,7 @@ struct run {
     int verify_flags;
     double threshold;
 
-    struct strlist paths; /* files found under INPUT_PATHS inputs */
+    struct strlist paths;   /* files found under INPUT_PATHS inputs */
     struct pathmeta *pmeta; /* one per path */
     size_t pmeta_cap;
     struct fileids input_ids; /* every input file: no output may replace one */
@@ -236,10 +276,10 @@ struct run {
     uint64_t *id_bytes;       /* per id: text bytes and mtime, for --keep */
     int64_t *id_mtime;
     size_t idmeta_cap;
-    struct strlist skips;     /* "NAME\tREASON" for --skipped */
-    int truncated;            /* --max-pairs cut the answer short */
-    struct strlist records;   /* --output records: the line of each new id */
-    struct idslot *idset;     /* JSONL ids seen, to report duplicates */
+    struct strlist skips;   /* "NAME\tREASON" for --skipped */
+    int truncated;          /* --max-pairs cut the answer short */
+    struct strlist records; /* --output records: the line of each new id */
+    struct idslot *idset;   /* JSONL ids seen, to report duplicates */
     size_t idset_cap, idset_n;
     uint64_t duplicate_ids;
     struct strlist names; /* output name of each indexed id (id = position) */
@@ -271,33 +311,33 @@ struct run {
     struct batch *todo_head, *todo_tail; /* waiting for a worker */
     struct batch *pend_head, *pend_tail; /* submitted, in input order */
     struct batch *free_list;
-    struct batch *cur;                   /* being filled */
+    struct batch *cur; /* being filled */
     uint64_t next_seq;
     int stopping;
     int lines_prefix; /* name line documents "FILE:N" (several inputs) */
 
     /* verification (dedup-verify.c), for the summary and --stats */
     struct {
-        uint64_t candidates;    /* candidate pairs enumerated */
-        uint64_t exact;         /* pairs decided by exact Jaccard */
-        uint64_t estimated;     /* exact mode: pairs decided by their estimate */
-        uint64_t docs_unread;   /* exact mode: documents that could not be read again */
-        uint64_t reads;         /* documents read by the second pass (with repeats) */
-        uint64_t batches;       /* batches of the second pass */
-        uint64_t budget;        /* bytes of sets one batch may plan (--verify-memory) */
+        uint64_t candidates;     /* candidate pairs enumerated */
+        uint64_t exact;          /* pairs decided by exact Jaccard */
+        uint64_t estimated;      /* exact mode: pairs decided by their estimate */
+        uint64_t docs_unread;    /* exact mode: documents that could not be read again */
+        uint64_t reads;          /* documents read by the second pass (with repeats) */
+        uint64_t batches;        /* batches of the second pass */
+        uint64_t budget;         /* bytes of sets one batch may plan (--verify-memory) */
         uint64_t set_bytes_peak; /* most bytes of shingle sets held at once */
-        uint64_t shingles_peak; /* most shingles held at once */
-        int bytes_per_shingle;  /* 4 (32-bit hashes) or 8 */
-        int recall_banding;     /* bands and rows chosen for --recall */
-        double prefilter;       /* exact mode: candidates need an estimate >= this */
-        int stdin_kept;         /* standard input can be read again */
-        int64_t stdin_base;     /* ... from this offset of descriptor 0 */
+        uint64_t shingles_peak;  /* most shingles held at once */
+        int bytes_per_shingle;   /* 4 (32-bit hashes) or 8 */
+        int recall_banding;      /* bands and rows chosen for --recall */
+        double prefilter;        /* exact mode: candidates need an estimate >= this */
+        int stdin_kept;          /* standard input can be read again */
+        int64_t stdin_base;      /* ... from this offset of descriptor 0 */
     } vs;
     /* reading line files by ranges (consumed in order) */
-    uint64_t range_bytes;  /* nominal size of a range */
-    uint64_t range_lines;  /* lines of the current input before this range */
-    int range_stopped;     /* a read error ended the current input */
-    int json_slow;         /* no fast path for JSONL records (tests) */
+    uint64_t range_bytes; /* nominal size of a range */
+    uint64_t range_lines; /* lines of the current input before this range */
+    int range_stopped;    /* a read error ended the current input */
+    int json_slow;        /* no fast path for JSONL records (tests) */
     /* signed documents waiting to be inserted in one threaded call */
     size_t num_perm;
     uint64_t *ins_ids;
@@ -305,14 +345,14 @@ struct run {
     size_t ins_n, ins_cap, ins_flush;
     /* --stats: CPU seconds per thread (CLOCK_THREAD_CPUTIME_ID), and where
      * the read phase's time went */
-    double *worker_cpu;     /* one per worker, written as it ends */
-    size_t nworkers_run;    /* workers that ran (nworkers is 0 after them) */
-    double cpu_reading;     /* all threads: reading and splitting ranges */
-    double cpu_signing;     /* all threads: parsing and signing */
-    double wall_inserting;  /* main thread: in index insert calls */
-    double cpu_inserting;   /* main thread's CPU in them */
-    double wall_waiting;    /* main thread: waiting for a signed batch */
-    double cpu_main_read;   /* main thread's CPU when reading ended */
+    double *worker_cpu;    /* one per worker, written as it ends */
+    size_t nworkers_run;   /* workers that ran (nworkers is 0 after them) */
+    double cpu_reading;    /* all threads: reading and splitting ranges */
+    double cpu_signing;    /* all threads: parsing and signing */
+    double wall_inserting; /* main thread: in index insert calls */
+    double cpu_inserting;  /* main thread's CPU in them */
+    double wall_waiting;   /* main thread: waiting for a signed batch */
+    double cpu_main_read;  /* main thread's CPU when reading ended */
 };
 
 /* dedup-options.c */
@@ -355,7 +395,11 @@ const char *file_type_name(mode_t mode);
 const char *pseudo_fs_name(const char *dir);
 int open_regular(const char *path, struct stat *st, char *msg, size_t msgcap);
 
-enum { CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD };
+enum {
+    CODEC_PLAIN,
+    CODEC_GZIP,
+    CODEC_ZSTD
+};
 
 /* A byte stream from a descriptor, decompressed when its first bytes are
  * a gzip or zstd magic number. */
@@ -412,8 +456,8 @@ int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t 
                        struct pair **edges, size_t *nedges);
 
 /* dedup-output.c */
-int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n,
-                 uint64_t *clusters, uint64_t *duplicates);
+int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, uint64_t *clusters,
+                 uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
 int write_skipped(const struct run *r, FILE *out);
 

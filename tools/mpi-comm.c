@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mphase_names[MP_COUNT] = {"setup", "split", "read", "keys",
+const char *const mphase_names[MP_COUNT] = {"setup",      "split",  "read",   "keys",
                                             "signatures", "verify", "gather", "write"};
 
 void mpi_phase(struct mpi_ctx *c, int phase)
@@ -70,8 +70,7 @@ void mpi_exchange(struct mpi_ctx *c, const char *send, const size_t *scount, cha
     }
     to_int(c, total);
     char *buf = xmalloc(total ? total : 1);
-    if (MPI_Alltoallv(send, sc, sd, MPI_BYTE, buf, rc, rd, MPI_BYTE, MPI_COMM_WORLD) !=
-        MPI_SUCCESS)
+    if (MPI_Alltoallv(send, sc, sd, MPI_BYTE, buf, rc, rd, MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "exchange failed");
     free(sc);
     *recv = buf;

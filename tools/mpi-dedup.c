@@ -61,8 +61,7 @@ static void refuse_unsupported(const struct options *o)
                           " yet; run simlsh-dedup for incremental runs");
     for (size_t i = 0; i < o->ninputs; i++)
         if (!strcmp(o->inputs[i].arg, "-"))
-            usage_error("%s", "standard input (-) cannot be read by " MPI_PROG
-                              "; give files");
+            usage_error("%s", "standard input (-) cannot be read by " MPI_PROG "; give files");
 }
 
 /* Strings with their size field, as [u64 len][u64 size][bytes]. */
@@ -145,9 +144,8 @@ struct rank_stats {
     uint64_t sent, received, docs, bytes;
 };
 
-static void write_stats(FILE *f, const struct run *r, const struct rank_stats *rs,
-                        double elapsed, uint64_t clusters, uint64_t dups, int status,
-                        uint32_t bands, uint32_t rows)
+static void write_stats(FILE *f, const struct run *r, const struct rank_stats *rs, double elapsed,
+                        uint64_t clusters, uint64_t dups, int status, uint32_t bands, uint32_t rows)
 {
     static const char *const verify_names[] = {"none", "estimate", "exact"};
     uint64_t exchanged = 0;
@@ -157,15 +155,17 @@ static void write_stats(FILE *f, const struct run *r, const struct rank_stats *r
             simlsh_version_string(), status);
     fprintf(f, ",\"ranks\":%d,\"threads\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64,
             ctx.size, r->nthreads, r->docs, r->bytes);
-    fprintf(f, ",\"clusters\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64
-               ",\"truncated\":%s,\"seconds\":%.3f,\"verify\":\"%s\",\"bands\":%u,\"rows\":%u"
-               ",\"bytes_exchanged\":%" PRIu64 ",\"per_rank\":[",
+    fprintf(f,
+            ",\"clusters\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64
+            ",\"truncated\":%s,\"seconds\":%.3f,\"verify\":\"%s\",\"bands\":%u,\"rows\":%u"
+            ",\"bytes_exchanged\":%" PRIu64 ",\"per_rank\":[",
             clusters, dups, r->skipped, r->truncated ? "true" : "false", elapsed,
             verify_names[r->opt->verify], bands, rows, exchanged);
     for (int k = 0; k < ctx.size; k++) {
-        fprintf(f, "%s{\"rank\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64
-                   ",\"peak_memory_bytes\":%.0f,\"bytes_sent\":%" PRIu64
-                   ",\"bytes_received\":%" PRIu64 ",\"phases\":{",
+        fprintf(f,
+                "%s{\"rank\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64
+                ",\"peak_memory_bytes\":%.0f,\"bytes_sent\":%" PRIu64 ",\"bytes_received\":%" PRIu64
+                ",\"phases\":{",
                 k ? "," : "", k, rs[k].docs, rs[k].bytes, rs[k].peak_rss, rs[k].sent,
                 rs[k].received);
         for (int p = 0; p < MP_COUNT; p++)
@@ -177,8 +177,7 @@ static void write_stats(FILE *f, const struct run *r, const struct rank_stats *r
 
 static int outputs_ok(struct run *r, const struct options *o)
 {
-    const char *paths[3] = {o->output_path && strcmp(o->output_path, "-") ? o->output_path
-                                                                           : NULL,
+    const char *paths[3] = {o->output_path && strcmp(o->output_path, "-") ? o->output_path : NULL,
                             o->skipped_path, o->stats_path};
     const char *what[3] = {"-o", "--skipped", "--stats"};
     for (int i = 0; i < 3; i++) {
@@ -188,8 +187,10 @@ static int outputs_ok(struct run *r, const struct options *o)
             return -1;
         for (int j = 0; j < i; j++) {
             if (paths[j] && !strcmp(paths[i], paths[j])) {
-                fprintf(stderr, MPI_PROG ": %s %s: also the file of %s; give each output its "
-                                "own file\n", what[i], qname(paths[i]), what[j]);
+                fprintf(stderr,
+                        MPI_PROG ": %s %s: also the file of %s; give each output its "
+                                 "own file\n",
+                        what[i], qname(paths[i]), what[j]);
                 return -1;
             }
         }
@@ -267,8 +268,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
      * -R-1, rank R exits during the exchange instead. */
     const char *fail = getenv("SIMLSH_DEDUP_MPI_FAIL_RANK");
     if (fail && atoi(fail) == ctx.rank) {
-        fprintf(stderr, MPI_PROG ": rank %d: failing on request "
-                        "(SIMLSH_DEDUP_MPI_FAIL_RANK)\n", ctx.rank);
+        fprintf(stderr,
+                MPI_PROG ": rank %d: failing on request "
+                         "(SIMLSH_DEDUP_MPI_FAIL_RANK)\n",
+                ctx.rank);
         status = EXIT_DEDUP_INTERNAL;
     }
     int worst = mpi_agree(&ctx, status);
@@ -277,8 +280,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
             if (worst == EXIT_DEDUP_INPUT && !opt->quiet)
                 fprintf(stderr, MPI_PROG ": stopped at the first bad input (--strict)\n");
             else if (status == 0)
-                fprintf(stderr, MPI_PROG ": stopped: another rank failed (status %d)\n",
-                        worst);
+                fprintf(stderr, MPI_PROG ": stopped: another rank failed (status %d)\n", worst);
         }
         status = worst;
         goto fail;
@@ -306,8 +308,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
      * --verify estimate, by the prefilter under exact (verify_candidates). */
     int exact = opt->verify == VERIFY_EXACT;
     double keep_min = opt->verify == VERIFY_ESTIMATE ? r->threshold
-                      : exact                       ? verify_prefilter(r)
-                                                    : 0;
+                      : exact                        ? verify_prefilter(r)
+                                                     : 0;
     struct pair *edges = NULL;
     size_t nedges = 0;
     int cut = 0;
@@ -338,8 +340,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
         r->vs.candidates = nedges;
         if (cut) {
             r->truncated = 1;
-            fprintf(stderr, "simlsh-dedup: warning: stopped at %zu candidate pairs "
-                            "(--max-pairs); results are incomplete\n", opt->max_pairs);
+            fprintf(stderr,
+                    "simlsh-dedup: warning: stopped at %zu candidate pairs "
+                    "(--max-pairs); results are incomplete\n",
+                    opt->max_pairs);
         }
     }
     if (exact) {
@@ -382,10 +386,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
         } else {
             mine = xmalloc((hi - lo ? (size_t)(hi - lo) : 1) * sizeof *mine);
             for (uint64_t at = 0; at < hi - lo;) {
-                uint64_t piece = hi - lo - at < (UINT64_C(1) << 24) ? hi - lo - at
-                                                                    : UINT64_C(1) << 24;
-                MPI_Recv(mine + at, (int)(piece * sizeof *mine), MPI_BYTE, 0, 7,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                uint64_t piece =
+                    hi - lo - at < (UINT64_C(1) << 24) ? hi - lo - at : UINT64_C(1) << 24;
+                MPI_Recv(mine + at, (int)(piece * sizeof *mine), MPI_BYTE, 0, 7, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
                 at += piece;
             }
         }
@@ -483,12 +487,12 @@ static int dedup_mpi(struct run *r, struct options *opt)
         } else if (!opt->quiet) {
             char b[32];
             human_bytes(b, sizeof b, (double)r->bytes);
-            fprintf(stderr, MPI_PROG ": %" PRIu64 " documents (%s), %" PRIu64 " clusters, %"
-                            PRIu64 " duplicates, %" PRIu64 " skipped; %.2f s, %.1f MB/s, %d "
-                            "ranks x %d threads\n",
+            fprintf(stderr,
+                    MPI_PROG ": %" PRIu64 " documents (%s), %" PRIu64 " clusters, %" PRIu64
+                             " duplicates, %" PRIu64 " skipped; %.2f s, %.1f MB/s, %d "
+                             "ranks x %d threads\n",
                     r->docs, b, clusters, dups, r->skipped, elapsed,
-                    elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0, ctx.size,
-                    r->nthreads);
+                    elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0, ctx.size, r->nthreads);
         }
         if (status == EXIT_DEDUP_NOTHING)
             fprintf(stderr, MPI_PROG ": nothing could be read: every input was skipped\n");

@@ -103,8 +103,8 @@ static void local_values(struct mpi_ctx *c, const simlsh_index *ix, uint64_t lid
         rc = simlsh_signature_values(out, np, &cnt, sig);
     simlsh_signature_free(sig);
     if (rc != 0)
-        mpi_die(c, EXIT_DEDUP_INTERNAL, "signature of local id %llu: %s",
-                (unsigned long long)lid, simlsh_strerror(rc));
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "signature of local id %llu: %s", (unsigned long long)lid,
+                simlsh_strerror(rc));
 }
 
 static int all_rounds(struct mpi_ctx *c, size_t n, size_t per)
@@ -117,9 +117,8 @@ static int all_rounds(struct mpi_ctx *c, size_t n, size_t per)
 
 /* Band keys of the local documents to their owners; the owner's entries,
  * sorted by (band, key, id). */
-static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal,
-                              uint32_t np, uint32_t bands, uint32_t rows, uint64_t gid0,
-                              size_t *nout)
+static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal, uint32_t np,
+                              uint32_t bands, uint32_t rows, uint64_t gid0, size_t *nout)
 {
     size_t per = ROUND_BYTES / ((size_t)bands * sizeof(struct kent));
     per = per ? per : 1;
@@ -252,8 +251,8 @@ static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np)
     return eq;
 }
 
-static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t *sigs,
-                              uint32_t np, uint64_t g)
+static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t *sigs, uint32_t np,
+                              uint64_t g)
 {
     size_t lo = 0, hi = nwant;
     while (lo < hi) {

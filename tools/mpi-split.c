@@ -21,7 +21,11 @@
 /* Weight of a unit beyond its bytes, so empty files are shared out too. */
 #define UNIT_EXTRA 64
 
-enum { U_PATH, U_WHOLE, U_SPLIT };
+enum {
+    U_PATH,
+    U_WHOLE,
+    U_SPLIT
+};
 
 struct unit {
     size_t input, path;
@@ -89,8 +93,7 @@ static uint64_t count_newlines(int fd, uint64_t beg, uint64_t end)
         ssize_t got = pread(fd, buf, want, (off_t)beg);
         if (got <= 0)
             break;
-        for (const char *p = buf, *e = buf + got; (p = memchr(p, '\n', (size_t)(e - p)));
-             p++)
+        for (const char *p = buf, *e = buf + got; (p = memchr(p, '\n', (size_t)(e - p))); p++)
             n++;
         beg += (uint64_t)got;
     }
@@ -126,8 +129,8 @@ int mpi_split(struct mpi_ctx *c, struct run *r)
              * reports it, on one rank, as simlsh-dedup would. */
             int fd = open(in->arg, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
             struct stat st;
-            int split = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                        st.st_size > 0 && !is_compressed(fd);
+            int split = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+                        !is_compressed(fd);
             uint64_t size = fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
             u[nu] = (struct unit){i, 0, split ? U_SPLIT : U_WHOLE, size, w};
             w += size + (split ? 0 : UNIT_EXTRA);
@@ -179,8 +182,7 @@ int mpi_split(struct mpi_ctx *c, struct run *r)
         }
     }
     /* lines before this rank's piece of each file: those of lower ranks */
-    if (MPI_Exscan(lines, line0, (int)ni, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD) !=
-        MPI_SUCCESS)
+    if (MPI_Exscan(lines, line0, (int)ni, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "cannot count lines");
     for (size_t i = 0; i < ni; i++) {
         struct input *in = &opt->inputs[i];

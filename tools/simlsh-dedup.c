@@ -35,8 +35,10 @@ static void setup_loaded(struct run *r, const struct options *o)
     apply_options(r->params, o);
     rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
     if (rc != 0 || want_fp != index_fp) {
-        fprintf(stderr, PROG ": the hashing options given differ from those %s was built "
-                        "with; leave them out to use the saved ones\n", o->load_index);
+        fprintf(stderr,
+                PROG ": the hashing options given differ from those %s was built "
+                     "with; leave them out to use the saved ones\n",
+                o->load_index);
         exit(EXIT_DEDUP_USAGE);
     }
     if (store_remove(r) != 0)
@@ -62,8 +64,10 @@ static double peak_memory(void)
 static const struct {
     int flag;
     const char *name;
-} norm_names[] = {{SIMLSH_NORM_LOWER_ASCII, "lower"}, {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
-                  {SIMLSH_NORM_STRIP_PUNCT, "punct"}, {SIMLSH_NORM_CASEFOLD, "casefold"},
+} norm_names[] = {{SIMLSH_NORM_LOWER_ASCII, "lower"},
+                  {SIMLSH_NORM_COLLAPSE_SPACE, "space"},
+                  {SIMLSH_NORM_STRIP_PUNCT, "punct"},
+                  {SIMLSH_NORM_CASEFOLD, "casefold"},
                   {SIMLSH_NORM_NFKC, "nfkc"}};
 
 /* "lower,space" for a normalisation bitmask, "none" for 0: the spelling
@@ -94,8 +98,9 @@ static const char *const cluster_names[] = {"star", "components"};
 /* The banding's recall at the threshold and what the verification did. */
 static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
 {
-    fprintf(stderr, PROG ": banding: P(candidate | J = %.2f) = %.4f%s; %" PRIu64
-                    " candidate pair%s, groups: %s\n",
+    fprintf(stderr,
+            PROG ": banding: P(candidate | J = %.2f) = %.4f%s; %" PRIu64
+                 " candidate pair%s, groups: %s\n",
             r->threshold, p_at_threshold(r, b, rows),
             r->vs.recall_banding ? " (chosen for --recall)" : "", r->vs.candidates,
             plural(r->vs.candidates), cluster_names[r->opt->cluster]);
@@ -104,11 +109,14 @@ static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
     char held[32];
     human_bytes(held, sizeof held, (double)r->vs.set_bytes_peak);
     if (r->vs.prefilter > 0)
-        fprintf(stderr, PROG ": verify exact: candidates with a MinHash estimate below %.3f"
-                        " dropped first\n", r->vs.prefilter);
-    fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s by exact Jaccard, %" PRIu64
-                    " document read%s in %" PRIu64 " batch%s, at most %s of shingle sets (%d"
-                    " bytes a shingle)\n",
+        fprintf(stderr,
+                PROG ": verify exact: candidates with a MinHash estimate below %.3f"
+                     " dropped first\n",
+                r->vs.prefilter);
+    fprintf(stderr,
+            PROG ": verify exact: %" PRIu64 " pair%s by exact Jaccard, %" PRIu64
+                 " document read%s in %" PRIu64 " batch%s, at most %s of shingle sets (%d"
+                 " bytes a shingle)\n",
             r->vs.exact, plural(r->vs.exact), r->vs.reads, plural(r->vs.reads), r->vs.batches,
             r->vs.batches == 1 ? "" : "es", held, r->vs.bytes_per_shingle);
     if (r->vs.estimated)
@@ -127,8 +135,7 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     double rate = elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0;
     fprintf(stderr, PROG ": %" PRIu64 " document%s (%s", r->docs, plural(r->docs), bytes);
     if (r->first_new)
-        fprintf(stderr, "; %" PRIu64 " more in %s", store_old_count(r),
-                qname(r->opt->load_index));
+        fprintf(stderr, "; %" PRIu64 " more in %s", store_old_count(r), qname(r->opt->load_index));
     fprintf(stderr, "), %" PRIu64 " cluster%s, %" PRIu64 " duplicate%s, %" PRIu64 " skipped",
             clusters, plural(clusters), dups, plural(dups), r->skipped);
     if (r->aliases)
@@ -146,8 +153,9 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     simlsh_params_get_int(r->params, SIMLSH_PARAM_K, &k);
     simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
     simlsh_index_bands(&b, &rows, r->index);
-    fprintf(stderr, PROG ": %s %" PRId64 "-shingles, %" PRId64 " permutations, %u bands x %u"
-                    " rows, threshold %.2f, verify %s, %d thread%s\n",
+    fprintf(stderr,
+            PROG ": %s %" PRId64 "-shingles, %" PRId64 " permutations, %u bands x %u"
+                 " rows, threshold %.2f, verify %s, %d thread%s\n",
             unit >= 0 && unit <= 2 ? unit_names[unit] : "?", k, np, b, rows, r->threshold,
             verify_names[r->opt->verify], r->nthreads, r->nthreads == 1 ? "" : "s");
     verify_summary(r, b, rows);
@@ -201,9 +209,10 @@ static void write_thread_stats(const struct run *r, FILE *f)
     }
     fprintf(f, "],\"library_threads\":%.6f,\"process\":%.6f}", total > sum ? total - sum : 0,
             total);
-    fprintf(f, ",\"read_phase\":{\"reading_cpu_seconds\":%.6f,\"signing_cpu_seconds\":%.6f,"
-               "\"inserting_wall_seconds\":%.6f,\"inserting_main_cpu_seconds\":%.6f,"
-               "\"waiting_wall_seconds\":%.6f,\"main_cpu_seconds_at_end\":%.6f}",
+    fprintf(f,
+            ",\"read_phase\":{\"reading_cpu_seconds\":%.6f,\"signing_cpu_seconds\":%.6f,"
+            "\"inserting_wall_seconds\":%.6f,\"inserting_main_cpu_seconds\":%.6f,"
+            "\"waiting_wall_seconds\":%.6f,\"main_cpu_seconds_at_end\":%.6f}",
             r->cpu_reading, r->cpu_signing, r->wall_inserting, r->cpu_inserting, r->wall_waiting,
             r->cpu_main_read);
 }
@@ -213,15 +222,15 @@ static const char *const keep_names[] = {"first", "shortest", "longest", "oldest
 /* --stats: the summary as one JSON object, with the whole contract (every
  * key the library names, normalisation spelt out too), so a run can be
  * reproduced and compared from this file alone. */
-static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t clusters,
-                        uint64_t dups, int status)
+static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t clusters, uint64_t dups,
+                        int status)
 {
     fprintf(f, "{\"program\":\"" PROG "\",\"version\":\"%s\"", simlsh_version_string());
-    fprintf(f, ",\"exit_status\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64, status,
-            r->docs, r->bytes);
-    fprintf(f, ",\"indexed_before\":%" PRIu64 ",\"clusters\":%" PRIu64
-               ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64
-               ",\"duplicate_ids\":%" PRIu64,
+    fprintf(f, ",\"exit_status\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64, status, r->docs,
+            r->bytes);
+    fprintf(f,
+            ",\"indexed_before\":%" PRIu64 ",\"clusters\":%" PRIu64 ",\"duplicates\":%" PRIu64
+            ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64 ",\"duplicate_ids\":%" PRIu64,
             r->first_new, clusters, dups, r->skipped, r->aliases, r->duplicate_ids);
     fprintf(f, ",\"already_indexed\":%" PRIu64 ",\"replaced\":%" PRIu64 ",\"removed\":%" PRIu64,
             r->already_indexed, r->replaced, r->removed);
@@ -267,14 +276,14 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"", b, rows, fp);
     fprintf(f, ",\"banding\":{\"p_at_threshold\":%.6f,\"chosen_for_recall\":%s,\"recall\":%g}",
             p_at_threshold(r, b, rows), r->vs.recall_banding ? "true" : "false", r->opt->recall);
-    fprintf(f, ",\"cluster\":\"%s\",\"verification\":{\"candidates\":%" PRIu64
-               ",\"exact\":%" PRIu64 ",\"estimated\":%" PRIu64 ",\"documents_not_reread\":%"
-               PRIu64 ",\"reads\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"memory_budget\":%"
-               PRIu64 ",\"set_bytes_peak\":%" PRIu64 ",\"shingles_peak\":%" PRIu64
-               ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f}",
+    fprintf(f,
+            ",\"cluster\":\"%s\",\"verification\":{\"candidates\":%" PRIu64 ",\"exact\":%" PRIu64
+            ",\"estimated\":%" PRIu64 ",\"documents_not_reread\":%" PRIu64 ",\"reads\":%" PRIu64
+            ",\"batches\":%" PRIu64 ",\"memory_budget\":%" PRIu64 ",\"set_bytes_peak\":%" PRIu64
+            ",\"shingles_peak\":%" PRIu64 ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f}",
             cluster_names[r->opt->cluster], r->vs.candidates, r->vs.exact, r->vs.estimated,
-            r->vs.docs_unread, r->vs.reads, r->vs.batches, r->vs.budget,
-            r->vs.set_bytes_peak, r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
+            r->vs.docs_unread, r->vs.reads, r->vs.batches, r->vs.budget, r->vs.set_bytes_peak,
+            r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
     /* the running phase is closed first, so the phases add up to the run */
     phase_switch(r, r->phase);
     fputs(",\"phases\":{", f);
@@ -376,8 +385,10 @@ static int check_outputs(struct run *r, const struct options *o)
         keys[i] = output_key(outs[i].path);
         for (size_t j = 0; j < i; j++) {
             if (keys[j] && !strcmp(keys[i], keys[j])) {
-                fprintf(stderr, PROG ": %s %s: also the file of %s; give each output its "
-                                "own file\n", outs[i].what, qname(outs[i].path), outs[j].what);
+                fprintf(stderr,
+                        PROG ": %s %s: also the file of %s; give each output its "
+                             "own file\n",
+                        outs[i].what, qname(outs[i].path), outs[j].what);
                 rc = -1;
                 break;
             }
@@ -474,9 +485,9 @@ static int dedup(struct run *r, const struct options *opt)
         write_stats(r, stats.f, elapsed, clusters, dups, status);
     /* Every output complete and synced before the first is renamed: a
      * failure leaves all of them as they were. */
-    if (outfile_finish(&out) != 0 || outfile_finish(&skipped) != 0 ||
-        outfile_finish(&stats) != 0 || outfile_publish(&out) != 0 ||
-        outfile_publish(&skipped) != 0 || outfile_publish(&stats) != 0) {
+    if (outfile_finish(&out) != 0 || outfile_finish(&skipped) != 0 || outfile_finish(&stats) != 0 ||
+        outfile_publish(&out) != 0 || outfile_publish(&skipped) != 0 ||
+        outfile_publish(&stats) != 0) {
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }

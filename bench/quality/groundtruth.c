@@ -119,8 +119,8 @@ static double now(void)
 /* Reading: the documents simlsh-dedup reads, named as it names them        */
 /* ------------------------------------------------------------------------ */
 
-static void add_doc(struct corpus *c, const struct opts *o, simlsh_shingleset *set,
-                    char *name, const char *text, size_t len)
+static void add_doc(struct corpus *c, const struct opts *o, simlsh_shingleset *set, char *name,
+                    const char *text, size_t len)
 {
     int rc = simlsh_shingleset_clear(set);
     if (rc == 0)
@@ -615,11 +615,21 @@ static void put_name(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '\t': fputs("\\t", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\\': fputs("\\\\", f); break;
-        default: fputc(*s, f); break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        default:
+            fputc(*s, f);
+            break;
         }
     }
 }
@@ -645,11 +655,11 @@ static int pick(const char *opt, const char *s, const char *const *names, const 
 
 static int parse_normalize(const char *s)
 {
-    static const char *const names[] = {"lower", "space", "punct", "casefold", "nfkc", "none",
-                                        NULL};
+    static const char *const names[] = {"lower", "space", "punct", "casefold",
+                                        "nfkc",  "none",  NULL};
     static const int values[] = {SIMLSH_NORM_LOWER_ASCII, SIMLSH_NORM_COLLAPSE_SPACE,
                                  SIMLSH_NORM_STRIP_PUNCT, SIMLSH_NORM_CASEFOLD,
-                                 SIMLSH_NORM_NFKC, 0};
+                                 SIMLSH_NORM_NFKC,        0};
     int flags = 0;
     char *copy = xstrdup(s), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
@@ -664,27 +674,36 @@ static void set_param(simlsh_params *p, int key, long long v, const char *opt)
         die(opt, "value out of range or unsupported");
 }
 
-enum { OPT_UNIT = 256, OPT_NORMALIZE, OPT_SEED, OPT_HASH_BITS, OPT_STRICT_UTF8, OPT_THRESHOLD,
-       OPT_COUNTS, OPT_STATS, OPT_LINES, OPT_FILES_FROM };
+enum {
+    OPT_UNIT = 256,
+    OPT_NORMALIZE,
+    OPT_SEED,
+    OPT_HASH_BITS,
+    OPT_STRICT_UTF8,
+    OPT_THRESHOLD,
+    OPT_COUNTS,
+    OPT_STATS,
+    OPT_LINES,
+    OPT_FILES_FROM
+};
 
 int main(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"unit", required_argument, NULL, OPT_UNIT},
-        {"k", required_argument, NULL, 'k'},
-        {"normalize", required_argument, NULL, OPT_NORMALIZE},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"hash-bits", required_argument, NULL, OPT_HASH_BITS},
-        {"strict-utf8", no_argument, NULL, OPT_STRICT_UTF8},
-        {"threshold", required_argument, NULL, OPT_THRESHOLD},
-        {"counts", no_argument, NULL, OPT_COUNTS},
-        {"stats", no_argument, NULL, OPT_STATS},
-        {"lines", required_argument, NULL, OPT_LINES},
-        {"files-from", required_argument, NULL, OPT_FILES_FROM},
-        {"output-file", required_argument, NULL, 'o'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"unit", required_argument, NULL, OPT_UNIT},
+                                       {"k", required_argument, NULL, 'k'},
+                                       {"normalize", required_argument, NULL, OPT_NORMALIZE},
+                                       {"seed", required_argument, NULL, OPT_SEED},
+                                       {"hash-bits", required_argument, NULL, OPT_HASH_BITS},
+                                       {"strict-utf8", no_argument, NULL, OPT_STRICT_UTF8},
+                                       {"threshold", required_argument, NULL, OPT_THRESHOLD},
+                                       {"counts", no_argument, NULL, OPT_COUNTS},
+                                       {"stats", no_argument, NULL, OPT_STATS},
+                                       {"lines", required_argument, NULL, OPT_LINES},
+                                       {"files-from", required_argument, NULL, OPT_FILES_FROM},
+                                       {"output-file", required_argument, NULL, 'o'},
+                                       {"quiet", no_argument, NULL, 'q'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
     static const char *const units[] = {"byte", "char", "word", NULL};
     static const int unit_v[] = {SIMLSH_UNIT_BYTE, SIMLSH_UNIT_CHAR, SIMLSH_UNIT_WORD};
     struct opts o = {0};
@@ -695,19 +714,32 @@ int main(int argc, char **argv)
     set_param(o.params, SIMLSH_PARAM_NORMALIZE,
               SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_COLLAPSE_SPACE, "--normalize");
 
-    struct input { int kind; const char *arg; } *in = xmalloc((size_t)argc * sizeof *in);
+    struct input {
+        int kind;
+        const char *arg;
+    } *in = xmalloc((size_t)argc * sizeof *in);
     size_t nin = 0;
     int c;
     while ((c = getopt_long(argc, argv, "-k:o:qh", lo, NULL)) != -1) {
         switch (c) {
-        case 1: in[nin].kind = 0; in[nin++].arg = optarg; break;
-        case OPT_LINES: in[nin].kind = 1; in[nin++].arg = optarg; break;
-        case OPT_FILES_FROM: in[nin].kind = 2; in[nin++].arg = optarg; break;
-        case OPT_UNIT:
-            set_param(o.params, SIMLSH_PARAM_UNIT, pick("--unit", optarg, units, unit_v),
-                      "--unit");
+        case 1:
+            in[nin].kind = 0;
+            in[nin++].arg = optarg;
             break;
-        case 'k': set_param(o.params, SIMLSH_PARAM_K, parse_int("-k", optarg), "-k"); break;
+        case OPT_LINES:
+            in[nin].kind = 1;
+            in[nin++].arg = optarg;
+            break;
+        case OPT_FILES_FROM:
+            in[nin].kind = 2;
+            in[nin++].arg = optarg;
+            break;
+        case OPT_UNIT:
+            set_param(o.params, SIMLSH_PARAM_UNIT, pick("--unit", optarg, units, unit_v), "--unit");
+            break;
+        case 'k':
+            set_param(o.params, SIMLSH_PARAM_K, parse_int("-k", optarg), "-k");
+            break;
         case OPT_NORMALIZE:
             set_param(o.params, SIMLSH_PARAM_NORMALIZE, parse_normalize(optarg), "--normalize");
             break;
@@ -729,12 +761,24 @@ int main(int argc, char **argv)
                 die("--threshold", "not a number in (0, 1]");
             break;
         }
-        case OPT_COUNTS: o.counts = 1; break;
-        case OPT_STATS: o.stats = 1; break;
-        case 'o': o.out = optarg; break;
-        case 'q': o.quiet = 1; break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return 2;
+        case OPT_COUNTS:
+            o.counts = 1;
+            break;
+        case OPT_STATS:
+            o.stats = 1;
+            break;
+        case 'o':
+            o.out = optarg;
+            break;
+        case 'q':
+            o.quiet = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return 2;
         }
     }
     if (nin == 0)
@@ -788,9 +832,9 @@ int main(int argc, char **argv)
                 "{\"docs\":%zu,\"skipped\":%zu,\"bytes\":%llu,\"shingles\":%llu,"
                 "\"tokens\":%zu,\"threshold\":%g,\"candidates\":%llu,\"pairs\":%zu,"
                 "\"read_s\":%.3f,\"rank_s\":%.3f,\"search_s\":%.3f}\n",
-                corp.n, corp.skipped, (unsigned long long)corp.bytes,
-                (unsigned long long)shingles, st.tokens, o.threshold,
-                (unsigned long long)st.candidates, np, t1 - t0, t2 - t1, t3 - t2);
+                corp.n, corp.skipped, (unsigned long long)corp.bytes, (unsigned long long)shingles,
+                st.tokens, o.threshold, (unsigned long long)st.candidates, np, t1 - t0, t2 - t1,
+                t3 - t2);
     }
     for (size_t i = 0; i < corp.n; i++) {
         free(corp.d[i].name);

@@ -56,8 +56,8 @@ typedef struct {
 typedef struct {
     struct simlsh_index *ix;
     const uint64_t *ids;
-    const uint32_t *values;               /* n x num_perm, or NULL */
-    const simlsh_signature *const *sigs;  /* or n signatures */
+    const uint32_t *values;              /* n x num_perm, or NULL */
+    const simlsh_signature *const *sigs; /* or n signatures */
     size_t n;
     const uint32_t *popped; /* free slots taken, in order */
     size_t npopped;
@@ -67,9 +67,9 @@ typedef struct {
     size_t id_done;
     size_t base;
     simlsh__lockal la;
-    size_t lo, hi;  /* the round: documents [lo, hi) */
-    size_t round;   /* documents per round */
-    uint32_t *fps;  /* the round's fingerprints, band-major: fps[b * round + i - lo] */
+    size_t lo, hi; /* the round: documents [lo, hi) */
+    size_t round;  /* documents per round */
+    uint32_t *fps; /* the round's fingerprints, band-major: fps[b * round + i - lo] */
 } batch;
 
 static inline const uint32_t *row(const batch *bt, size_t i)

@@ -92,7 +92,7 @@ typedef struct {
     const uint32_t *fps; /* gathered, without stored signatures; else NULL */
     double thr;
     size_t max_pairs, chunk;
-    simlsh__builder *out; /* one per range */
+    simlsh__builder *out;  /* one per range */
     pair_scratch *scratch; /* one per worker */
 } pairs_job;
 
@@ -121,7 +121,8 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
             return rc;
         for (size_t k = 0; k < sc->cb.n && bd->n < cap; k++)
             if (sc->cb.v[k].id > j->docs[i].id)
-                simlsh__builder_put(bd, j->docs[i].id, sc->cb.v[k].id, cand_score(ix, &sc->cb.v[k]));
+                simlsh__builder_put(bd, j->docs[i].id, sc->cb.v[k].id,
+                                    cand_score(ix, &sc->cb.v[k]));
     }
     return 0;
 }
@@ -228,8 +229,7 @@ out:
     return rc;
 }
 
-int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags,
-                       size_t max_pairs)
+int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags, size_t max_pairs)
 {
     return simlsh_index_pairs_v2(res, index, flags, max_pairs, 0.0, 1);
 }
@@ -259,8 +259,14 @@ static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
 }
 #else
 typedef uint32_t uf_node;
-static inline uint32_t uf_get(uf_node *p, uint32_t x) { return p[x]; }
-static inline void uf_set(uf_node *p, uint32_t x, uint32_t v) { p[x] = v; }
+static inline uint32_t uf_get(uf_node *p, uint32_t x)
+{
+    return p[x];
+}
+static inline void uf_set(uf_node *p, uint32_t x, uint32_t v)
+{
+    p[x] = v;
+}
 static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
 {
     p[root] = to;

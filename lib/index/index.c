@@ -51,8 +51,7 @@ void simlsh_index_free(simlsh_index *index)
     simlsh__free_sized(&a, index->tab, index->tcap * index->bands * sizeof *index->tab);
     simlsh__free_sized(&a, index->idmap, index->idcap * sizeof *index->idmap);
     simlsh__free_sized(&a, index->ids, index->slot_cap * sizeof *index->ids);
-    simlsh__free_sized(&a, index->sigs,
-                       index->slot_cap * index->num_perm * sizeof *index->sigs);
+    simlsh__free_sized(&a, index->sigs, index->slot_cap * index->num_perm * sizeof *index->sigs);
     simlsh__free_sized(&a, index->udata, index->udata_len);
     simlsh__free_sized(&a, index, sizeof *index);
 }
@@ -71,8 +70,8 @@ int simlsh_index_params(simlsh_params **out, const simlsh_index *index)
 {
     /* The copy has bands and rows resolved: params built from it make the
      * same index, whatever the optimiser's weights were. */
-    return simlsh__params_export(
-        out, simlsh__handle_is(index, SIMLSH__TAG_INDEX) ? &index->params : NULL);
+    return simlsh__params_export(out, simlsh__handle_is(index, SIMLSH__TAG_INDEX) ? &index->params
+                                                                                  : NULL);
 }
 
 int simlsh_index_fingerprint(uint64_t *out, const simlsh_index *index)
@@ -196,6 +195,6 @@ int simlsh_index_signature(simlsh_signature **out, const simlsh_index *index, ui
     if (pos == SIZE_MAX)
         return SIMLSH_ENOTFOUND;
     /* The index keeps values, not raw rows: the copy is a by-value one. */
-    return simlsh_signature_from_values(out, &index->params,
-                                        sig_of(index, index->idmap[pos].slot), index->num_perm);
+    return simlsh_signature_from_values(out, &index->params, sig_of(index, index->idmap[pos].slot),
+                                        index->num_perm);
 }

@@ -116,7 +116,6 @@ void simlsh__ix_del(struct simlsh_index *ix, size_t pos);
 int simlsh__ix_create(struct simlsh_index **out, const struct simlsh_params *p, uint32_t b,
                       uint32_t r);
 
-
 /* ---- small helpers ---------------------------------------------------------- */
 
 static inline size_t fastrange(uint32_t h, size_t cap)
@@ -125,14 +124,26 @@ static inline size_t fastrange(uint32_t h, size_t cap)
 }
 
 /* The position after p in a table of cap entries: probes wrap around. */
-static inline size_t next_pos(size_t p, size_t cap) { return p + 1 == cap ? 0 : p + 1; }
+static inline size_t next_pos(size_t p, size_t cap)
+{
+    return p + 1 == cap ? 0 : p + 1;
+}
 
-static inline uint32_t id_hash(uint64_t id) { return (uint32_t)(simlsh__fmix64(id) >> 32); }
+static inline uint32_t id_hash(uint64_t id)
+{
+    return (uint32_t)(simlsh__fmix64(id) >> 32);
+}
 
-static inline uint32_t band_fp(uint64_t key) { return (uint32_t)(key >> 32); }
+static inline uint32_t band_fp(uint64_t key)
+{
+    return (uint32_t)(key >> 32);
+}
 
 /* Load at most 0.8 and at least one empty entry, so probes end. */
-static inline int fits(size_t n, size_t cap) { return n < cap && n / 4 <= cap - n; }
+static inline int fits(size_t n, size_t cap)
+{
+    return n < cap && n / 4 <= cap - n;
+}
 
 /* Band b's table; NULL before the first allocation (capacity 0), so that
  * loops over an empty index never form NULL + offset. */
@@ -191,7 +202,10 @@ static inline double estimate(const struct simlsh_index *ix, const uint32_t *a, 
 
 /* ---- buckets: inline entries and overflow lists ------------------------------- */
 
-static inline int is_ref(uint32_t slot) { return slot != NO_SLOT && (slot & REF_BIT) != 0; }
+static inline int is_ref(uint32_t slot)
+{
+    return slot != NO_SLOT && (slot & REF_BIT) != 0;
+}
 
 static inline ovf_list *list_of(const struct simlsh_index *ix, uint32_t slot)
 {
@@ -380,8 +394,7 @@ static inline double cand_score(const struct simlsh_index *ix, const cand *c)
 
 /* The verification threshold of a call: thr from the caller (<= 0 or NaN:
  * the params' one), or 0 without SIMLSH_QUERY_VERIFY. EINVAL above 1. */
-static inline int call_threshold(const struct simlsh_index *ix, int flags, double thr,
-                                 double *out)
+static inline int call_threshold(const struct simlsh_index *ix, int flags, double thr, double *out)
 {
     if (thr > 1)
         return SIMLSH_EINVAL;

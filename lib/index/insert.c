@@ -10,7 +10,10 @@
  * the positions refer to. */
 #define PLAN_CONVERT 0xFFFFFFFFu
 
-static inline int plan_inline(uint32_t v) { return (v & REF_BIT) == 0; }
+static inline int plan_inline(uint32_t v)
+{
+    return (v & REF_BIT) == 0;
+}
 
 /* Scan the run of band b from the home of fp, counting the inline members
  * of the bucket (fp, bv) into *same, up to the end of the run or to the

@@ -62,8 +62,8 @@ int simlsh_index_save(void *buf, size_t cap, size_t *size, const simlsh_index *i
         return rc;
     simlsh__wr32(pl, index->bands);
     simlsh__wr32(pl + 4, index->rows);
-    simlsh__wr32(pl + 8, (index->store ? FLAG_STORED : 0) |
-                             (index->udata_len > 0 ? FLAG_USERDATA : 0));
+    simlsh__wr32(pl + 8,
+                 (index->store ? FLAG_STORED : 0) | (index->udata_len > 0 ? FLAG_USERDATA : 0));
     simlsh__wr32(pl + 12, (uint32_t)rec);
     simlsh__wr64(pl + 16, index->count);
     uint8_t *r = pl + PAYLOAD_HEAD;

@@ -23,14 +23,17 @@ static size_t cap_reserve(size_t n)
 void simlsh__ix_compute_fps(const struct simlsh_index *ix, const uint32_t *values, uint32_t *fps)
 {
     for (uint32_t i = 0; i < ix->bands; i++)
-        fps[i] = band_fp(simlsh__band_key_inline(values + (size_t)i * ix->rows, ix->rows, i,
-                                                 ix->params.seed));
+        fps[i] = band_fp(
+            simlsh__band_key_inline(values + (size_t)i * ix->rows, ix->rows, i, ix->params.seed));
 }
 
 /* Band tables and the id map are probed at random, b + 1 times per insert
  * or query: with 4 KiB pages nearly every probe also misses the TLB, and
  * under virtualisation a page walk costs as much as the miss. */
-static void advise_huge(void *p, size_t bytes) { simlsh__os_advise_huge(p, bytes); }
+static void advise_huge(void *p, size_t bytes)
+{
+    simlsh__os_advise_huge(p, bytes);
+}
 
 /* ---- growth ------------------------------------------------------------------- */
 
