@@ -101,7 +101,8 @@ void mpi_gather0(struct mpi_ctx *c, const char *send, size_t len, char **recv, s
         total += lens[s];
     }
     char *buf = xmalloc(total ? total : 1);
-    memcpy(buf, send, len);
+    if (len > 0) /* send is NULL on a rank with nothing to give */
+        memcpy(buf, send, len);
     size_t at = len;
     for (int s = 1; s < c->size; s++) {
         for (size_t o = 0; o < lens[s]; o += PIECE) {

@@ -327,7 +327,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (ctx.rank == 0) {
         /* owners of different bands may give the same pair; the library's
          * rows are in (a, b) order, and --max-pairs keeps their prefix */
-        qsort(edges, nedges, sizeof *edges, cmp_edge);
+        if (nedges > 1)
+            qsort(edges, nedges, sizeof *edges, cmp_edge);
         size_t m = 0;
         for (size_t i = 0; i < nedges; i++)
             if (m == 0 || edges[m - 1].a != edges[i].a || edges[m - 1].b != edges[i].b)
@@ -358,10 +359,11 @@ static int dedup_mpi(struct run *r, struct options *opt)
         r->locs_cap = (size_t)total;
         char *mb = allgather_bytes(r->id_bytes, (size_t)nlocal * 8, &llen);
         char *mt = allgather_bytes(r->id_mtime, (size_t)nlocal * 8, &llen);
-        if (total)
+        if (total) { /* with no document anywhere the arrays stay NULL */
             ensure_idmeta(r, total - 1);
-        memcpy(r->id_bytes, mb, (size_t)total * 8);
-        memcpy(r->id_mtime, mt, (size_t)total * 8);
+            memcpy(r->id_bytes, mb, (size_t)total * 8);
+            memcpy(r->id_mtime, mt, (size_t)total * 8);
+        }
         free(mb);
         free(mt);
         /* rank k verifies pairs [n k / N, n (k + 1) / N) of rank 0's list */
@@ -440,6 +442,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
         for (int k = 0; k < ctx.size && !exact; k++) {
             uint64_t n = first[k + 1] - first[k];
             const char *m = all + first[k] * 16;
+            if (n == 0)
+                continue;
             memcpy(r->id_bytes + first[k], m, (size_t)n * 8);
             memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
         }

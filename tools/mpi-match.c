@@ -183,7 +183,8 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
     free(keys);
     free(vals);
     simlsh_params_free(kp);
-    qsort(got, ngot, sizeof *got, cmp_kent);
+    if (ngot > 1) /* got may be NULL when nothing arrived */
+        qsort(got, ngot, sizeof *got, cmp_kent);
     *nout = ngot;
     return got;
 }
@@ -338,7 +339,8 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
             }
             stop = j;
         }
-        qsort(want, nwant, sizeof *want, cmp_u64);
+        if (nwant > 1) /* want is NULL while no bucket has two members */
+            qsort(want, nwant, sizeof *want, cmp_u64);
         size_t m = 0;
         for (size_t i = 0; i < nwant; i++)
             if (m == 0 || want[m - 1] != want[i])
@@ -375,7 +377,8 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         mpi_die(c, EXIT_DEDUP_INTERNAL, "internal error: buckets left after the last chunk");
     free(want);
     free(ents);
-    qsort(e.v, e.n, sizeof *e.v, cmp_edge);
+    if (e.n > 1)
+        qsort(e.v, e.n, sizeof *e.v, cmp_edge);
     size_t m = 0;
     for (size_t i = 0; i < e.n; i++)
         if (m == 0 || e.v[m - 1].a != e.v[i].a || e.v[m - 1].b != e.v[i].b)
