@@ -174,8 +174,8 @@ static const char *pieces[] = {
     "The", "QUICK", "brown", "Fox", "jumps", "oVeR", "lazy", "dog", "AZaz@[`{", "x", "\r\n",
     "\r\n\r\n", " \t", "\t \v\f\r\n ", "\f", "\v", "  ", " ", " ", " ", ", ", ". ", "caf\xc3\xa9",
     "\xc3\x89T\xc3\x89", "\xce\xa3\xce\xb1",
-    "stra\xc3\x9f"
-    "e",
+    ("stra\xc3\x9f"
+     "e"), /* split: \x9fe would be one escape */
     "\xef\xac\x81", "\xef\xbc\xa1\xef\xbd\x82", "\xc4\xb0", "\xc7\x85", "e\xcc\x81", "\xc2\xa0",
     "\xe2\x80\x83", "\xc2\x85", "\xe3\x80\x80", "\xe2\x80\x94", "\xc2\xab", "\xe2\x80\xa6",
     "\xe2\x80\xa8", "\xef\xbc\x8c", "\xf0\x9f\x98\x80",
