@@ -65,6 +65,18 @@ void phase_switch(struct run *r, int phase)
     r->cpu_phase = c;
 }
 
+void pairvec_add(struct pairvec *p, uint64_t a, uint64_t b, double score)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 1024;
+        p->v = xrealloc(p->v, p->cap * sizeof *p->v);
+    }
+    p->v[p->n].a = a < b ? a : b;
+    p->v[p->n].b = a < b ? b : a;
+    p->v[p->n].score = score;
+    p->n++;
+}
+
 double now_seconds(void)
 {
     struct timespec ts;

@@ -641,30 +641,11 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
         r->vs.shingles_peak = v->held_shingles;
 }
 
-struct pairvec {
-    struct pair *v;
-    size_t n, cap;
-};
-
-static void pv_add(struct pairvec *p, uint64_t a, uint64_t b, double s)
-{
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 1024;
-        p->v = xrealloc(p->v, p->cap * sizeof *p->v);
-    }
-    p->v[p->n].a = a < b ? a : b;
-    p->v[p->n].b = a < b ? b : a;
-    p->v[p->n].score = s;
-    p->n++;
-}
-
-/* A pair that cannot be checked exactly: its estimate decides (an unknown
- * estimate, from an index without signatures, keeps it as --verify none). */
 static void decide_by_estimate(struct run *r, struct pairvec *out, uint64_t a, uint64_t b, double s)
 {
     r->vs.estimated++;
     if (s < 0 || s >= r->threshold)
-        pv_add(out, a, b, s);
+        pairvec_add(out, a, b, s);
 }
 
 /* Rows of a cut batch, by block (chunk lo, chunk hi), then row. */
@@ -702,7 +683,7 @@ static void verify_rows(struct vctx *v, const size_t *rows, size_t n, const doub
             if (v->exact[k] >= 0) {
                 r->vs.exact++;
                 if (v->exact[k] >= r->threshold)
-                    pv_add(out, v->ra[row], v->rb[row], v->exact[k]);
+                    pairvec_add(out, v->ra[row], v->rb[row], v->exact[k]);
             } else {
                 decide_by_estimate(r, out, v->ra[row], v->rb[row], rs ? rs[row] : -1);
             }
@@ -1170,7 +1151,7 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
         rc = verify_exact(r, &res, &out);
     } else {
         for (size_t i = 0; i < count; i++)
-            pv_add(&out, a[i], b[i], s ? s[i] : -1.0);
+            pairvec_add(&out, a[i], b[i], s ? s[i] : -1.0);
     }
     simlsh_results_free(res);
     if (rc != 0) {

@@ -362,6 +362,14 @@ void apply_options(simlsh_params *p, const struct options *o);
 void fatal_lib(const char *what, int rc, int code);
 void setup_new(struct run *r, const struct options *o);
 
+/* A growable list of edges (dedup-util.c): pairvec_add() stores (a, b)
+ * with a < b, as struct pair wants. */
+struct pairvec {
+    struct pair *v;
+    size_t n, cap;
+};
+void pairvec_add(struct pairvec *p, uint64_t a, uint64_t b, double score);
+
 /* dedup-util.c */
 void die_oom(void);
 void *xmalloc(size_t n);

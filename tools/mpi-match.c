@@ -266,23 +266,6 @@ static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t
     return sigs + lo * np;
 }
 
-struct edges {
-    struct pair *v;
-    size_t n, cap;
-};
-
-static void push_edge(struct edges *e, uint64_t a, uint64_t b, double score)
-{
-    if (e->n == e->cap) {
-        e->cap = e->cap ? e->cap * 2 : 1024;
-        e->v = xrealloc(e->v, e->cap * sizeof *e->v);
-    }
-    e->v[e->n].a = a < b ? a : b;
-    e->v[e->n].b = a < b ? b : a;
-    e->v[e->n].score = score;
-    e->n++;
-}
-
 /* The candidate pairs of the buckets this rank owns (each pair once, a <
  * b, sorted), scored with the MinHash estimate (equal values / num_perm,
  * as the index scores them) and kept when the score is >= keep_min (0:
@@ -317,7 +300,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
     int rounds = all_rounds(c, nchunks, 1);
     rounds = rounds ? rounds : 1; /* one pass steps over lone members */
     mpi_phase(c, MP_VERIFY);
-    struct edges e = {NULL, 0, 0};
+    struct pairvec e = {NULL, 0, 0};
     uint64_t *want = NULL;
     size_t wcap = 0, at = 0;
     for (int round = 0; round < rounds; round++) {
@@ -366,7 +349,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
                     const uint32_t *bv = sig_of(want, nwant, sigs, np, gb);
                     double sc = (double)count_equal(av, bv, np) / (double)np;
                     if (keep_min <= 0 || sc >= keep_min)
-                        push_edge(&e, ga, gb, sc);
+                        pairvec_add(&e, ga, gb, sc);
                 }
             }
         }
