@@ -1187,10 +1187,13 @@ SIMLSH_API int simlsh_band_keys_batch(SIMLSH_OUT uint64_t *keys, const simlsh_pa
  * simlsh_index_pairs() with a threshold for this call and threads: with
  * SIMLSH_QUERY_VERIFY, pairs with estimate >= @p threshold are kept
  * (@p threshold <= 0 or NaN: the params' THRESHOLD; above 1: SIMLSH_EINVAL;
- * ignored without verify). Documents are taken in id order by ranges, each
- * range's candidates verified by the thread that enumerates them; the rows
- * (and the prefix kept by @p max_pairs) are those of simlsh_index_pairs(),
- * byte for byte, for any @p nthreads.
+ * ignored without verify). Threads sweep ranges of the band tables and
+ * verify each pair in the first band where it shares a bucket (so each pair
+ * once, with no query per document); one parallel sort orders the rows.
+ * Cost: O(bucket collisions + rows log rows); memory: 16 bytes per kept
+ * row, and with @p max_pairs at most about 2 (max_pairs + 1) rows per
+ * thread. The rows (and the prefix kept by @p max_pairs) are those of
+ * simlsh_index_pairs(), byte for byte, for any @p nthreads.
  * @return 0, SIMLSH_EINVAL, SIMLSH_EUNSUPPORTED, SIMLSH_ENOMEM; on error
  * @p res is unchanged.
  * Threads: a const call on @p index (others may query it meanwhile); @p res

@@ -1,6 +1,7 @@
 /* simlsh_index_pairs_v2 and simlsh_index_cluster_v2: byte-identical rows
  * for 1, 2, 3 and 8 threads and equal to the 0.1 calls; a per-call
- * threshold that acts as the params' one would; errors; an OOM loop that
+ * threshold that acts as the params' one would; rows equal to those of
+ * every document's own query (another code path); errors; an OOM loop that
  * leaves the results as they were. */
 #include <math.h>
 
@@ -37,6 +38,32 @@ static simlsh_params *mk_params(const simlsh_allocator *al, int store, double th
 /* Chains of windows over a few streams (many similarity levels, so
  * thresholds matter), big groups of exact copies (overflow lists) and
  * unrelated documents; every 7th removed when signatures are stored. */
+/* Document i's features into s: chains of windows over a few streams
+ * (many similarity levels, so thresholds matter), big groups of exact
+ * copies (overflow lists) and unrelated documents. */
+static int doc_sig(simlsh_signature *s, size_t i)
+{
+    uint64_t f[40], stream, lo = 0;
+    if (i % 4 == 0) {
+        stream = i % 50; /* groups of 20 exact copies */
+    } else if (i % 4 == 1) {
+        stream = 100 + i % 97;
+        lo = (i / 97) % 12 * 3;
+    } else {
+        stream = 1000 + i;
+    }
+    for (size_t k = 0; k < 40; k++)
+        f[k] = feat(stream, lo + k);
+    return simlsh_signature_clear(s) != 0 || simlsh_signature_add_features(s, f, 40) != 0;
+}
+
+static uint64_t doc_id(size_t i)
+{
+    return feat(999, i) >> 20;
+}
+
+/* Every document of doc_sig(); every 7th removed when signatures are
+ * stored. */
 static simlsh_index *mk_index(const simlsh_params *p, int store)
 {
     simlsh_index *ix = NULL;
@@ -44,26 +71,84 @@ static simlsh_index *mk_index(const simlsh_params *p, int store)
     if (simlsh_index_new(&ix, p) != 0 || simlsh_signature_new(&s, p) != 0)
         return NULL;
     for (size_t i = 0; i < NDOCS; i++) {
-        uint64_t f[40], stream, lo = 0;
-        if (i % 4 == 0) {
-            stream = i % 50; /* groups of 20 exact copies */
-        } else if (i % 4 == 1) {
-            stream = 100 + i % 97;
-            lo = (i / 97) % 12 * 3;
-        } else {
-            stream = 1000 + i;
-        }
-        for (size_t k = 0; k < 40; k++)
-            f[k] = feat(stream, lo + k);
-        uint64_t id = feat(999, i) >> 20;
-        if (simlsh_signature_clear(s) != 0 || simlsh_signature_add_features(s, f, 40) != 0 ||
-            simlsh_index_insert(ix, id, s) != 0)
+        if (doc_sig(s, i) != 0 || simlsh_index_insert(ix, doc_id(i), s) != 0)
             return NULL;
-        if (store && i % 7 == 3 && simlsh_index_remove(ix, feat(999, i - 3) >> 20) != 0)
+        if (store && i % 7 == 3 && simlsh_index_remove(ix, doc_id(i - 3)) != 0)
             return NULL;
     }
     simlsh_signature_free(s);
     return ix;
+}
+
+typedef struct {
+    uint64_t a, b;
+    double score;
+} ref_row;
+
+static int ref_cmp(const void *x, const void *y)
+{
+    const ref_row *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* The pairs as the definition says, from another code path: every live
+ * document's own query, each pair kept from its smaller id. Checked
+ * against pairs() with every thread count. */
+static void check_against_queries(const simlsh_params *p, const simlsh_index *ix, int flags)
+{
+    simlsh_signature *s = NULL;
+    simlsh_results *q = NULL, *got = NULL;
+    CHECK_OK(simlsh_signature_new(&s, p));
+    CHECK_OK(simlsh_results_new(&q, NULL));
+    CHECK_OK(simlsh_results_new(&got, NULL));
+    size_t n = 0, cap = 1 << 16;
+    ref_row *ref = malloc(cap * sizeof *ref);
+    CHECK(ref != NULL);
+    for (size_t i = 0; i < NDOCS && ref != NULL; i++) {
+        uint64_t id = doc_id(i);
+        if (simlsh_index_contains(ix, id) != 1)
+            continue;
+        CHECK(doc_sig(s, i) == 0);
+        CHECK_OK(simlsh_index_query(q, ix, s, flags));
+        size_t m = simlsh_results_count(q);
+        const uint64_t *b = simlsh_results_a(q); /* a query's rows: (id, 0, score) */
+        const double *sc = simlsh_results_scores(q);
+        for (size_t k = 0; k < m; k++) {
+            if (b[k] <= id)
+                continue;
+            if (n == cap) {
+                cap *= 2;
+                ref = realloc(ref, cap * sizeof *ref);
+                CHECK(ref != NULL);
+                if (ref == NULL)
+                    break;
+            }
+            ref[n].a = id;
+            ref[n].b = b[k];
+            ref[n].score = sc[k];
+            n++;
+        }
+    }
+    if (ref != NULL) {
+        qsort(ref, n, sizeof *ref, ref_cmp);
+        CHECK(n > 1000);
+        for (size_t t = 0; t < NTC; t++) {
+            CHECK_OK(simlsh_index_pairs_v2(got, ix, flags, 0, -1.0, thread_counts[t]));
+            size_t m = simlsh_results_count(got), bad = 0;
+            CHECK(m == n);
+            const uint64_t *a = simlsh_results_a(got), *b = simlsh_results_b(got);
+            const double *sc = simlsh_results_scores(got);
+            for (size_t k = 0; k < m && k < n; k++)
+                bad += a[k] != ref[k].a || b[k] != ref[k].b || sc[k] != ref[k].score;
+            CHECK(bad == 0);
+        }
+    }
+    free(ref);
+    simlsh_results_free(q);
+    simlsh_results_free(got);
+    simlsh_signature_free(s);
 }
 
 static int same_results(const simlsh_results *a, const simlsh_results *b)
@@ -87,6 +172,7 @@ static void test_identical(int store)
     int flags[2] = {0, SIMLSH_QUERY_VERIFY};
     double thr[4] = {0.0, 0.5, 0.9, NAN};
     for (int f = 0; f < (store ? 2 : 1); f++) {
+        check_against_queries(p, ix, flags[f]);
         /* The 0.1 calls are the v2 ones with the params' threshold. */
         CHECK_OK(simlsh_index_pairs(want, ix, flags[f], 0));
         size_t total = simlsh_results_count(want);

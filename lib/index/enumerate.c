@@ -75,55 +75,187 @@ static void gather_fps(const struct simlsh_index *ix, uint32_t *fps)
     }
 }
 
-/* Pairs are enumerated by ranges of documents in id order, each with its
- * larger-id candidates in id order, into a builder per range; the ranges'
- * rows concatenated in range order are the sequential output, whatever
- * thread ran which range. */
-#define PAIRS_CHUNK 2048
+/* Pairs are enumerated bucket by bucket: each unit sweeps a range of one
+ * band's table and pairs every entry with the later members of its bucket
+ * (inline entries of its run, or the rest of its overflow list), so each
+ * pair of one bucket is met exactly once, with no query per document. A
+ * pair is kept only in the first band where it shares a bucket (earlier
+ * bands are checked on its rows, or its fingerprints without stored
+ * signatures), so no pair is kept twice and no global de-duplication is
+ * needed. Kept rows are keyed by the two documents' ranks in id order, and
+ * one sort of the keys (parallel, by ranges of the first rank) gives the
+ * rows in (a, b) order whatever thread found which pair. */
+#define PAIRS_TAB_CHUNK ((size_t)1 << 16)
+#define PAIRS_SORT_SHIFT_MIN 8
 
 typedef struct {
-    hitbuf hits;
-    candbuf cb;
-} pair_scratch;
+    uint64_t key; /* rank of a << 32 | rank of b, a before b in id order */
+    uint32_t eq;  /* equal values, with stored signatures */
+    uint32_t unused;
+} pair_row;
+
+typedef SIMLSH__VEC(pair_row) pairvec;
 
 typedef struct {
     const struct simlsh_index *ix;
-    const cand *docs;
-    const uint32_t *fps; /* gathered, without stored signatures; else NULL */
-    double thr;
-    size_t max_pairs, chunk;
-    simlsh__builder *out;  /* one per range */
-    pair_scratch *scratch; /* one per worker */
+    const uint32_t *rank; /* slot -> rank in id order */
+    const uint32_t *fps;  /* gathered, without stored signatures; else NULL */
+    uint32_t need;        /* equal values a kept pair needs (0: keep all) */
+    size_t chunks;        /* table chunks per band */
+    size_t limit;         /* rows a worker keeps before trimming (0: all) */
+    size_t max_pairs;
+    const simlsh_allocator *al; /* the workers' (locked) allocator */
+    pairvec *rows;              /* one per worker */
+    /* the sort */
+    pair_row *all, *tmp;
+    size_t *starts; /* nparts + 1 */
+    uint32_t shift;
 } pairs_job;
+
+static int row_cmp(const void *x, const void *y)
+{
+    const pair_row *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* LSD radix sort of rows by key; bytes equal in every key are skipped. */
+static void sort_rows(pair_row *v, pair_row *tmp, size_t n)
+{
+    if (n <= 64) {
+        if (n > 1)
+            qsort(v, n, sizeof *v, row_cmp);
+        return;
+    }
+    size_t hist[8][256];
+    memset(hist, 0, sizeof hist);
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 8; d++)
+            hist[d][(v[i].key >> (8 * d)) & 255]++;
+    pair_row *src = v, *dst = tmp;
+    for (int d = 0; d < 8; d++) {
+        if (hist[d][(src[0].key >> (8 * d)) & 255] == n)
+            continue;
+        size_t sum = 0;
+        for (int k = 0; k < 256; k++) {
+            size_t c = hist[d][k];
+            hist[d][k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[hist[d][(src[i].key >> (8 * d)) & 255]++] = src[i];
+        pair_row *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+}
+
+/* Keep a worker's max_pairs + 1 smallest keys: the answer's first
+ * max_pairs + 1 rows are among them, since every pair is met once. */
+static int trim_rows(const pairs_job *j, pairvec *pv)
+{
+    size_t n = pv->n, bytes;
+    if (!simlsh__mul_ok(n, sizeof(pair_row), &bytes))
+        return SIMLSH_ENOMEM;
+    pair_row *tmp = simlsh__malloc(j->al, bytes);
+    if (tmp == NULL)
+        return SIMLSH_ENOMEM;
+    sort_rows(pv->v, tmp, n);
+    simlsh__free_sized(j->al, tmp, bytes);
+    pv->n = j->max_pairs + 1;
+    return 0;
+}
+
+/* Pair the documents in slots x and y, met in a bucket of band b: kept
+ * unless they share a bucket of an earlier band or fall below need. */
+static inline int pair_meet(const pairs_job *j, pairvec *pv, uint32_t x, uint32_t y, uint32_t b)
+{
+    const struct simlsh_index *ix = j->ix;
+    uint32_t eq = 0;
+    if (j->fps == NULL) {
+        const uint32_t *sx = sig_of(ix, x), *sy = sig_of(ix, y);
+        for (uint32_t e = 0; e < b; e++)
+            if (rows_equal(ix, x, e, sy + (size_t)e * ix->rows))
+                return 0;
+        uint32_t np = ix->num_perm, need = j->need;
+        for (uint32_t i = 0; i < np;) {
+            uint32_t m = np - i < 32 ? np - i : 32;
+            eq += count_equal(sx + i, sy + i, m);
+            i += m;
+            if (eq + (np - i) < need)
+                return 0;
+        }
+    } else {
+        const uint32_t *fx = j->fps + (size_t)x * ix->bands, *fy = j->fps + (size_t)y * ix->bands;
+        for (uint32_t e = 0; e < b; e++)
+            if (fx[e] == fy[e])
+                return 0;
+    }
+    uint64_t ra = j->rank[x], rb = j->rank[y];
+    if (pv->n == pv->cap) {
+        if (j->limit != 0 && pv->n >= j->limit) {
+            int rc = trim_rows(j, pv);
+            if (rc < 0)
+                return rc;
+        }
+        int rc = simlsh__vec_reserve(j->al, pv, pv->n + 1, NULL);
+        if (rc < 0)
+            return rc;
+    }
+    pair_row *r = &pv->v[pv->n++];
+    r->key = ra < rb ? ra << 32 | rb : rb << 32 | ra;
+    r->eq = eq;
+    r->unused = 0;
+    return 0;
+}
 
 static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
 {
+    (void)par;
     pairs_job *j = ctx;
     const struct simlsh_index *ix = j->ix;
-    pair_scratch *sc = &j->scratch[worker];
-    simlsh__builder *bd = &j->out[unit];
-    size_t lo = unit * j->chunk, hi = lo + j->chunk < ix->count ? lo + j->chunk : ix->count;
-    /* A range stops one row past the limit: enough to tell truncation. */
-    size_t cap = j->max_pairs != 0 ? j->max_pairs + 1 : SIZE_MAX;
-    for (size_t i = lo; i < hi && bd->n < cap; i++) {
-        uint32_t f[SIMLSH__MAX_PERM];
-        const uint32_t *vals = NULL, *fp = f;
-        if (ix->store) {
-            vals = sig_of(ix, j->docs[i].slot);
-            simlsh__ix_compute_fps(ix, vals, f);
-        } else {
-            fp = j->fps + (size_t)j->docs[i].slot * ix->bands;
+    pairvec *pv = &j->rows[worker];
+    uint32_t b = (uint32_t)(unit / j->chunks);
+    size_t lo = (unit % j->chunks) * PAIRS_TAB_CHUNK;
+    size_t hi = lo + PAIRS_TAB_CHUNK < ix->tcap ? lo + PAIRS_TAB_CHUNK : ix->tcap;
+    const band_entry *t = band_tab(ix, b);
+    for (size_t p = lo; p < hi; p++) {
+        band_entry e = t[p];
+        if (e.slot == NO_SLOT)
+            continue;
+        if (is_ref(e.slot)) {
+            const ovf_list *l = list_of(ix, e.slot);
+            for (uint32_t u = 0; u + 1 < l->n; u++)
+                for (uint32_t v = u + 1; v < l->n; v++) {
+                    int rc = pair_meet(j, pv, l->slots[u], l->slots[v], b);
+                    if (rc < 0)
+                        return rc;
+                }
+            continue;
         }
-        int rc = query_buckets(ix, fp, vals, j->thr, &sc->hits, &sc->cb);
-        if (rc == 0)
-            rc = simlsh__builder_reserve(bd, sc->cb.n);
-        if (rc < 0)
-            return rc;
-        for (size_t k = 0; k < sc->cb.n && bd->n < cap; k++)
-            if (sc->cb.v[k].id > j->docs[i].id)
-                simlsh__builder_put(bd, j->docs[i].id, sc->cb.v[k].id,
-                                    cand_score(ix, &sc->cb.v[k]));
+        /* The later inline members of e's bucket are in the rest of its run. */
+        const uint32_t *bv = j->fps == NULL ? sig_of(ix, e.slot) + (size_t)b * ix->rows : NULL;
+        for (size_t q = next_pos(p, ix->tcap); t[q].slot != NO_SLOT; q = next_pos(q, ix->tcap)) {
+            band_entry f = t[q];
+            if (f.fp != e.fp || is_ref(f.slot) || (bv != NULL && !rows_equal(ix, f.slot, b, bv)))
+                continue;
+            int rc = pair_meet(j, pv, e.slot, f.slot, b);
+            if (rc < 0)
+                return rc;
+        }
     }
+    return 0;
+}
+
+/* Sort unit: the rows of one range of first ranks. */
+static int pairs_sort_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    (void)par;
+    (void)worker;
+    pairs_job *j = ctx;
+    size_t lo = j->starts[unit], hi = j->starts[unit + 1];
+    sort_rows(j->all + lo, j->tmp + lo, hi - lo);
     return 0;
 }
 
@@ -142,90 +274,123 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
         return rc;
     const simlsh_allocator *al = &index->params.alloc;
     size_t n = index->count;
-    size_t units = (n + PAIRS_CHUNK - 1) / PAIRS_CHUNK;
-    uint32_t workers = simlsh__par_workers(nthreads, units);
-    /* One thread: one range, whose builder becomes the results as is. */
-    size_t chunk = workers == 1 ? (n > 0 ? n : 1) : PAIRS_CHUNK;
-    units = (n + chunk - 1) / chunk;
-    simlsh__lockal la, lres;
+    size_t chunks = (index->tcap + PAIRS_TAB_CHUNK - 1) / PAIRS_TAB_CHUNK;
+    size_t units = n < 2 ? 0 : chunks * index->bands;
+    uint32_t workers = simlsh__par_workers(nthreads, units > 0 ? units : 1);
+    if (n < 256) /* a thread costs more than such a pass */
+        workers = 1;
+    simlsh__lockal la;
     simlsh__lockal_init(&la, al);
-    simlsh__lockal_share(&lres, &res->alloc, &la);
-    pairs_job j = {index, NULL, NULL, thr, max_pairs, chunk, NULL, NULL};
+    pairs_job j;
+    memset(&j, 0, sizeof j);
+    j.ix = index;
+    j.chunks = chunks;
+    j.max_pairs = max_pairs;
+    j.al = &la.al;
+    /* A worker trims its rows when they pass twice what can be kept. */
+    if (max_pairs != 0 && max_pairs < SIZE_MAX / 4)
+        j.limit = 2 * (max_pairs + 1);
+    if (thr > 0) {
+        /* the least count of equal values whose estimate is >= thr */
+        uint32_t np = index->num_perm, need = (uint32_t)(thr * np);
+        while (need > 0 && (double)(need - 1) / (double)np >= thr)
+            need--;
+        while (need <= np && (double)need / (double)np < thr)
+            need++;
+        j.need = need;
+    }
     cand *docs = NULL, *tmp = NULL;
-    uint32_t *fps = NULL;
-    size_t fbytes = 0;
+    uint32_t *rank = NULL, *fps = NULL;
+    size_t fbytes = 0, total = 0, abytes = 0, nparts = 0;
+    simlsh__builder bd;
+    simlsh__builder_init(&bd, res);
     if ((docs = simlsh__calloc(al, n, sizeof *docs)) == NULL ||
         (tmp = simlsh__calloc(al, n, sizeof *tmp)) == NULL ||
-        (j.out = simlsh__calloc(al, units > 0 ? units : 1, sizeof *j.out)) == NULL ||
-        (j.scratch = simlsh__calloc(al, workers, sizeof *j.scratch)) == NULL ||
+        (rank = simlsh__calloc(al, index->nslots, sizeof *rank)) == NULL ||
+        (j.rows = simlsh__calloc(al, workers, sizeof *j.rows)) == NULL ||
         (!index->store &&
          (!simlsh__mul_ok(index->nslots, (size_t)index->bands * sizeof *fps, &fbytes) ||
           (fps = simlsh__malloc(al, fbytes)) == NULL))) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
-    for (size_t u = 0; u < units; u++) {
-        memset(&j.out[u], 0, sizeof j.out[u]);
-        j.out[u].alloc = &lres.al;
-    }
-    for (uint32_t w = 0; w < workers; w++) {
-        simlsh__lvec_init(&j.scratch[w].hits, &la.al);
-        simlsh__lvec_init(&j.scratch[w].cb, &la.al);
-    }
     live_sorted(index, docs, tmp);
     simlsh__free_sized(al, tmp, n * sizeof *tmp);
     tmp = NULL;
+    for (size_t i = 0; i < n; i++)
+        rank[docs[i].slot] = (uint32_t)i;
     if (fps != NULL)
         gather_fps(index, fps);
-    j.docs = docs;
+    j.rank = rank;
     j.fps = fps;
     rc = simlsh__par_run(workers, units, pairs_unit, &j, NULL);
     if (rc < 0)
         goto out;
 
-    size_t total = 0;
-    for (size_t u = 0; u < units; u++)
-        total += j.out[u].n;
+    /* Gather the rows by ranges of the first rank, then sort each range. */
+    for (uint32_t w = 0; w < workers; w++)
+        total += j.rows[w].n;
+    if (total > 0) {
+        uint32_t shift = PAIRS_SORT_SHIFT_MIN;
+        while (shift < 32 && ((uint64_t)n >> shift) > 4 * (uint64_t)workers)
+            shift++;
+        nparts = (size_t)((n - 1) >> shift) + 1;
+        j.shift = shift;
+        if (!simlsh__mul_ok(total, sizeof(pair_row), &abytes) ||
+            (j.all = simlsh__malloc(al, abytes)) == NULL ||
+            (j.tmp = simlsh__malloc(al, abytes)) == NULL ||
+            (j.starts = simlsh__calloc(al, nparts + 1, sizeof *j.starts)) == NULL) {
+            rc = SIMLSH_ENOMEM;
+            goto out;
+        }
+        for (uint32_t w = 0; w < workers; w++)
+            for (size_t i = 0; i < j.rows[w].n; i++)
+                j.starts[(j.rows[w].v[i].key >> 32 >> shift) + 1]++;
+        for (size_t q = 0; q < nparts; q++)
+            j.starts[q + 1] += j.starts[q];
+        size_t *fill = simlsh__malloc(al, nparts * sizeof *fill);
+        if (fill == NULL) {
+            rc = SIMLSH_ENOMEM;
+            goto out;
+        }
+        memcpy(fill, j.starts, nparts * sizeof *fill);
+        for (uint32_t w = 0; w < workers; w++) {
+            for (size_t i = 0; i < j.rows[w].n; i++) {
+                const pair_row *r = &j.rows[w].v[i];
+                j.all[fill[r->key >> 32 >> shift]++] = *r;
+            }
+            simlsh__free_sized(&la.al, j.rows[w].v, j.rows[w].cap * sizeof *j.rows[w].v);
+            memset(&j.rows[w], 0, sizeof j.rows[w]);
+        }
+        simlsh__free_sized(al, fill, nparts * sizeof *fill);
+        rc = simlsh__par_run(simlsh__par_workers(workers, nparts), nparts, pairs_sort_unit, &j,
+                             NULL);
+        if (rc < 0)
+            goto out;
+    }
     int truncated = max_pairs != 0 && total > max_pairs;
     size_t keep = truncated ? max_pairs : total;
-    simlsh__builder *first = units > 0 ? &j.out[0] : NULL;
-    simlsh__builder empty;
-    if (first == NULL) {
-        memset(&empty, 0, sizeof empty);
-        empty.alloc = &lres.al;
-        first = &empty;
-    }
-    if (keep > first->n && (rc = simlsh__builder_grow(first, keep)) < 0)
+    if ((rc = simlsh__builder_grow(&bd, keep > 0 ? keep : 1)) < 0)
         goto out;
-    for (size_t u = 1; u < units && first->n < keep; u++) {
-        size_t m = j.out[u].n < keep - first->n ? j.out[u].n : keep - first->n;
-        memcpy(first->a + first->n, j.out[u].a, m * sizeof *first->a);
-        memcpy(first->b + first->n, j.out[u].b, m * sizeof *first->b);
-        memcpy(first->score + first->n, j.out[u].score, m * sizeof *first->score);
-        first->n += m;
+    for (size_t i = 0; i < keep; i++) {
+        const pair_row *r = &j.all[i];
+        double score = index->store ? (double)r->eq / (double)index->num_perm : -1.0;
+        simlsh__builder_put(&bd, docs[r->key >> 32].id, docs[r->key & 0xFFFFFFFFu].id, score);
     }
-    if (first->n > keep)
-        first->n = keep;
-    /* The columns came from the results' own hooks, through the lock. */
-    first->alloc = &res->alloc;
-    simlsh__builder_commit(first, res, truncated);
-    simlsh__builder_free(first);
+    simlsh__builder_commit(&bd, res, truncated);
 out:
-    for (size_t u = 0; j.out != NULL && u < units; u++) {
-        j.out[u].alloc = &res->alloc;
-        simlsh__builder_free(&j.out[u]);
-    }
-    for (uint32_t w = 0; j.scratch != NULL && w < workers; w++) {
-        simlsh__lvec_free(&j.scratch[w].hits);
-        simlsh__lvec_free(&j.scratch[w].cb);
-    }
-    simlsh__free_sized(al, j.out, (units > 0 ? units : 1) * sizeof *j.out);
-    simlsh__free_sized(al, j.scratch, workers * sizeof *j.scratch);
+    simlsh__builder_free(&bd);
+    for (uint32_t w = 0; j.rows != NULL && w < workers; w++)
+        simlsh__free_sized(&la.al, j.rows[w].v, j.rows[w].cap * sizeof *j.rows[w].v);
+    simlsh__free_sized(al, j.rows, workers * sizeof *j.rows);
+    simlsh__free_sized(al, j.all, abytes);
+    simlsh__free_sized(al, j.tmp, abytes);
+    simlsh__free_sized(al, j.starts, (nparts + 1) * sizeof *j.starts);
     simlsh__free_sized(al, docs, n * sizeof *docs);
     simlsh__free_sized(al, tmp, n * sizeof *tmp);
+    simlsh__free_sized(al, rank, index->nslots * sizeof *rank);
     simlsh__free_sized(al, fps, fbytes);
     simlsh__lockal_done(&la);
-    simlsh__lockal_done(&lres);
     return rc;
 }
 
