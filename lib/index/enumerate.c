@@ -88,11 +88,9 @@ static void gather_fps(const struct simlsh_index *ix, uint32_t *fps)
 #define PAIRS_TAB_CHUNK ((size_t)1 << 16)
 #define PAIRS_SORT_SHIFT_MIN 8
 
-typedef struct {
-    uint64_t key; /* rank of a << 32 | rank of b, a before b in id order */
-    uint32_t eq;  /* equal values, with stored signatures */
-    uint32_t unused;
-} pair_row;
+/* A kept pair: rank of a << 32 | rank of b, a before b in id order (the
+ * score is counted again when the rows are written, so a row is 8 bytes). */
+typedef uint64_t pair_row;
 
 typedef SIMLSH__VEC(pair_row) pairvec;
 
@@ -106,16 +104,19 @@ typedef struct {
     size_t max_pairs;
     const simlsh_allocator *al; /* the workers' (locked) allocator */
     pairvec *rows;              /* one per worker */
-    /* the sort */
-    pair_row *all, *tmp;
+    /* the sort and the rows */
+    const cand *docs; /* rank -> (id, slot) */
+    pair_row *all;
+    pair_row **tmp; /* one per worker, of the largest part */
     size_t *starts; /* nparts + 1 */
-    uint32_t shift;
+    size_t keep;
+    simlsh__builder *bd;
 } pairs_job;
 
 static int row_cmp(const void *x, const void *y)
 {
     const pair_row *a = x, *b = y;
-    return a->key < b->key ? -1 : a->key > b->key;
+    return *a < *b ? -1 : *a > *b;
 }
 
 /* LSD radix sort of rows by key; bytes equal in every key are skipped. */
@@ -130,10 +131,10 @@ static void sort_rows(pair_row *v, pair_row *tmp, size_t n)
     memset(hist, 0, sizeof hist);
     for (size_t i = 0; i < n; i++)
         for (int d = 0; d < 8; d++)
-            hist[d][(v[i].key >> (8 * d)) & 255]++;
+            hist[d][(v[i] >> (8 * d)) & 255]++;
     pair_row *src = v, *dst = tmp;
     for (int d = 0; d < 8; d++) {
-        if (hist[d][(src[0].key >> (8 * d)) & 255] == n)
+        if (hist[d][(src[0] >> (8 * d)) & 255] == n)
             continue;
         size_t sum = 0;
         for (int k = 0; k < 256; k++) {
@@ -142,7 +143,7 @@ static void sort_rows(pair_row *v, pair_row *tmp, size_t n)
             sum += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[hist[d][(src[i].key >> (8 * d)) & 255]++] = src[i];
+            dst[hist[d][(src[i] >> (8 * d)) & 255]++] = src[i];
         pair_row *t = src;
         src = dst;
         dst = t;
@@ -203,10 +204,7 @@ static inline int pair_meet(const pairs_job *j, pairvec *pv, uint32_t x, uint32_
         if (rc < 0)
             return rc;
     }
-    pair_row *r = &pv->v[pv->n++];
-    r->key = ra < rb ? ra << 32 | rb : rb << 32 | ra;
-    r->eq = eq;
-    r->unused = 0;
+    pv->v[pv->n++] = ra < rb ? ra << 32 | rb : rb << 32 | ra;
     return 0;
 }
 
@@ -248,14 +246,27 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
     return 0;
 }
 
-/* Sort unit: the rows of one range of first ranks. */
+/* Sort unit: the rows of one range of first ranks, then those of them
+ * that are kept written to the builder, scored again. */
 static int pairs_sort_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
 {
     (void)par;
-    (void)worker;
     pairs_job *j = ctx;
+    const struct simlsh_index *ix = j->ix;
     size_t lo = j->starts[unit], hi = j->starts[unit + 1];
-    sort_rows(j->all + lo, j->tmp + lo, hi - lo);
+    sort_rows(j->all + lo, j->tmp[worker], hi - lo);
+    if (hi > j->keep)
+        hi = j->keep;
+    simlsh__builder *bd = j->bd;
+    for (size_t i = lo; i < hi; i++) {
+        const cand *x = &j->docs[j->all[i] >> 32], *y = &j->docs[j->all[i] & 0xFFFFFFFFu];
+        bd->a[i] = x->id;
+        bd->b[i] = y->id;
+        bd->score[i] = ix->store ? (double)count_equal(sig_of(ix, x->slot), sig_of(ix, y->slot),
+                                                       ix->num_perm) /
+                                       (double)ix->num_perm
+                                 : -1.0;
+    }
     return 0;
 }
 
@@ -301,7 +312,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
     }
     cand *docs = NULL, *tmp = NULL;
     uint32_t *rank = NULL, *fps = NULL;
-    size_t fbytes = 0, total = 0, abytes = 0, nparts = 0;
+    size_t fbytes = 0, total = 0, abytes = 0, nparts = 0, tmpn = 0;
     simlsh__builder bd;
     simlsh__builder_init(&bd, res);
     if ((docs = simlsh__calloc(al, n, sizeof *docs)) == NULL ||
@@ -327,27 +338,42 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
     if (rc < 0)
         goto out;
 
-    /* Gather the rows by ranges of the first rank, then sort each range. */
+    /* Gather the rows by ranges of the first rank, then sort each range
+     * and write its kept rows, a range per unit. */
     for (uint32_t w = 0; w < workers; w++)
         total += j.rows[w].n;
+    int truncated = max_pairs != 0 && total > max_pairs;
+    j.keep = truncated ? max_pairs : total;
+    if ((rc = simlsh__builder_grow(&bd, j.keep > 0 ? j.keep : 1)) < 0)
+        goto out;
+    j.bd = &bd;
+    j.docs = docs;
     if (total > 0) {
         uint32_t shift = PAIRS_SORT_SHIFT_MIN;
-        while (shift < 32 && ((uint64_t)n >> shift) > 4 * (uint64_t)workers)
+        while (shift < 32 && ((uint64_t)n >> shift) > 16 * (uint64_t)workers)
             shift++;
         nparts = (size_t)((n - 1) >> shift) + 1;
-        j.shift = shift;
         if (!simlsh__mul_ok(total, sizeof(pair_row), &abytes) ||
             (j.all = simlsh__malloc(al, abytes)) == NULL ||
-            (j.tmp = simlsh__malloc(al, abytes)) == NULL ||
-            (j.starts = simlsh__calloc(al, nparts + 1, sizeof *j.starts)) == NULL) {
+            (j.starts = simlsh__calloc(al, nparts + 1, sizeof *j.starts)) == NULL ||
+            (j.tmp = simlsh__calloc(al, workers, sizeof *j.tmp)) == NULL) {
             rc = SIMLSH_ENOMEM;
             goto out;
         }
         for (uint32_t w = 0; w < workers; w++)
             for (size_t i = 0; i < j.rows[w].n; i++)
-                j.starts[(j.rows[w].v[i].key >> 32 >> shift) + 1]++;
-        for (size_t q = 0; q < nparts; q++)
+                j.starts[(j.rows[w].v[i] >> 32 >> shift) + 1]++;
+        for (size_t q = 0; q < nparts; q++) {
+            if (j.starts[q + 1] > tmpn)
+                tmpn = j.starts[q + 1];
             j.starts[q + 1] += j.starts[q];
+        }
+        for (uint32_t w = 0; w < workers; w++) {
+            if ((j.tmp[w] = simlsh__malloc(al, tmpn * sizeof(pair_row))) == NULL) {
+                rc = SIMLSH_ENOMEM;
+                goto out;
+            }
+        }
         size_t *fill = simlsh__malloc(al, nparts * sizeof *fill);
         if (fill == NULL) {
             rc = SIMLSH_ENOMEM;
@@ -356,8 +382,8 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
         memcpy(fill, j.starts, nparts * sizeof *fill);
         for (uint32_t w = 0; w < workers; w++) {
             for (size_t i = 0; i < j.rows[w].n; i++) {
-                const pair_row *r = &j.rows[w].v[i];
-                j.all[fill[r->key >> 32 >> shift]++] = *r;
+                pair_row r = j.rows[w].v[i];
+                j.all[fill[r >> 32 >> shift]++] = r;
             }
             simlsh__free_sized(&la.al, j.rows[w].v, j.rows[w].cap * sizeof *j.rows[w].v);
             memset(&j.rows[w], 0, sizeof j.rows[w]);
@@ -368,15 +394,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
         if (rc < 0)
             goto out;
     }
-    int truncated = max_pairs != 0 && total > max_pairs;
-    size_t keep = truncated ? max_pairs : total;
-    if ((rc = simlsh__builder_grow(&bd, keep > 0 ? keep : 1)) < 0)
-        goto out;
-    for (size_t i = 0; i < keep; i++) {
-        const pair_row *r = &j.all[i];
-        double score = index->store ? (double)r->eq / (double)index->num_perm : -1.0;
-        simlsh__builder_put(&bd, docs[r->key >> 32].id, docs[r->key & 0xFFFFFFFFu].id, score);
-    }
+    bd.n = j.keep;
     simlsh__builder_commit(&bd, res, truncated);
 out:
     simlsh__builder_free(&bd);
@@ -384,7 +402,9 @@ out:
         simlsh__free_sized(&la.al, j.rows[w].v, j.rows[w].cap * sizeof *j.rows[w].v);
     simlsh__free_sized(al, j.rows, workers * sizeof *j.rows);
     simlsh__free_sized(al, j.all, abytes);
-    simlsh__free_sized(al, j.tmp, abytes);
+    for (uint32_t w = 0; j.tmp != NULL && w < workers; w++)
+        simlsh__free_sized(al, j.tmp[w], tmpn * sizeof(pair_row));
+    simlsh__free_sized(al, j.tmp, workers * sizeof *j.tmp);
     simlsh__free_sized(al, j.starts, (nparts + 1) * sizeof *j.starts);
     simlsh__free_sized(al, docs, n * sizeof *docs);
     simlsh__free_sized(al, tmp, n * sizeof *tmp);
