@@ -447,7 +447,7 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     const simlsh_allocator *al = &res->alloc;
     dense_map d;
     uint32_t *comp = NULL, *rank = NULL, *csize = NULL;
-    uint64_t *key = NULL, *sub = NULL, *idx = NULL, *tk = NULL, *tv = NULL;
+    uint64_t *key = NULL, *sub = NULL, *idx = NULL, *tk = NULL, *tv = NULL, *bounds = NULL;
     double *sc = NULL;
     size_t *cstart = NULL, nc = 0, np = 0, nb = 0, nsc = 0; /* nsc: sc's entries */
     if ((rc = dense_build(&d, al, a, b, n)) < 0)
@@ -483,8 +483,9 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     for (size_t i = 0; i < n; i++)
         if (i == 0 || key[i] != key[np - 1])
             np++;
-    nsc = np;
-    if (n > 0 && (sc = simlsh__calloc(al, np, sizeof *sc)) == NULL) {
+    /* Without scores there is nothing to keep per pair: the rows get -1. */
+    nsc = score != NULL ? np : 0;
+    if (nsc > 0 && (sc = simlsh__calloc(al, nsc, sizeof *sc)) == NULL) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
@@ -492,12 +493,14 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     for (size_t i = 0; i < n; i++) {
         double s = score != NULL ? score[idx[i]] : -1.0;
         if (np > 0 && key[i] == key[np - 1]) {
-            if (s > sc[np - 1])
+            if (sc != NULL && s > sc[np - 1])
                 sc[np - 1] = s;
             continue;
         }
         key[np] = key[i];
-        sc[np++] = s;
+        if (sc != NULL)
+            sc[np] = s;
+        np++;
     }
 
     /* A component of more than max_docs documents is cut, by ascending
@@ -574,17 +577,42 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     simlsh__free_sized(al, comp, d.m * sizeof *comp);
     tv = sub = NULL;
     comp = NULL;
+    /* The boundaries move to an array of their own; then the pairs in
+     * output order go to tk and their scores (bits) to idx, so that key and
+     * sc are freed before the output's columns are made (and idx too when
+     * there are no scores). */
+    if ((bounds = simlsh__calloc(al, nb > 0 ? nb : 1, sizeof *bounds)) == NULL) {
+        rc = SIMLSH_ENOMEM;
+        goto out;
+    }
+    if (nb > 0)
+        memcpy(bounds, idx, nb * sizeof *bounds);
+    for (size_t k = 0; k < np; k++) {
+        uint64_t j = tk[k];
+        if (sc != NULL)
+            memcpy(&idx[k], &sc[j], sizeof idx[k]);
+        tk[k] = key[j];
+    }
+    simlsh__free_sized(al, key, n * sizeof *key);
+    simlsh__free_sized(al, sc, nsc * sizeof *sc);
+    key = NULL;
+    sc = NULL;
+    if (nsc == 0) {
+        simlsh__free_sized(al, idx, n * sizeof *idx);
+        idx = NULL;
+    }
 
     if ((rc = simlsh__results_reserve(res, np, nb)) < 0)
         goto out;
     for (size_t k = 0; k < np; k++) {
-        uint64_t j = tk[k];
-        res->a[k] = d.ids[key[j] >> 32];
-        res->b[k] = d.ids[(uint32_t)key[j]];
-        res->score[k] = sc[j];
+        res->a[k] = d.ids[tk[k] >> 32];
+        res->b[k] = d.ids[(uint32_t)tk[k]];
+        res->score[k] = -1.0;
+        if (idx != NULL)
+            memcpy(&res->score[k], &idx[k], sizeof res->score[k]);
     }
     for (size_t q = 0; q < nb; q++)
-        res->offsets[q] = idx[q];
+        res->offsets[q] = bounds[q];
     res->count = np;
     res->nq = nb;
     res->truncated = 0;
@@ -599,6 +627,7 @@ out:
     simlsh__free_sized(al, key, n * sizeof *key);
     simlsh__free_sized(al, sub, np * sizeof *sub);
     simlsh__free_sized(al, idx, n * sizeof *idx);
+    simlsh__free_sized(al, bounds, (nb > 0 ? nb : 1) * sizeof *bounds);
     simlsh__free_sized(al, tk, n * sizeof *tk);
     simlsh__free_sized(al, tv, n * sizeof *tv);
     simlsh__free_sized(al, sc, nsc * sizeof *sc);

@@ -641,9 +641,27 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
         r->vs.shingles_peak = v->held_shingles;
 }
 
+/* The MinHash estimate of a and b from the index's stored signatures, or
+ * -1 (no index, or no stored signatures): what a pair whose documents
+ * cannot be read again is decided by. */
+static double index_estimate(const struct run *r, uint64_t a, uint64_t b)
+{
+    simlsh_signature *x = NULL, *y = NULL;
+    double s = -1;
+    if (r->index != NULL && simlsh_index_signature(&x, r->index, a) == 0 &&
+        simlsh_index_signature(&y, r->index, b) == 0 && simlsh_signature_jaccard(&s, x, y) != 0)
+        s = -1;
+    simlsh_signature_free(x);
+    simlsh_signature_free(y);
+    return s;
+}
+
+/* s: the pair's estimate, or NaN to ask the index for it. */
 static void decide_by_estimate(struct run *r, struct pairvec *out, uint64_t a, uint64_t b, double s)
 {
     r->vs.estimated++;
+    if (s != s)
+        s = index_estimate(r, a, b);
     if (s < 0 || s >= r->threshold)
         pairvec_add(out, a, b, s);
 }
@@ -685,7 +703,7 @@ static void verify_rows(struct vctx *v, const size_t *rows, size_t n, const doub
                 if (v->exact[k] >= r->threshold)
                     pairvec_add(out, v->ra[row], v->rb[row], v->exact[k]);
             } else {
-                decide_by_estimate(r, out, v->ra[row], v->rb[row], rs ? rs[row] : -1);
+                decide_by_estimate(r, out, v->ra[row], v->rb[row], rs ? rs[row] : NAN);
             }
         }
     }
@@ -916,11 +934,11 @@ static void close_sources(struct vctx *v)
 /* Exact mode: pairs with a document from --index are decided by their
  * estimate (its text is not known); the others by the second pass. The
  * candidates are columns ca, cb, cs (n rows) of ids below first_new +
- * ndocs; *candp, when given, holds them and is freed once they are in
- * batches. */
-static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *cb,
-                             const double *cs, size_t n, size_t ndocs, simlsh_results **candp,
-                             struct pairvec *out)
+ * ndocs; cs NULL: estimates, where needed, come from the index. With
+ * owned, ca and cb are the caller's malloc'ed arrays, freed once the
+ * candidates are in batches. */
+static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const double *cs, size_t n,
+                             size_t ndocs, int owned, struct pairvec *out)
 {
     uint64_t first_new = r->first_new;
     struct vctx v;
@@ -943,12 +961,12 @@ static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *
     if (first_new > 0) {
         na = xmalloc((n ? n : 1) * sizeof *na);
         nb = xmalloc((n ? n : 1) * sizeof *nb);
-        ns = xmalloc((n ? n : 1) * sizeof *ns);
+        ns = cs ? xmalloc((n ? n : 1) * sizeof *ns) : NULL;
     }
     for (size_t i = 0; i < n; i++) {
         uint64_t x = ca[i] < cb[i] ? ca[i] : cb[i], y = ca[i] < cb[i] ? cb[i] : ca[i];
         if (x < first_new) {
-            decide_by_estimate(r, out, x, y, cs ? cs[i] : -1);
+            decide_by_estimate(r, out, x, y, cs ? cs[i] : NAN);
             continue;
         }
         v.state[x - first_new] |= DS_NEED;
@@ -956,7 +974,9 @@ static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *
         if (first_new > 0) {
             na[m] = x;
             nb[m] = y;
-            ns[m++] = cs ? cs[i] : -1;
+            if (ns)
+                ns[m] = cs[i];
+            m++;
         }
     }
     if (first_new == 0)
@@ -993,9 +1013,10 @@ static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *
         return lib_fail("batches of candidate pairs", rc);
     }
     /* the candidates are in the batches now */
-    if (candp) {
-        simlsh_results_free(*candp);
-        *candp = NULL;
+    if (owned) {
+        free(ca);
+        free(cb);
+        ca = cb = NULL;
     }
     r->vs.batches = nbatches;
 
@@ -1015,7 +1036,7 @@ static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *
     uint64_t *ids = xmalloc(max_docs * sizeof *ids);
     size_t idcap = max_docs;
     const uint64_t *ba = simlsh_results_a(batches), *bb = simlsh_results_b(batches);
-    const double *bs = simlsh_results_scores(batches);
+    const double *bs = cs ? simlsh_results_scores(batches) : NULL;
     for (size_t q = 0; q < nbatches && rc == 0; q++) {
         size_t lo = 0, hi = 0, nids = 0;
         rc = simlsh_results_offset(&lo, batches, q);
@@ -1046,12 +1067,22 @@ static int verify_exact_cols(struct run *r, const uint64_t *ca, const uint64_t *
     return rc != 0 ? lib_fail("verification", rc) : 0;
 }
 
+/* The candidates' ids go on alone (16 bytes a pair, not the results' 24),
+ * and the results are freed before the batches are made: their scores are
+ * needed only for a document that cannot be read again, and the index
+ * gives those. */
 static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *out)
 {
     simlsh_results *cand = *candp;
-    return verify_exact_cols(r, simlsh_results_a(cand), simlsh_results_b(cand),
-                             simlsh_results_scores(cand), simlsh_results_count(cand),
-                             r->names.count - r->first_new, candp, out);
+    size_t n = simlsh_results_count(cand);
+    uint64_t *ca = xmalloc((n ? n : 1) * sizeof *ca), *cb = xmalloc((n ? n : 1) * sizeof *cb);
+    if (n > 0) {
+        memcpy(ca, simlsh_results_a(cand), n * sizeof *ca);
+        memcpy(cb, simlsh_results_b(cand), n * sizeof *cb);
+    }
+    simlsh_results_free(cand);
+    *candp = NULL;
+    return verify_exact_cols(r, ca, cb, NULL, n, r->names.count - r->first_new, 1, out);
 }
 
 double verify_prefilter(const struct run *r)
@@ -1079,7 +1110,7 @@ int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t 
         cs[i] = cand[i].score;
     }
     struct pairvec out = {NULL, 0, 0};
-    int rc = verify_exact_cols(r, ca, cb, cs, n, ndocs, NULL, &out);
+    int rc = verify_exact_cols(r, ca, cb, cs, n, ndocs, 0, &out);
     free(ca);
     free(cb);
     free(cs);
