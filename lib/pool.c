@@ -118,16 +118,24 @@ int simlsh__par_run(uint32_t workers, size_t nunits, simlsh__unit_fn fn, void *c
     pthread_t tid[SIMLSH__MAX_THREADS];
     worker_arg args[SIMLSH__MAX_THREADS];
     uint32_t started = 0;
-    /* Worker numbers stay dense even when a thread fails to start, so
-     * per-worker scratch below `workers` covers every running thread. */
-    for (uint32_t w = 1; w < workers; w++) {
-        args[started + 1].par = &p;
-        args[started + 1].worker = started + 1;
-        if (pthread_create(&tid[started], NULL, thread_main, &args[started + 1]) != 0)
-            break;
-        started++;
+    /* With two or more workers the caller only waits: units are claimed
+     * by whichever thread runs, and a caller that is already running
+     * would otherwise claim more than its share while the others start,
+     * so its CPU time would hide the call's real serial part. Worker
+     * numbers stay dense when a thread fails to start: the caller then
+     * works as the next number, so per-worker scratch below `workers`
+     * covers every running thread. */
+    if (workers > 1) {
+        for (uint32_t w = 0; w < workers; w++) {
+            args[started].par = &p;
+            args[started].worker = started;
+            if (pthread_create(&tid[started], NULL, thread_main, &args[started]) != 0)
+                break;
+            started++;
+        }
     }
-    work(&p, 0);
+    if (started < workers)
+        work(&p, started);
     for (uint32_t i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
     pthread_mutex_destroy(&p.mu);

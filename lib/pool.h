@@ -37,7 +37,8 @@ typedef int (*simlsh__unit_fn)(void *ctx, simlsh__par *par, uint32_t worker, siz
 uint32_t simlsh__par_workers(uint32_t nthreads, size_t nunits);
 
 /* Run fn on units 0 .. nunits-1, claimed in increasing order by up to
- * `workers` threads (the caller is worker 0). Once a unit fails no further
+ * `workers` threads (the caller runs units only when it is the one worker, or
+ * a thread could not be started). Once a unit fails no further
  * unit is claimed; claimed units finish. Returns 0 or the code of the
  * lowest-numbered failed unit (every unit below it ran, so the code does
  * not depend on timing for failures that depend on the data alone), and

@@ -572,14 +572,19 @@ static void par_for(struct vctx *v, void (*fn)(struct vworker *, size_t), size_t
     v->fn = fn;
     v->nitems = n;
     atomic_store(&v->next, 0);
-    size_t started = 1;
-    for (size_t t = 1; t < v->nw && t < n; t++) {
-        if (pthread_create(&v->w[t].thread, NULL, vworker_main, &v->w[t]) != 0)
-            break; /* fewer threads: same results */
-        started++;
+    /* With two or more threads the calling thread only waits, as the
+     * library's calls do (pool.c): its CPU time is then the serial part. */
+    size_t want = v->nw < n ? v->nw : n, started = 0;
+    if (want > 1) {
+        for (size_t t = 0; t < want; t++) {
+            if (pthread_create(&v->w[t].thread, NULL, vworker_main, &v->w[t]) != 0)
+                break; /* fewer threads: same results */
+            started++;
+        }
     }
-    vworker_main(&v->w[0]);
-    for (size_t t = 1; t < started; t++)
+    if (started < want || want == 0)
+        vworker_main(&v->w[started < v->nw ? started : 0]);
+    for (size_t t = 0; t < started; t++)
         pthread_join(v->w[t].thread, NULL);
 }
 
