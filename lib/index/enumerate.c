@@ -208,6 +208,36 @@ static inline int pair_meet(const pairs_job *j, pairvec *pv, uint32_t x, uint32_
     return 0;
 }
 
+/* Equal fingerprints met by the sweep wait in a small ring while their
+ * signatures' first lines are fetched: the sweep reads the table in order,
+ * but each pair's rows are two random places in memory. */
+#define PAIRS_AHEAD 8
+#define PAIRS_PREFETCH_BYTES 256
+
+typedef struct {
+    uint32_t x, y;
+} meet;
+
+static inline void prefetch_sig(const struct simlsh_index *ix, uint32_t slot)
+{
+    const char *p = (const char *)sig_of(ix, slot);
+    size_t bytes = (size_t)ix->num_perm * sizeof(uint32_t);
+    if (bytes > PAIRS_PREFETCH_BYTES)
+        bytes = PAIRS_PREFETCH_BYTES;
+    for (size_t off = 0; off < bytes; off += 64)
+        PREFETCH(p + off);
+}
+
+/* A meeting of inline entries x (earlier in the run) and y of band b: the
+ * same bucket when their rows are equal too, with stored signatures. */
+static inline int meet_inline(const pairs_job *j, pairvec *pv, meet m, uint32_t b)
+{
+    const struct simlsh_index *ix = j->ix;
+    if (j->fps == NULL && !rows_equal(ix, m.y, b, sig_of(ix, m.x) + (size_t)b * ix->rows))
+        return 0;
+    return pair_meet(j, pv, m.x, m.y, b);
+}
+
 static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
 {
     (void)par;
@@ -218,32 +248,42 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
     size_t lo = (unit % j->chunks) * PAIRS_TAB_CHUNK;
     size_t hi = lo + PAIRS_TAB_CHUNK < ix->tcap ? lo + PAIRS_TAB_CHUNK : ix->tcap;
     const band_entry *t = band_tab(ix, b);
-    for (size_t p = lo; p < hi; p++) {
+    meet ring[PAIRS_AHEAD];
+    size_t head = 0, count = 0;
+    int rc = 0;
+    for (size_t p = lo; p < hi && rc == 0; p++) {
         band_entry e = t[p];
         if (e.slot == NO_SLOT)
             continue;
         if (is_ref(e.slot)) {
             const ovf_list *l = list_of(ix, e.slot);
-            for (uint32_t u = 0; u + 1 < l->n; u++)
-                for (uint32_t v = u + 1; v < l->n; v++) {
-                    int rc = pair_meet(j, pv, l->slots[u], l->slots[v], b);
-                    if (rc < 0)
-                        return rc;
-                }
+            for (uint32_t u = 0; u + 1 < l->n && rc == 0; u++)
+                for (uint32_t v = u + 1; v < l->n && rc == 0; v++)
+                    rc = pair_meet(j, pv, l->slots[u], l->slots[v], b);
             continue;
         }
         /* The later inline members of e's bucket are in the rest of its run. */
-        const uint32_t *bv = j->fps == NULL ? sig_of(ix, e.slot) + (size_t)b * ix->rows : NULL;
-        for (size_t q = next_pos(p, ix->tcap); t[q].slot != NO_SLOT; q = next_pos(q, ix->tcap)) {
+        for (size_t q = next_pos(p, ix->tcap); t[q].slot != NO_SLOT && rc == 0;
+             q = next_pos(q, ix->tcap)) {
             band_entry f = t[q];
-            if (f.fp != e.fp || is_ref(f.slot) || (bv != NULL && !rows_equal(ix, f.slot, b, bv)))
+            if (f.fp != e.fp || is_ref(f.slot))
                 continue;
-            int rc = pair_meet(j, pv, e.slot, f.slot, b);
-            if (rc < 0)
-                return rc;
+            if (j->fps == NULL) {
+                prefetch_sig(ix, e.slot);
+                prefetch_sig(ix, f.slot);
+            }
+            if (count == PAIRS_AHEAD) { /* full: the oldest goes first */
+                rc = meet_inline(j, pv, ring[head], b);
+                head = (head + 1) % PAIRS_AHEAD;
+                count--;
+            }
+            ring[(head + count) % PAIRS_AHEAD] = (meet){e.slot, f.slot};
+            count++;
         }
     }
-    return 0;
+    for (; count > 0 && rc == 0; count--, head = (head + 1) % PAIRS_AHEAD)
+        rc = meet_inline(j, pv, ring[head], b);
+    return rc;
 }
 
 /* Sort unit: the rows of one range of first ranks, then those of them
