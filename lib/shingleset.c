@@ -65,54 +65,106 @@ static size_t unique(uint64_t *a, size_t n)
     return m;
 }
 
-/* Fold the pending tail [count, len) into the sorted unique prefix. */
-static int commit_pending(simlsh_shingleset *s)
+static void sort_unique_tail(uint64_t *pend, uint64_t *tmp, size_t *np)
 {
+    if (*np < 64)
+        insertion_sort(pend, *np);
+    else
+        radix_sort(pend, tmp, *np);
+    *np = unique(pend, *np);
+}
+
+/* Merge the sorted unique runs x (nx) and y (ny) into out; returns its
+ * length. */
+static size_t merge_runs(uint64_t *out, const uint64_t *x, size_t nx, const uint64_t *y, size_t ny)
+{
+    size_t i = 0, j = 0, m = 0;
+    while (i < nx && j < ny) {
+        uint64_t u = x[i], v = y[j];
+        if (u < v) {
+            out[m++] = u;
+            i++;
+        } else if (v < u) {
+            out[m++] = v;
+            j++;
+        } else {
+            out[m++] = u;
+            i++;
+            j++;
+        }
+    }
+    while (i < nx)
+        out[m++] = x[i++];
+    while (j < ny)
+        out[m++] = y[j++];
+    return m;
+}
+
+/* Fold the raw pending [run, len) into the document's sorted unique run
+ * [count, run): a long document whose shingles repeat (a licence quoted a
+ * hundred times) then holds about its distinct shingles, not all of them. */
+static int fold_pending(simlsh_shingleset *s, size_t run)
+{
+    size_t nr = s->len - run, nd = run - s->count;
+    if (nr == 0)
+        return 0;
+    size_t tbytes = (nr + nd) * sizeof(uint64_t);
+    uint64_t *tmp = NULL;
+    if (nr >= 64 || nd > 0) {
+        tmp = simlsh__malloc(&s->params.alloc, tbytes);
+        if (tmp == NULL)
+            return SIMLSH_ENOMEM;
+    }
+    uint64_t *raw = s->hashes + run;
+    sort_unique_tail(raw, tmp, &nr);
+    size_t m = nr;
+    if (nd > 0) {
+        m = merge_runs(tmp, s->hashes + s->count, nd, raw, nr);
+        memcpy(s->hashes + s->count, tmp, m * sizeof *tmp);
+    }
+    simlsh__free_sized(&s->params.alloc, tmp, tmp != NULL ? tbytes : 0);
+    s->len = s->run = s->count + m;
+    return 0;
+}
+
+/* Fold the pending tail [count, len) into the sorted unique prefix; run:
+ * where the pending's raw part starts ([count, run) is sorted unique). */
+static int commit_pending(simlsh_shingleset *s, size_t run)
+{
+    int rc = fold_pending(s, run);
+    if (rc < 0)
+        return rc;
     size_t np = s->len - s->count;
     if (np == 0)
         return 0;
     uint64_t *pend = s->hashes + s->count;
-    if (np < 64) {
-        insertion_sort(pend, np);
-    } else {
-        uint64_t *tmp = simlsh__malloc(&s->params.alloc, np * sizeof *tmp);
-        if (tmp == NULL)
-            return SIMLSH_ENOMEM;
-        radix_sort(pend, tmp, np);
-        simlsh__free_sized(&s->params.alloc, tmp, np * sizeof *tmp);
-    }
-    np = unique(pend, np);
     if (s->count == 0) {
-        s->count = s->len = np;
+        s->count = s->len = s->run = np;
         return 0;
     }
     /* merge two sorted unique runs into a new array of the same capacity */
     uint64_t *out = simlsh__malloc(&s->params.alloc, s->cap * sizeof *out);
     if (out == NULL)
         return SIMLSH_ENOMEM;
-    size_t i = 0, j = 0, m = 0;
-    while (i < s->count && j < np) {
-        uint64_t x = s->hashes[i], y = pend[j];
-        if (x < y) {
-            out[m++] = x;
-            i++;
-        } else if (y < x) {
-            out[m++] = y;
-            j++;
-        } else {
-            out[m++] = x;
-            i++;
-            j++;
-        }
-    }
-    while (i < s->count)
-        out[m++] = s->hashes[i++];
-    while (j < np)
-        out[m++] = pend[j++];
+    size_t m = merge_runs(out, s->hashes, s->count, pend, np);
     simlsh__free_sized(&s->params.alloc, s->hashes, s->cap * sizeof *s->hashes);
     s->hashes = out;
-    s->count = s->len = m;
+    s->count = s->len = s->run = m;
     return 0;
+}
+
+/* In a document, the raw pending is folded once it is FOLD_MIN long and
+ * as long as the folded run: each fold at least doubles what it covers, so
+ * folding costs O(n log n) in all, and a document holds about twice its
+ * distinct shingles (or FOLD_MIN) instead of all of them. */
+#define FOLD_MIN ((size_t)1 << 16)
+
+static int maybe_fold(simlsh_shingleset *s)
+{
+    size_t raw = s->len - s->run;
+    if (!s->in_doc || raw < FOLD_MIN || raw < s->run - s->count)
+        return 0;
+    return fold_pending(s, s->run);
 }
 
 /* Room for more hashes after the len kept ones. */
@@ -136,7 +188,7 @@ static int append(void *ctx, const uint64_t *h, size_t n)
         return rc;
     memcpy(s->hashes + s->len, h, n * sizeof *h);
     s->len += n;
-    return 0;
+    return maybe_fold(s);
 }
 
 static int append32(void *ctx, const uint32_t *h, size_t n)
@@ -149,7 +201,7 @@ static int append32(void *ctx, const uint32_t *h, size_t n)
     for (size_t i = 0; i < n; i++)
         o[i] = h[i];
     s->len += n;
-    return 0;
+    return maybe_fold(s);
 }
 
 int simlsh_shingleset_new(simlsh_shingleset **out, const simlsh_params *params)
@@ -226,6 +278,7 @@ int simlsh_shingleset_begin(simlsh_shingleset *set)
             return rc;
     }
     simlsh__shingler_begin(set->shingler);
+    set->run = set->count;
     set->in_doc = 1;
     return 0;
 }
@@ -262,7 +315,7 @@ int simlsh_shingleset_end(simlsh_shingleset *set)
     int rc = simlsh__shingler_end(set->shingler, append,
                                   set->params.hash_bits == 32 ? append32 : NULL, set);
     if (rc == 0)
-        rc = commit_pending(set);
+        rc = commit_pending(set, set->run);
     if (rc < 0) {
         if (rc == SIMLSH_EUTF8)
             return rc; /* the document is still open; the caller may abort */
@@ -309,7 +362,7 @@ int simlsh_shingleset_add_features(simlsh_shingleset *set, const uint64_t *featu
         return SIMLSH_ESTATE;
     int rc = append(set, features, n);
     if (rc == 0)
-        rc = commit_pending(set);
+        rc = commit_pending(set, set->count);
     if (rc < 0)
         set->len = set->count;
     return rc;

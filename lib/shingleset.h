@@ -16,6 +16,8 @@ struct simlsh_shingleset {
     uint64_t *hashes; /* sorted unique in [0, count); pending appended after */
     size_t count;     /* sorted unique prefix */
     size_t len;       /* count + pending (document in progress / features) */
+    size_t run;       /* in a document: [count, run) of the pending is sorted
+                       * unique already (folded), [run, len) is raw */
     size_t cap;
     int in_doc;
     simlsh__shingler *shingler; /* lazily created */

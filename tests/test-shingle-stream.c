@@ -263,9 +263,81 @@ static void test_every_byte(void)
     CHECK(mismatches == 0);
 }
 
+/* Long documents (hundreds of thousands of shingles) are folded into a
+ * sorted run while they stream in: a passage repeated with small changes
+ * (the case folding is for) and text that never repeats, into an empty and
+ * a non-empty set, whole and in chunks, against the reference; and an
+ * abort after folds leaves the set as it was. */
+static void test_long_documents(void)
+{
+    enum {
+        LONG = 400000,
+        PASSAGE = 2500
+    };
+    tu_rng r = {20261126};
+    uint8_t *text = malloc(LONG), *passage = malloc(PASSAGE);
+    uint64_t *ref = malloc(4 * (size_t)LONG * sizeof *ref);
+    uint8_t small[200];
+    size_t ns = gen_text(&r, small, sizeof small, 0);
+    int bad = 0, cases = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        size_t n = 0;
+        if (kind == 0) {
+            size_t np = gen_text(&r, passage, PASSAGE, 0);
+            while (n + np <= LONG) {
+                memcpy(text + n, passage, np);
+                text[n + tu_below(&r, np)] = (uint8_t)('a' + tu_below(&r, 26));
+                n += np;
+            }
+        } else {
+            while (n + 3000 <= LONG)
+                n += gen_text(&r, text + n, 3000, 0);
+        }
+        for (int unit = 0; unit <= 2; unit++)
+            for (int bits = 32; bits <= 64; bits += 32) {
+                simlsh_params *p = mkparams(unit, 5, 3, bits, 0, 64);
+                ref_cfg cfg = {unit, 5, 3};
+                size_t nr = ref_shingles(p, cfg, small, ns, ref);
+                nr = ref_sort_unique(ref, nr + ref_shingles(p, cfg, text, n, ref + nr));
+                for (int route = 0; route < 3; route++) {
+                    simlsh_shingleset *a;
+                    CHECK_OK(simlsh_shingleset_new(&a, p));
+                    CHECK_OK(simlsh_shingleset_add_text(a, small, ns));
+                    if (route == 0)
+                        CHECK_OK(simlsh_shingleset_add_text(a, text, n));
+                    else
+                        feed_chunks_set(&r, a, text, n, route == 1 ? 97 : 65536);
+                    uint64_t *got;
+                    size_t ng = set_hashes(a, &got);
+                    bad += ng != nr || memcmp(got, ref, ng * sizeof *got) != 0;
+                    free(got);
+                    /* abort after folds: the set is what it was */
+                    uint64_t *before, *after;
+                    size_t nb = set_hashes(a, &before);
+                    CHECK_OK(simlsh_shingleset_begin(a));
+                    CHECK_OK(simlsh_shingleset_feed(a, text, n));
+                    CHECK_OK(simlsh_shingleset_abort(a));
+                    size_t na = set_hashes(a, &after);
+                    bad += na != nb || memcmp(before, after, nb * sizeof *before) != 0;
+                    free(before);
+                    free(after);
+                    simlsh_shingleset_free(a);
+                    cases++;
+                }
+                simlsh_params_free(p);
+            }
+    }
+    CHECK(bad == 0);
+    printf("long documents: %d cases, %d mismatches\n", cases, bad);
+    free(text);
+    free(passage);
+    free(ref);
+}
+
 int main(void)
 {
     test_reference_and_chunking();
+    test_long_documents();
     test_signature_routes();
     test_every_byte();
     return tu_finish("shingle-stream");
