@@ -476,6 +476,9 @@ int store_remove(struct run *r);
 int store_admit(struct run *r, const char *name, size_t len);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
+/* A loaded id removed or replaced in this run; drop one (no-op if gone). */
+int store_is_gone(const struct run *r, uint64_t id);
+int store_drop(struct run *r, uint64_t id);
 void store_free(struct run *r);
 
 #endif
