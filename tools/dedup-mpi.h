@@ -63,10 +63,28 @@ int mpi_split(struct mpi_ctx *c, struct run *r);
 /* mpi-match.c: this rank's band keys to their owners, and the candidate
  * pairs of the buckets this rank owns (a < b, sorted, each once) scored
  * with their estimate, those below keep_min dropped (0: none).
- * r->index stores the local documents' signatures (under local ids);
- * first[k]: the first global id of rank k, first[size] the total. */
+ * r->index stores the local documents' signatures (under first[0] plus
+ * their local ids) and, with --index, the loaded ones under their ids;
+ * first[0]: the documents loaded with --index (0 without), first[k]: the
+ * first global id of rank k's new documents, first[size] the total. */
 int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
               uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
               size_t *nout);
+
+/* mpi-store.c: standard input and incremental runs (all collective but
+ * mpi_load_index, which every rank calls alike). */
+/* Rank 0 reads standard input to its end and broadcasts it in chunks;
+ * every rank's descriptor 0 becomes a copy (an unlinked temporary file).
+ * Returns the status of this rank. */
+int mpi_spool_stdin(struct mpi_ctx *c);
+/* --index, --remove and --remove-from, as simlsh-dedup's setup: 0 or the
+ * exit status. */
+int mpi_load_index(struct run *r, const struct options *o);
+/* Loaded ids replaced on any rank are dropped on every rank. */
+void mpi_merge_gone(struct mpi_ctx *c, struct run *r);
+/* --save-index: the other ranks' signatures into rank 0's index, which
+ * rank 0 then saves when save is non-zero (it has every name and size by
+ * then); rank 0's status. */
+int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np, int save);
 
 #endif
