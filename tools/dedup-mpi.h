@@ -20,8 +20,9 @@ enum mphase {
     MP_KEYS,   /* band keys to their owners */
     MP_SIGS,   /* signatures of bucket members to the key owners */
     MP_VERIFY, /* buckets to verified edges */
-    MP_GATHER, /* names, metadata and edges to rank 0 */
-    MP_WRITE,  /* rank 0 groups and writes */
+    MP_GATHER, /* candidates sorted across ranks; names, metadata to rank 0 */
+    MP_GROUP,  /* groups formed across ranks */
+    MP_WRITE,  /* rank 0 writes */
     MP_COUNT
 };
 extern const char *const mphase_names[MP_COUNT];
@@ -70,6 +71,22 @@ int mpi_split(struct mpi_ctx *c, struct run *r);
 int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
               uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
               size_t *nout);
+
+/* mpi-group.c: this rank's candidate pairs (any order, copies allowed)
+ * become its share of the sorted, unique list of all ranks' pairs (ranks
+ * in order give the list), cut after its first max_pairs (0: no cut) of
+ * ndocs documents' pairs; returns 1 when cut. */
+int mpi_sort_pairs(struct mpi_ctx *c, uint64_t ndocs, size_t max_pairs, struct pair **edges,
+                   size_t *n);
+/* The groups of the edges (this rank's share of the sorted list), formed
+ * across ranks: rank 0 gets them as star edges (*out, *nout) that
+ * write_groups() turns into the same groups, and the number of clusters
+ * and duplicates. */
+void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_t n,
+               struct pair **out, size_t *nout, uint64_t *clusters, uint64_t *dups);
+/* --output pairs: rank 0 writes every rank's edges, in rank order. */
+int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pair *edges,
+                    size_t n);
 
 /* mpi-store.c: standard input and incremental runs (all collective but
  * mpi_load_index, which every rank calls alike). */

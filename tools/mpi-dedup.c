@@ -125,16 +125,6 @@ static char *allgather_bytes(const void *send, size_t len, size_t *rlen)
     return all;
 }
 
-static int cmp_edge(const void *x, const void *y)
-{
-    const struct pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return 0;
-}
-
 /* What each rank reports for --stats. */
 struct rank_stats {
     double phase[MP_COUNT];
@@ -352,46 +342,28 @@ static int dedup_mpi(struct run *r, struct options *opt)
         r->index = NULL;
     }
 
+    /* The candidates become one sorted list held in equal ranges by the
+     * ranks in order: owners of different bands may give the same pair;
+     * the library's rows are in (a, b) order, and --max-pairs keeps their
+     * prefix. */
     mpi_phase(&ctx, MP_GATHER);
-    char *all = NULL;
-    size_t alen = 0;
-    mpi_gather0(&ctx, (const char *)edges, nedges * sizeof *edges, &all, &alen);
-    free(edges);
-    edges = (struct pair *)(void *)all;
-    nedges = alen / sizeof *edges;
-    if (ctx.rank == 0) {
-        /* owners of different bands may give the same pair; the library's
-         * rows are in (a, b) order, and --max-pairs keeps their prefix */
-        if (nedges > 1)
-            qsort(edges, nedges, sizeof *edges, cmp_edge);
-        size_t m = 0;
-        for (size_t i = 0; i < nedges; i++)
-            if (m == 0 || edges[m - 1].a != edges[i].a || edges[m - 1].b != edges[i].b)
-                edges[m++] = edges[i];
-        nedges = m;
-        if (opt->max_pairs && nedges > opt->max_pairs) {
-            nedges = opt->max_pairs;
-            cut = 1;
-        }
-        r->vs.candidates = nedges;
-        if (cut) {
-            r->truncated = 1;
+    cut = mpi_sort_pairs(&ctx, first[ctx.size], opt->max_pairs, &edges, &nedges);
+    if (cut) {
+        r->truncated = 1;
+        if (ctx.rank == 0)
             fprintf(stderr,
                     "simlsh-dedup: warning: stopped at %zu candidate pairs "
                     "(--max-pairs); results are incomplete\n",
                     opt->max_pairs);
-        }
     }
-    if (exact) {
-        /* Every rank needs where each document is and its size and time
-         * (the second pass checks them), then verifies a range of pairs. */
-        mpi_phase(&ctx, MP_VERIFY);
-        uint64_t total = first[ctx.size];
+    /* Under exact, and for --cluster star in an order of --keep (its owners
+     * order their documents), every rank needs each document's size and
+     * time; otherwise only rank 0 (components keep by --keep there). */
+    int share_meta =
+        exact || (opt->cluster == CLUSTER_STAR && (opt->keep != KEEP_FIRST || first_new > 0));
+    uint64_t total = first[ctx.size];
+    if (share_meta) {
         size_t llen = 0;
-        char *locs = allgather_bytes(r->locs, (size_t)nlocal * sizeof *r->locs, &llen);
-        free(r->locs);
-        r->locs = (struct docloc *)(void *)locs;
-        r->locs_cap = (size_t)total;
         /* the loaded documents' are on every rank already */
         char *mb =
             allgather_bytes(nlocal ? r->id_bytes + first_new : NULL, (size_t)nlocal * 8, &llen);
@@ -404,67 +376,56 @@ static int dedup_mpi(struct run *r, struct options *opt)
         }
         free(mb);
         free(mt);
-        /* rank k verifies pairs [n k / N, n (k + 1) / N) of rank 0's list */
-        uint64_t n = nedges;
-        MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-        uint64_t lo = n * (uint64_t)ctx.rank / (uint64_t)ctx.size;
-        uint64_t hi = n * (uint64_t)(ctx.rank + 1) / (uint64_t)ctx.size;
-        struct pair *mine = NULL;
-        if (ctx.rank == 0) {
-            for (int k = 1; k < ctx.size; k++) {
-                uint64_t a = n * (uint64_t)k / (uint64_t)ctx.size;
-                uint64_t b = n * (uint64_t)(k + 1) / (uint64_t)ctx.size;
-                for (uint64_t at = a; at < b;) {
-                    uint64_t piece = b - at < (UINT64_C(1) << 24) ? b - at : UINT64_C(1) << 24;
-                    MPI_Send(edges + at, (int)(piece * sizeof *edges), MPI_BYTE, k, 7,
-                             MPI_COMM_WORLD);
-                    at += piece;
-                }
-            }
-            mine = edges;
-            edges = NULL;
-        } else {
-            mine = xmalloc((hi - lo ? (size_t)(hi - lo) : 1) * sizeof *mine);
-            for (uint64_t at = 0; at < hi - lo;) {
-                uint64_t piece =
-                    hi - lo - at < (UINT64_C(1) << 24) ? hi - lo - at : UINT64_C(1) << 24;
-                MPI_Recv(mine + at, (int)(piece * sizeof *mine), MPI_BYTE, 0, 7, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                at += piece;
-            }
-        }
+    }
+    if (exact) {
+        /* Every rank needs where each document is (the second pass reads
+         * it again and checks its size and time), then verifies its range
+         * of pairs. */
+        mpi_phase(&ctx, MP_VERIFY);
+        size_t llen = 0;
+        char *locs = allgather_bytes(r->locs, (size_t)nlocal * sizeof *r->locs, &llen);
+        free(r->locs);
+        r->locs = (struct docloc *)(void *)locs;
+        r->locs_cap = (size_t)total;
         struct pair *ver = NULL;
         size_t nver = 0;
-        status = verify_exact_pairs(r, mine, (size_t)(hi - lo), (size_t)(total - first_new), &ver,
-                                    &nver) != 0
+        status = verify_exact_pairs(r, edges, nedges, (size_t)(total - first_new), &ver, &nver) != 0
                      ? EXIT_DEDUP_INTERNAL
                      : 0;
-        free(mine);
         free(edges);
         if (status != 0)
             mpi_die(&ctx, status, "%s", "verification failed");
-        mpi_phase(&ctx, MP_GATHER);
-        mpi_gather0(&ctx, (const char *)ver, nver * sizeof *ver, &all, &alen);
-        free(ver);
-        edges = (struct pair *)(void *)all;
-        nedges = alen / sizeof *edges;
-        /* rank ranges are in order and each sorted: the whole is sorted */
+        /* ranges are in order and each sorted: the whole list is sorted */
+        edges = ver;
+        nedges = nver;
     }
+    mpi_phase(&ctx, MP_GATHER);
     gather_strlist(&r->names, (size_t)first_new);
     if (opt->output == OUT_RECORDS || opt->output == OUT_DROP_RECORDS)
         gather_strlist(&r->records, 0);
     if (opt->skipped_path)
         gather_strlist(&r->skips, 0);
-    /* --keep: bytes and modification time of each document (under exact
-     * every rank has them all already) */
-    size_t mlen = exact ? 0 : (size_t)nlocal * 16;
-    char *meta = xmalloc(mlen ? mlen : 1);
+    /* --keep: bytes and modification time of each document, at rank 0 */
+    size_t mlen = share_meta ? 0 : (size_t)nlocal * 16;
+    char *meta = xmalloc(mlen ? mlen : 1), *all = NULL;
+    size_t alen = 0;
     if (mlen) {
         memcpy(meta, r->id_bytes + first_new, (size_t)nlocal * 8);
         memcpy(meta + nlocal * 8, r->id_mtime + first_new, (size_t)nlocal * 8);
     }
     mpi_gather0(&ctx, meta, mlen, &all, &alen);
     free(meta);
+    if (ctx.rank == 0 && total > first_new)
+        ensure_idmeta(r, total - 1);
+    for (int k = 0; ctx.rank == 0 && k < ctx.size && !share_meta; k++) {
+        uint64_t n = first[k + 1] - first[k];
+        const char *m = all + (first[k] - first_new) * 16;
+        if (n == 0)
+            continue;
+        memcpy(r->id_bytes + first[k], m, (size_t)n * 8);
+        memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
+    }
+    free(all);
     uint64_t mine[5] = {r->docs, r->bytes, r->skipped, r->already_indexed, r->replaced};
     uint64_t sum[5] = {0, 0, 0, 0, 0};
     MPI_Reduce(mine, sum, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -473,31 +434,29 @@ static int dedup_mpi(struct run *r, struct options *opt)
     me.docs = r->docs;
     me.bytes = r->bytes;
 
+    /* The groups, formed across ranks; rank 0 gets them finished. */
+    mpi_phase(&ctx, MP_GROUP);
+    struct pair *stars = NULL;
+    size_t nstars = 0;
     uint64_t clusters = 0, dups = 0;
+    mpi_group(&ctx, r, edges, nedges, &stars, &nstars, &clusters, &dups);
     status = 0;
+    mpi_phase(&ctx, MP_WRITE);
     if (ctx.rank == 0) {
-        uint64_t total = first[ctx.size];
-        if (total)
-            ensure_idmeta(r, total - 1);
-        for (int k = 0; k < ctx.size && !exact; k++) {
-            uint64_t n = first[k + 1] - first[k];
-            const char *m = all + (first[k] - first_new) * 16;
-            if (n == 0)
-                continue;
-            memcpy(r->id_bytes + first[k], m, (size_t)n * 8);
-            memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
-        }
         r->docs = sum[0];
         r->bytes = sum[1];
         r->skipped = sum[2];
         r->already_indexed = sum[3];
         r->replaced = sum[4];
-        mpi_phase(&ctx, MP_WRITE);
-        if (write_groups(r, out.f, edges, nedges, &clusters, &dups) != 0)
+        /* the pairs come from every rank below; write_groups() writes the
+         * other outputs from the finished groups alone */
+        if (opt->output != OUT_PAIRS &&
+            write_groups(r, out.f, stars, nstars, &clusters, &dups) != 0)
             status = EXIT_DEDUP_INTERNAL;
     }
-    free(all);
-    all = NULL;
+    free(stars);
+    if (opt->output == OUT_PAIRS && mpi_write_pairs(&ctx, r, out.f, edges, nedges) != 0)
+        status = EXIT_DEDUP_INTERNAL;
     free(edges);
     edges = NULL;
     /* --save-index: the whole index at rank 0, saved there unless the run

@@ -377,7 +377,56 @@ def case_index():
         same(["-q", "--index", "missing.idx", "--lines", "b.txt"], tmp, expect=3, ranks=(2,))
 
 
-CASES = {"stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+def chain_lines(chains=6, length=14, seed=11):
+    """Chains of documents, each a few words from the last, so a document
+    is near its neighbours and far from the chain's other end: components
+    differ from stars, and --keep moves the centres. Shuffled, so every
+    chain has documents on every rank."""
+    rnd = random.Random(seed)
+    words = ["w%d" % i for i in range(3000)]
+    lines = []
+    for c in range(chains):
+        doc = [rnd.choice(words) for _ in range(120)]
+        for i in range(length):
+            lines.append(" ".join(doc) + " pad" * rnd.randrange(8))
+            for _ in range(4):
+                doc[rnd.randrange(len(doc))] = rnd.choice(words)
+    rnd.shuffle(lines)
+    return lines
+
+
+def case_groups():
+    """Groups formed across ranks (spanning forests merged up a tree, each
+    component grouped by one owner, rank 0 writing the finished groups):
+    chains across ranks, stars and components, every --keep, every output
+    that depends on the groups."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "c.txt"), chain_lines())
+        ref = same(["-q", "--lines", "c.txt", "--cluster", "components"], tmp, expect=0)
+        check(any(l.count(b"\t") > 8 for l in ref.stdout.splitlines()), "long components",
+              ref)
+        star = same(["-q", "--lines", "c.txt"], tmp, expect=0)
+        check(star.stdout != ref.stdout, "stars differ from components", star)
+        for i, keep in enumerate(("shortest", "longest", "newest")):
+            same(["-q", "--lines", "c.txt", "--keep", keep, "--output", "drop"], tmp, expect=0,
+                 ranks=SOME[i])
+        same(["-q", "--lines", "c.txt", "--keep", "longest", "--cluster", "components",
+              "--format", "jsonl"], tmp, expect=0, ranks=SOME[0])
+        same(["-q", "--lines", "c.txt", "--verify", "estimate", "--output", "keep",
+              "--exit-code"], tmp, expect=1, ranks=SOME[1])
+        # old documents of --index in the groups, and --only-new
+        lines = chain_lines()
+        write_lines(os.path.join(tmp, "old.txt"), lines[::2])
+        write_lines(os.path.join(tmp, "new.txt"), lines[1::2])
+        ref = single(["-q", "--lines", "old.txt", "--save-index", "old.idx"], tmp)
+        check(ref.returncode == 0, "old index", ref)
+        same(["-q", "--index", "old.idx", "--lines", "new.txt", "--keep", "longest"], tmp,
+             expect=0, ranks=SOME[2])
+        same(["-q", "--index", "old.idx", "--lines", "new.txt", "--cluster", "components",
+              "--only-new", "--output", "drop"], tmp, expect=0, ranks=SOME[0])
+
+
+CASES = {"groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
