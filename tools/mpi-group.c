@@ -208,7 +208,9 @@ static void owner_groups(struct mpi_ctx *c, struct run *r, const struct gedge *e
             /* the largest id is new whenever the component is a cluster,
              * so the star's edges link under --only-new too */
             uint64_t hub = ids[m - 1], nnew = m - find_id(ids, m, first_new);
-            for (size_t k = 0; k + 1 < m; k++)
+            /* a component of --index documents alone is no cluster and
+             * drops nothing: rank 0 need not see it */
+            for (size_t k = 0; k + 1 < m && hub >= first_new; k++)
                 add_edge(out, ids[k], hub);
             if (hub >= first_new) {
                 (*clusters)++;
