@@ -323,8 +323,22 @@ def case_stdin():
         data = ("\n".join(lines) + "\n").encode()
         ref = same(["-q", "--lines", "-", "--output", "pairs"], tmp, expect=0, data=data)
         check(ref.stdout.count(b"\n") > 100, "pairs found", ref)
-        same(["-q", "--lines", "b.txt", "--lines", "-", "--output", "pairs"], tmp, expect=0,
-             data=data, ranks=SOME[0])
+        same(["-q", "--lines", "b.txt", "--lines", "-", "--output", "pairs", "--skipped",
+              "skipped.tsv"], tmp, files=("skipped.tsv",), expect=0, data=data, ranks=SOME[0])
+        # lines of standard input are cut among the ranks like a file's
+        p = mpi(3, ["-q", "--lines", "-", "--stats", "st.json"], tmp, data=data)
+        check(p.returncode == 0, "--stats run", p)
+        st = json.load(open(os.path.join(tmp, "st.json")))
+        check(all(r["documents"] > 50 for r in st["per_rank"]), "every rank reads stdin lines",
+              p)
+        # no final newline, a line over --max-doc-bytes
+        odd = data + b"x" * 3000 + b"\n" + lines[3].encode()
+        same(["-q", "--lines", "-", "--max-doc-bytes", "2000", "--output", "keep", "--skipped",
+              "skipped.tsv"], tmp, files=("skipped.tsv",), expect=0, data=odd, ranks=SOME[1])
+        if JSON:
+            rows = "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(lines))
+            same(["-q", "--jsonl", "-", "--output", "pairs", "--format", "jsonl"], tmp, expect=0,
+                 data=rows.encode(), ranks=SOME[2])
         same(["-q", "--lines", "-", "--lines", "b.txt", "--verify", "estimate"], tmp, expect=0,
              data=data, ranks=SOME[1])
         doc = open(os.path.join(SAMPLE, "harbour-log.txt"), "rb").read()
