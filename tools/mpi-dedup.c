@@ -5,14 +5,18 @@
  *   mpirun -np N simlsh-dedup-mpi [OPTION]... INPUT...
  *
  * Every rank parses the command line and walks the inputs (the same code
- * as simlsh-dedup), reads and signs its contiguous share with its threads
- * (mpi-split.c), sends its band keys to their owners, which turn buckets
- * into candidate pairs (mpi-match.c); rank 0 gathers the candidates and
- * cuts them at --max-pairs as simlsh-dedup does; under --verify exact the
- * ranks verify them by ranges of pairs with simlsh-dedup's second pass
- * (each rank re-reads the documents of its pairs: inputs are on a shared
- * filesystem), and rank 0 gathers the verified edges, the names and the
- * per-document metadata, and groups and writes with write_groups(). A
+ * as simlsh-dedup; standard input is first copied to every rank and
+ * --index loaded by every rank: mpi-store.c), reads and signs its
+ * contiguous share with its threads (mpi-split.c), sends its band keys to
+ * their owners, which turn buckets into candidate pairs (mpi-match.c).
+ * The candidates become one sorted list held in ranges by the ranks in
+ * order, cut at --max-pairs as simlsh-dedup cuts them; under --verify
+ * exact each rank verifies its range with simlsh-dedup's second pass
+ * (re-reading the documents of its pairs: inputs are on a shared
+ * filesystem). The groups are formed across ranks and rank 0 gets them
+ * finished (mpi-group.c), with the names and the per-document metadata,
+ * and writes with write_groups(); under --save-index it gathers the
+ * signatures and saves the index with simlsh-dedup's store_save(). A
  * failure on any rank stops every rank with its status.
  */
 #include "dedup-mpi.h"
