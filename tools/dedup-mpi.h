@@ -97,8 +97,10 @@ int mpi_spool_stdin(struct mpi_ctx *c);
 /* --index, --remove and --remove-from, as simlsh-dedup's setup: 0 or the
  * exit status. */
 int mpi_load_index(struct run *r, const struct options *o);
-/* Loaded ids replaced on any rank are dropped on every rank. */
-void mpi_merge_gone(struct mpi_ctx *c, struct run *r);
+/* Loaded ids replaced on any rank are dropped on every rank; before[id]:
+ * id was gone before the inputs were read (--remove). Returns the number
+ * of names replaced, as simlsh-dedup counts them. */
+uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before);
 /* --save-index: the other ranks' signatures into rank 0's index, which
  * rank 0 then saves when save is non-zero (it has every name and size by
  * then); rank 0's status. */

@@ -279,6 +279,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
     mpi_split(&ctx, r);
 
     mpi_phase(&ctx, MP_READ);
+    /* the loaded ids --remove took, to tell those --replace takes */
+    uint8_t *gone0 = xmalloc(r->first_new ? (size_t)r->first_new : 1);
+    for (uint64_t id = 0; id < r->first_new; id++)
+        gone0[id] = (uint8_t)store_is_gone(r, id);
     rc = run_pipeline_start(r);
     if (rc == 0)
         rc = run_inputs(r);
@@ -304,12 +308,14 @@ static int dedup_mpi(struct run *r, struct options *opt)
                 fprintf(stderr, MPI_PROG ": stopped: another rank failed (status %d)\n", worst);
         }
         status = worst;
+        free(gone0);
         goto fail;
     }
 
     /* --replace on one rank drops the loaded document on every rank */
     if (opt->load_index)
-        mpi_merge_gone(&ctx, r);
+        r->replaced = mpi_merge_gone(&ctx, r, gone0);
+    free(gone0);
 
     /* Global ids: the documents loaded with --index keep theirs, then the
      * new documents of the lower ranks come first. */
@@ -430,9 +436,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
         memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
     }
     free(all);
-    uint64_t mine[5] = {r->docs, r->bytes, r->skipped, r->already_indexed, r->replaced};
-    uint64_t sum[5] = {0, 0, 0, 0, 0};
-    MPI_Reduce(mine, sum, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    uint64_t mine[4] = {r->docs, r->bytes, r->skipped, r->already_indexed};
+    uint64_t sum[4] = {0, 0, 0, 0};
+    MPI_Reduce(mine, sum, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     struct rank_stats me;
     memset(&me, 0, sizeof me);
     me.docs = r->docs;
@@ -451,7 +457,6 @@ static int dedup_mpi(struct run *r, struct options *opt)
         r->bytes = sum[1];
         r->skipped = sum[2];
         r->already_indexed = sum[3];
-        r->replaced = sum[4];
         /* the pairs come from every rank below; write_groups() writes the
          * other outputs from the finished groups alone */
         if (opt->output != OUT_PAIRS &&

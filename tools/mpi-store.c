@@ -172,11 +172,22 @@ int mpi_load_index(struct run *r, const struct options *o)
 
 #define PIECE (1u << 30)
 
-void mpi_merge_gone(struct mpi_ctx *c, struct run *r)
+static const struct strlist *names_of;
+
+static int cmp_name(const void *x, const void *y)
+{
+    size_t la, lb;
+    const char *a = strlist_get(names_of, *(const uint64_t *)x, &la);
+    const char *b = strlist_get(names_of, *(const uint64_t *)y, &lb);
+    int c = memcmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before)
 {
     uint64_t n = r->first_new;
     if (n == 0)
-        return;
+        return 0;
     uint8_t *gone = xmalloc((size_t)n);
     for (uint64_t id = 0; id < n; id++)
         gone[id] = (uint8_t)store_is_gone(r, id);
@@ -189,7 +200,22 @@ void mpi_merge_gone(struct mpi_ctx *c, struct run *r)
     for (uint64_t id = 0; id < n; id++)
         if (gone[id] && store_drop(r, id) != 0)
             mpi_die(c, EXIT_DEDUP_INTERNAL, "cannot drop a replaced document");
+    /* simlsh-dedup counts a new document that replaced loaded ones; one
+     * of that name read later finds them gone: the names replaced */
+    uint64_t *ids = xmalloc((size_t)n * sizeof *ids);
+    size_t m = 0;
+    for (uint64_t id = 0; id < n; id++)
+        if (gone[id] && !before[id])
+            ids[m++] = id;
+    names_of = &r->names;
+    if (m > 1)
+        qsort(ids, m, sizeof *ids, cmp_name);
+    uint64_t replaced = 0;
+    for (size_t i = 0; i < m; i++)
+        replaced += i == 0 || cmp_name(&ids[i - 1], &ids[i]) != 0;
+    free(ids);
     free(gone);
+    return replaced;
 }
 
 int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np, int save)

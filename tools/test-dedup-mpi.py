@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -386,6 +387,17 @@ def case_index():
             check(p.returncode == 0, "%s: in place" % prog, p)
         check(read(os.path.join(tmp, "single.idx")) == read(os.path.join(tmp, "mpi.idx")),
               "-np 4: the index replaced in place differs", p)
+        # a name read twice (on two ranks) is replaced once, as simlsh-dedup counts it
+        ref = single(["-q", "--lines", "a.txt", "--lines", "b.txt", "--save-index", "ab.idx"],
+                     tmp)
+        check(ref.returncode == 0, "index of two inputs", ref)
+        args = ["--index", "ab.idx", "--lines", "a.txt", "--lines", "a.txt", "--replace",
+                "--output", "pairs"]
+        ref = single(args, tmp)
+        want = re.search(rb"(\d+) replaced", ref.stderr)
+        check(want and int(want.group(1)) > 100, "simlsh-dedup replaces", ref)
+        p = mpi(3, args, tmp)
+        check(re.search(rb"\b%s replaced" % want.group(1), p.stderr), "replaced count", p)
         same(["-q", "--index", "base.idx", "-k", "9", "--lines", "b.txt"], tmp, expect=2,
              ranks=(2,))
         same(["-q", "--index", "missing.idx", "--lines", "b.txt"], tmp, expect=3, ranks=(2,))
