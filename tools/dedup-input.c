@@ -1730,6 +1730,19 @@ static int read_lines(struct run *r, size_t input)
     const char *shown = use_stdin ? "<stdin>" : in->arg;
     int64_t mtime = 0;
     int fd = STDIN_FILENO;
+    if (use_stdin && in->ranged) {
+        /* simlsh-dedup-mpi: this rank's share of its copy of standard
+         * input, a regular file (tools/mpi-store.c), read like a file's */
+        struct stat st;
+        int fd0 = dup(STDIN_FILENO);
+        if (fd0 < 0 || fstat(fd0, &st) != 0) {
+            int e = errno;
+            if (fd0 >= 0)
+                close(fd0);
+            return skip_input(r, shown, strlen(shown), "%s", strerror(e));
+        }
+        return read_ranges(r, input, fd0, (uint64_t)st.st_size, 0);
+    }
     if (!use_stdin) {
         struct stat st;
         char msg[160];

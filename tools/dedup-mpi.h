@@ -20,8 +20,9 @@ enum mphase {
     MP_KEYS,   /* band keys to their owners */
     MP_SIGS,   /* signatures of bucket members to the key owners */
     MP_VERIFY, /* buckets to verified edges */
-    MP_GATHER, /* names, metadata and edges to rank 0 */
-    MP_WRITE,  /* rank 0 groups and writes */
+    MP_GATHER, /* candidates sorted across ranks; names, metadata to rank 0 */
+    MP_GROUP,  /* groups formed across ranks */
+    MP_WRITE,  /* rank 0 writes */
     MP_COUNT
 };
 extern const char *const mphase_names[MP_COUNT];
@@ -63,10 +64,46 @@ int mpi_split(struct mpi_ctx *c, struct run *r);
 /* mpi-match.c: this rank's band keys to their owners, and the candidate
  * pairs of the buckets this rank owns (a < b, sorted, each once) scored
  * with their estimate, those below keep_min dropped (0: none).
- * r->index stores the local documents' signatures (under local ids);
- * first[k]: the first global id of rank k, first[size] the total. */
+ * r->index stores the local documents' signatures (under first[0] plus
+ * their local ids) and, with --index, the loaded ones under their ids;
+ * first[0]: the documents loaded with --index (0 without), first[k]: the
+ * first global id of rank k's new documents, first[size] the total. */
 int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
               uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
               size_t *nout);
+
+/* mpi-group.c: this rank's candidate pairs (any order, copies allowed)
+ * become its share of the sorted, unique list of all ranks' pairs (ranks
+ * in order give the list), cut after its first max_pairs (0: no cut) of
+ * ndocs documents' pairs; returns 1 when cut. */
+int mpi_sort_pairs(struct mpi_ctx *c, uint64_t ndocs, size_t max_pairs, struct pair **edges,
+                   size_t *n);
+/* The groups of the edges (this rank's share of the sorted list), formed
+ * across ranks: rank 0 gets them as star edges (*out, *nout) that
+ * write_groups() turns into the same groups, and the number of clusters
+ * and duplicates. */
+void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_t n,
+               struct pair **out, size_t *nout, uint64_t *clusters, uint64_t *dups);
+/* --output pairs: rank 0 writes every rank's edges, in rank order. */
+int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pair *edges,
+                    size_t n);
+
+/* mpi-store.c: standard input and incremental runs (all collective but
+ * mpi_load_index, which every rank calls alike). */
+/* Rank 0 reads standard input to its end and broadcasts it in chunks;
+ * every rank's descriptor 0 becomes a copy (an unlinked temporary file).
+ * Returns the status of this rank. */
+int mpi_spool_stdin(struct mpi_ctx *c);
+/* --index, --remove and --remove-from, as simlsh-dedup's setup: 0 or the
+ * exit status. */
+int mpi_load_index(struct run *r, const struct options *o);
+/* Loaded ids replaced on any rank are dropped on every rank; before[id]:
+ * id was gone before the inputs were read (--remove). Returns the number
+ * of names replaced, as simlsh-dedup counts them. */
+uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before);
+/* --save-index: the other ranks' signatures into rank 0's index, which
+ * rank 0 then saves when save is non-zero (it has every name and size by
+ * then); rank 0's status. */
+int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np, int save);
 
 #endif

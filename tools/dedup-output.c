@@ -189,6 +189,19 @@ static void put_pair(const struct run *r, FILE *out, const struct pair *p)
     }
 }
 
+/* simlsh-dedup-mpi forms the groups on several ranks and writes the pairs
+ * as they arrive from them: the same priority and the same lines as here. */
+int keep_compare(const struct run *r, uint64_t a, uint64_t b)
+{
+    keep_run = r;
+    return cmp_keep(&a, &b);
+}
+
+void write_pair(const struct run *r, FILE *out, const struct pair *p)
+{
+    put_pair(r, out, p);
+}
+
 /* Groups the verified edges (--cluster) and writes --output. Groups are
  * listed by their smallest id, members in id order. */
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,

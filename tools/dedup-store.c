@@ -162,6 +162,20 @@ static int drop_id(struct run *r, uint64_t id)
     return 0;
 }
 
+/* simlsh-dedup-mpi: every rank reads a share of the inputs, so a loaded id
+ * that --replace dropped on one rank must be dropped on all of them. */
+int store_is_gone(const struct run *r, uint64_t id)
+{
+    return r->store && r->store->gone && id < r->first_new && r->store->gone[id];
+}
+
+int store_drop(struct run *r, uint64_t id)
+{
+    if (!r->store || !r->store->gone || id >= r->first_new || r->store->gone[id])
+        return 0;
+    return drop_id(r, id);
+}
+
 uint64_t store_old_count(const struct run *r)
 {
     return r->first_new - (r->store ? r->store->ngone : 0);

@@ -468,6 +468,10 @@ int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, u
                  uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
 int write_skipped(const struct run *r, FILE *out);
+/* --keep's priority of two ids (< 0: a first), as --cluster star uses it;
+ * one --output pairs line. */
+int keep_compare(const struct run *r, uint64_t a, uint64_t b);
+void write_pair(const struct run *r, FILE *out, const struct pair *p);
 
 /* dedup-store.c: the saved index (one file: the library's index with the
  * tool's names and contract in its user data) and incremental runs */
@@ -476,6 +480,9 @@ int store_remove(struct run *r);
 int store_admit(struct run *r, const char *name, size_t len);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
+/* A loaded id removed or replaced in this run; drop one (no-op if gone). */
+int store_is_gone(const struct run *r, uint64_t id);
+int store_drop(struct run *r, uint64_t id);
 void store_free(struct run *r);
 
 #endif

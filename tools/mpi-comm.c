@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mphase_names[MP_COUNT] = {"setup",      "split",  "read",   "keys",
-                                            "signatures", "verify", "gather", "write"};
+const char *const mphase_names[MP_COUNT] = {"setup",  "split",  "read",  "keys", "signatures",
+                                            "verify", "gather", "group", "write"};
 
 void mpi_phase(struct mpi_ctx *c, int phase)
 {

@@ -5,14 +5,18 @@
  *   mpirun -np N simlsh-dedup-mpi [OPTION]... INPUT...
  *
  * Every rank parses the command line and walks the inputs (the same code
- * as simlsh-dedup), reads and signs its contiguous share with its threads
- * (mpi-split.c), sends its band keys to their owners, which turn buckets
- * into candidate pairs (mpi-match.c); rank 0 gathers the candidates and
- * cuts them at --max-pairs as simlsh-dedup does; under --verify exact the
- * ranks verify them by ranges of pairs with simlsh-dedup's second pass
- * (each rank re-reads the documents of its pairs: inputs are on a shared
- * filesystem), and rank 0 gathers the verified edges, the names and the
- * per-document metadata, and groups and writes with write_groups(). A
+ * as simlsh-dedup; standard input is first copied to every rank and
+ * --index loaded by every rank: mpi-store.c), reads and signs its
+ * contiguous share with its threads (mpi-split.c), sends its band keys to
+ * their owners, which turn buckets into candidate pairs (mpi-match.c).
+ * The candidates become one sorted list held in ranges by the ranks in
+ * order, cut at --max-pairs as simlsh-dedup cuts them; under --verify
+ * exact each rank verifies its range with simlsh-dedup's second pass
+ * (re-reading the documents of its pairs: inputs are on a shared
+ * filesystem). The groups are formed across ranks and rank 0 gets them
+ * finished (mpi-group.c), with the names and the per-document metadata,
+ * and writes with write_groups(); under --save-index it gathers the
+ * signatures and saves the index with simlsh-dedup's store_save(). A
  * failure on any rank stops every rank with its status.
  */
 #include "dedup-mpi.h"
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct mpi_ctx ctx;
@@ -52,28 +57,17 @@ static double peak_rss(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss * 1024.0 : 0;
 }
 
-/* Options this driver cannot honour yet are refused before anything is
- * read, with the usage status, the same on every rank. */
-static void refuse_unsupported(const struct options *o)
-{
-    if (o->load_index || o->save_index)
-        usage_error("%s", "--index and --save-index are not supported by " MPI_PROG
-                          " yet; run simlsh-dedup for incremental runs");
-    for (size_t i = 0; i < o->ninputs; i++)
-        if (!strcmp(o->inputs[i].arg, "-"))
-            usage_error("%s", "standard input (-) cannot be read by " MPI_PROG "; give files");
-}
-
-/* Strings with their size field, as [u64 len][u64 size][bytes]. */
-static char *pack_strlist(const struct strlist *l, size_t *len)
+/* Strings from the from-th on with their size field, as [u64 len][u64
+ * size][bytes]. */
+static char *pack_strlist(const struct strlist *l, size_t from, size_t *len)
 {
     size_t total = 0, n;
-    for (size_t i = 0; i < l->count; i++) {
+    for (size_t i = from; i < l->count; i++) {
         strlist_get(l, i, &n);
         total += 16 + n;
     }
     char *buf = xmalloc(total ? total : 1), *p = buf;
-    for (size_t i = 0; i < l->count; i++) {
+    for (size_t i = from; i < l->count; i++) {
         const char *s = strlist_get(l, i, &n);
         uint64_t h[2] = {n, l->size ? l->size[i] : 0};
         memcpy(p, h, 16);
@@ -84,9 +78,15 @@ static char *pack_strlist(const struct strlist *l, size_t *len)
     return buf;
 }
 
-static void unpack_strlist(struct strlist *l, const char *buf, size_t len)
+/* Keeps the first from strings of l and appends those of buf. */
+static void unpack_strlist(struct strlist *l, size_t from, const char *buf, size_t len)
 {
-    strlist_free(l);
+    if (from == 0) {
+        strlist_free(l);
+    } else if (l->count > from) {
+        l->count = from;
+        l->len = l->off[from];
+    }
     for (size_t at = 0; at + 16 <= len;) {
         uint64_t h[2];
         memcpy(h, buf + at, 16);
@@ -95,14 +95,16 @@ static void unpack_strlist(struct strlist *l, const char *buf, size_t len)
     }
 }
 
-static void gather_strlist(struct strlist *l)
+/* Rank 0 gets every rank's strings from the from-th on (the first from
+ * are the same on every rank: the names loaded with --index). */
+static void gather_strlist(struct strlist *l, size_t from)
 {
     size_t len, rlen;
-    char *buf = pack_strlist(l, &len), *all;
+    char *buf = pack_strlist(l, from, &len), *all;
     mpi_gather0(&ctx, buf, len, &all, &rlen);
     free(buf);
     if (ctx.rank == 0)
-        unpack_strlist(l, all, rlen);
+        unpack_strlist(l, from, all, rlen);
     free(all);
 }
 
@@ -125,16 +127,6 @@ static char *allgather_bytes(const void *send, size_t len, size_t *rlen)
         all = xmalloc(1);
     *rlen = (size_t)n;
     return all;
-}
-
-static int cmp_edge(const void *x, const void *y)
-{
-    const struct pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return 0;
 }
 
 /* What each rank reports for --stats. */
@@ -175,15 +167,32 @@ static void write_stats(FILE *f, const struct run *r, const struct rank_stats *r
     fputs("]}\n", f);
 }
 
+/* As simlsh-dedup's check: no output may replace an input (the index
+ * loaded with --index and its 0.1 FILE.names among them), a file that is
+ * not a regular file, or another output; --save-index may name the file
+ * of --index. */
 static int outputs_ok(struct run *r, const struct options *o)
 {
-    const char *paths[3] = {o->output_path && strcmp(o->output_path, "-") ? o->output_path : NULL,
-                            o->skipped_path, o->stats_path};
-    const char *what[3] = {"-o", "--skipped", "--stats"};
-    for (int i = 0; i < 3; i++) {
+    struct stat st;
+    if (o->load_index) {
+        char *names = xmalloc(strlen(o->load_index) + 7);
+        sprintf(names, "%s.names", o->load_index);
+        if (stat(o->load_index, &st) == 0)
+            fileids_add(&r->input_ids, &st);
+        if (stat(names, &st) == 0)
+            fileids_add(&r->input_ids, &st);
+        free(names);
+    }
+    if (o->remove_from && strcmp(o->remove_from, "-") && stat(o->remove_from, &st) == 0)
+        fileids_add(&r->input_ids, &st);
+    const char *paths[4] = {o->output_path && strcmp(o->output_path, "-") ? o->output_path : NULL,
+                            o->skipped_path, o->stats_path, o->save_index};
+    const char *what[4] = {"-o", "--skipped", "--stats", "--save-index"};
+    const char *same[4] = {NULL, NULL, NULL, o->load_index};
+    for (int i = 0; i < 4; i++) {
         if (!paths[i])
             continue;
-        if (output_path_ok(&r->input_ids, paths[i], what[i], NULL) != 0)
+        if (output_path_ok(&r->input_ids, paths[i], what[i], same[i]) != 0)
             return -1;
         for (int j = 0; j < i; j++) {
             if (paths[j] && !strcmp(paths[i], paths[j])) {
@@ -204,7 +213,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
     int rc = simlsh_params_get_double(r->params, SIMLSH_PARAM_THRESHOLD, &r->threshold);
     if (rc != 0)
         fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
-    r->lines_prefix = opt->ninputs > 1; /* as simlsh-dedup, which has no --index here */
+    size_t lines_inputs = 0;
+    for (size_t i = 0; i < opt->ninputs; i++)
+        lines_inputs += opt->inputs[i].kind == INPUT_LINES;
+    r->lines_prefix = opt->ninputs > 1 || (opt->load_index && lines_inputs);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
 
@@ -236,16 +248,20 @@ static int dedup_mpi(struct run *r, struct options *opt)
         goto fail;
 
     /* The local index only stores signatures (the owners of the band keys
-     * make the buckets): one band of one row keeps its tables small. */
+     * make the buckets): one band of one row keeps its tables small. The
+     * index loaded with --index stays (it holds the old signatures, and
+     * the loaded ids to drop), and so does rank 0's under --save-index,
+     * which becomes the saved one. */
     uint32_t bands = 0, rows = 0;
     simlsh_params *lean = NULL;
     simlsh_index_bands(&bands, &rows, r->index);
-    rc = simlsh_params_copy(&lean, r->params);
-    if (rc == 0)
+    int keep_full = opt->load_index || (ctx.rank == 0 && opt->save_index);
+    rc = keep_full ? 0 : simlsh_params_copy(&lean, r->params);
+    if (rc == 0 && !keep_full)
         rc = simlsh_params_set_int(lean, SIMLSH_PARAM_BANDS, 1);
-    if (rc == 0)
+    if (rc == 0 && !keep_full)
         rc = simlsh_params_set_int(lean, SIMLSH_PARAM_ROWS, 1);
-    if (rc == 0) {
+    if (rc == 0 && !keep_full) {
         simlsh_index_free(r->index);
         r->index = NULL;
         rc = simlsh_index_new(&r->index, lean);
@@ -254,10 +270,19 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (rc != 0)
         mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "signature store: %s", simlsh_strerror(rc));
 
+    /* Exact mode: standard input (a regular file by now) is read again,
+     * on any rank; before the split, which leaves it to one rank. */
+    if (reread_prepare(r) != 0)
+        mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "%s", "standard input cannot be read again");
+
     mpi_phase(&ctx, MP_SPLIT);
     mpi_split(&ctx, r);
 
     mpi_phase(&ctx, MP_READ);
+    /* the loaded ids --remove took, to tell those --replace takes */
+    uint8_t *gone0 = xmalloc(r->first_new ? (size_t)r->first_new : 1);
+    for (uint64_t id = 0; id < r->first_new; id++)
+        gone0[id] = (uint8_t)store_is_gone(r, id);
     rc = run_pipeline_start(r);
     if (rc == 0)
         rc = run_inputs(r);
@@ -283,14 +308,22 @@ static int dedup_mpi(struct run *r, struct options *opt)
                 fprintf(stderr, MPI_PROG ": stopped: another rank failed (status %d)\n", worst);
         }
         status = worst;
+        free(gone0);
         goto fail;
     }
 
-    /* Global ids: the documents of the lower ranks come first. */
-    uint64_t nlocal = r->names.count;
+    /* --replace on one rank drops the loaded document on every rank */
+    if (opt->load_index)
+        r->replaced = mpi_merge_gone(&ctx, r, gone0);
+    free(gone0);
+
+    /* Global ids: the documents loaded with --index keep theirs, then the
+     * new documents of the lower ranks come first. */
+    uint64_t first_new = r->first_new;
+    uint64_t nlocal = r->names.count - first_new;
     uint64_t *first = xmalloc(((size_t)ctx.size + 1) * sizeof *first);
     MPI_Allgather(&nlocal, 1, MPI_UINT64_T, first + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
-    first[0] = 0;
+    first[0] = first_new;
     for (int k = 0; k < ctx.size; k++)
         first[k + 1] += first[k];
 
@@ -314,145 +347,135 @@ static int dedup_mpi(struct run *r, struct options *opt)
     size_t nedges = 0;
     int cut = 0;
     mpi_match(&ctx, r, (size_t)nlocal, np, bands, rows, first, keep_min, &edges, &nedges);
-    simlsh_index_free(r->index);
-    r->index = NULL;
+    if (!opt->save_index) { /* else its signatures go to rank 0 at the end */
+        simlsh_index_free(r->index);
+        r->index = NULL;
+    }
 
+    /* The candidates become one sorted list held in equal ranges by the
+     * ranks in order: owners of different bands may give the same pair;
+     * the library's rows are in (a, b) order, and --max-pairs keeps their
+     * prefix. */
     mpi_phase(&ctx, MP_GATHER);
-    char *all = NULL;
-    size_t alen = 0;
-    mpi_gather0(&ctx, (const char *)edges, nedges * sizeof *edges, &all, &alen);
-    free(edges);
-    edges = (struct pair *)(void *)all;
-    nedges = alen / sizeof *edges;
-    if (ctx.rank == 0) {
-        /* owners of different bands may give the same pair; the library's
-         * rows are in (a, b) order, and --max-pairs keeps their prefix */
-        if (nedges > 1)
-            qsort(edges, nedges, sizeof *edges, cmp_edge);
-        size_t m = 0;
-        for (size_t i = 0; i < nedges; i++)
-            if (m == 0 || edges[m - 1].a != edges[i].a || edges[m - 1].b != edges[i].b)
-                edges[m++] = edges[i];
-        nedges = m;
-        if (opt->max_pairs && nedges > opt->max_pairs) {
-            nedges = opt->max_pairs;
-            cut = 1;
-        }
-        r->vs.candidates = nedges;
-        if (cut) {
-            r->truncated = 1;
+    cut = mpi_sort_pairs(&ctx, first[ctx.size], opt->max_pairs, &edges, &nedges);
+    if (cut) {
+        r->truncated = 1;
+        if (ctx.rank == 0)
             fprintf(stderr,
                     "simlsh-dedup: warning: stopped at %zu candidate pairs "
                     "(--max-pairs); results are incomplete\n",
                     opt->max_pairs);
+    }
+    /* Under exact, and for --cluster star in an order of --keep (its owners
+     * order their documents), every rank needs each document's size and
+     * time; otherwise only rank 0 (components keep by --keep there). */
+    int share_meta =
+        exact || (opt->cluster == CLUSTER_STAR && (opt->keep != KEEP_FIRST || first_new > 0));
+    uint64_t total = first[ctx.size];
+    if (share_meta) {
+        size_t llen = 0;
+        /* the loaded documents' are on every rank already */
+        char *mb =
+            allgather_bytes(nlocal ? r->id_bytes + first_new : NULL, (size_t)nlocal * 8, &llen);
+        char *mt =
+            allgather_bytes(nlocal ? r->id_mtime + first_new : NULL, (size_t)nlocal * 8, &llen);
+        if (total > first_new) { /* with no document anywhere the arrays stay NULL */
+            ensure_idmeta(r, total - 1);
+            memcpy(r->id_bytes + first_new, mb, (size_t)(total - first_new) * 8);
+            memcpy(r->id_mtime + first_new, mt, (size_t)(total - first_new) * 8);
         }
+        free(mb);
+        free(mt);
     }
     if (exact) {
-        /* Every rank needs where each document is and its size and time
-         * (the second pass checks them), then verifies a range of pairs. */
+        /* Every rank needs where each document is (the second pass reads
+         * it again and checks its size and time), then verifies its range
+         * of pairs. */
         mpi_phase(&ctx, MP_VERIFY);
-        uint64_t total = first[ctx.size];
         size_t llen = 0;
         char *locs = allgather_bytes(r->locs, (size_t)nlocal * sizeof *r->locs, &llen);
         free(r->locs);
         r->locs = (struct docloc *)(void *)locs;
         r->locs_cap = (size_t)total;
-        char *mb = allgather_bytes(r->id_bytes, (size_t)nlocal * 8, &llen);
-        char *mt = allgather_bytes(r->id_mtime, (size_t)nlocal * 8, &llen);
-        if (total) { /* with no document anywhere the arrays stay NULL */
-            ensure_idmeta(r, total - 1);
-            memcpy(r->id_bytes, mb, (size_t)total * 8);
-            memcpy(r->id_mtime, mt, (size_t)total * 8);
-        }
-        free(mb);
-        free(mt);
-        /* rank k verifies pairs [n k / N, n (k + 1) / N) of rank 0's list */
-        uint64_t n = nedges;
-        MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-        uint64_t lo = n * (uint64_t)ctx.rank / (uint64_t)ctx.size;
-        uint64_t hi = n * (uint64_t)(ctx.rank + 1) / (uint64_t)ctx.size;
-        struct pair *mine = NULL;
-        if (ctx.rank == 0) {
-            for (int k = 1; k < ctx.size; k++) {
-                uint64_t a = n * (uint64_t)k / (uint64_t)ctx.size;
-                uint64_t b = n * (uint64_t)(k + 1) / (uint64_t)ctx.size;
-                for (uint64_t at = a; at < b;) {
-                    uint64_t piece = b - at < (UINT64_C(1) << 24) ? b - at : UINT64_C(1) << 24;
-                    MPI_Send(edges + at, (int)(piece * sizeof *edges), MPI_BYTE, k, 7,
-                             MPI_COMM_WORLD);
-                    at += piece;
-                }
-            }
-            mine = edges;
-            edges = NULL;
-        } else {
-            mine = xmalloc((hi - lo ? (size_t)(hi - lo) : 1) * sizeof *mine);
-            for (uint64_t at = 0; at < hi - lo;) {
-                uint64_t piece =
-                    hi - lo - at < (UINT64_C(1) << 24) ? hi - lo - at : UINT64_C(1) << 24;
-                MPI_Recv(mine + at, (int)(piece * sizeof *mine), MPI_BYTE, 0, 7, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                at += piece;
-            }
-        }
         struct pair *ver = NULL;
         size_t nver = 0;
-        status = verify_exact_pairs(r, mine, (size_t)(hi - lo), (size_t)total, &ver, &nver) != 0
+        status = verify_exact_pairs(r, edges, nedges, (size_t)(total - first_new), &ver, &nver) != 0
                      ? EXIT_DEDUP_INTERNAL
                      : 0;
-        free(mine);
         free(edges);
         if (status != 0)
             mpi_die(&ctx, status, "%s", "verification failed");
-        mpi_phase(&ctx, MP_GATHER);
-        mpi_gather0(&ctx, (const char *)ver, nver * sizeof *ver, &all, &alen);
-        free(ver);
-        edges = (struct pair *)(void *)all;
-        nedges = alen / sizeof *edges;
-        /* rank ranges are in order and each sorted: the whole is sorted */
+        /* ranges are in order and each sorted: the whole list is sorted */
+        edges = ver;
+        nedges = nver;
     }
-    gather_strlist(&r->names);
+    mpi_phase(&ctx, MP_GATHER);
+    gather_strlist(&r->names, (size_t)first_new);
     if (opt->output == OUT_RECORDS || opt->output == OUT_DROP_RECORDS)
-        gather_strlist(&r->records);
+        gather_strlist(&r->records, 0);
     if (opt->skipped_path)
-        gather_strlist(&r->skips);
-    /* --keep: bytes and modification time of each document (under exact
-     * every rank has them all already) */
-    size_t mlen = exact ? 0 : (size_t)nlocal * 16;
-    char *meta = xmalloc(mlen ? mlen : 1);
+        gather_strlist(&r->skips, 0);
+    /* --keep: bytes and modification time of each document, at rank 0 */
+    size_t mlen = share_meta ? 0 : (size_t)nlocal * 16;
+    char *meta = xmalloc(mlen ? mlen : 1), *all = NULL;
+    size_t alen = 0;
     if (mlen) {
-        memcpy(meta, r->id_bytes, (size_t)nlocal * 8);
-        memcpy(meta + nlocal * 8, r->id_mtime, (size_t)nlocal * 8);
+        memcpy(meta, r->id_bytes + first_new, (size_t)nlocal * 8);
+        memcpy(meta + nlocal * 8, r->id_mtime + first_new, (size_t)nlocal * 8);
     }
     mpi_gather0(&ctx, meta, mlen, &all, &alen);
     free(meta);
-    uint64_t mine[3] = {r->docs, r->bytes, r->skipped}, sum[3] = {0, 0, 0};
-    MPI_Reduce(mine, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (ctx.rank == 0 && total > first_new)
+        ensure_idmeta(r, total - 1);
+    for (int k = 0; ctx.rank == 0 && k < ctx.size && !share_meta; k++) {
+        uint64_t n = first[k + 1] - first[k];
+        const char *m = all + (first[k] - first_new) * 16;
+        if (n == 0)
+            continue;
+        memcpy(r->id_bytes + first[k], m, (size_t)n * 8);
+        memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
+    }
+    free(all);
+    uint64_t mine[4] = {r->docs, r->bytes, r->skipped, r->already_indexed};
+    uint64_t sum[4] = {0, 0, 0, 0};
+    MPI_Reduce(mine, sum, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     struct rank_stats me;
     memset(&me, 0, sizeof me);
     me.docs = r->docs;
     me.bytes = r->bytes;
 
+    /* The groups, formed across ranks; rank 0 gets them finished. */
+    mpi_phase(&ctx, MP_GROUP);
+    struct pair *stars = NULL;
+    size_t nstars = 0;
     uint64_t clusters = 0, dups = 0;
+    mpi_group(&ctx, r, edges, nedges, &stars, &nstars, &clusters, &dups);
     status = 0;
+    mpi_phase(&ctx, MP_WRITE);
     if (ctx.rank == 0) {
-        uint64_t total = first[ctx.size];
-        if (total)
-            ensure_idmeta(r, total - 1);
-        for (int k = 0; k < ctx.size && !exact; k++) {
-            uint64_t n = first[k + 1] - first[k];
-            const char *m = all + first[k] * 16;
-            if (n == 0)
-                continue;
-            memcpy(r->id_bytes + first[k], m, (size_t)n * 8);
-            memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
-        }
         r->docs = sum[0];
         r->bytes = sum[1];
         r->skipped = sum[2];
-        mpi_phase(&ctx, MP_WRITE);
-        if (write_groups(r, out.f, edges, nedges, &clusters, &dups) != 0)
+        r->already_indexed = sum[3];
+        /* the pairs come from every rank below; write_groups() writes the
+         * other outputs from the finished groups alone */
+        if (opt->output != OUT_PAIRS &&
+            write_groups(r, out.f, stars, nstars, &clusters, &dups) != 0)
             status = EXIT_DEDUP_INTERNAL;
+    }
+    free(stars);
+    if (opt->output == OUT_PAIRS && mpi_write_pairs(&ctx, r, out.f, edges, nedges) != 0)
+        status = EXIT_DEDUP_INTERNAL;
+    free(edges);
+    edges = NULL;
+    /* --save-index: the whole index at rank 0, saved there unless the run
+     * failed (simlsh-dedup saves after the groups, before --skipped) */
+    if (opt->save_index) {
+        int saved = mpi_save_index(&ctx, r, first, np, status == 0);
+        if (ctx.rank == 0 && status == 0)
+            status = saved;
+    }
+    if (ctx.rank == 0) {
         if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0)
             status = EXIT_DEDUP_INTERNAL;
         if (status == 0) {
@@ -464,8 +487,6 @@ static int dedup_mpi(struct run *r, struct options *opt)
                 status = EXIT_DEDUP_FOUND;
         }
     }
-    free(all);
-    free(edges);
     mpi_phase(&ctx, MP_WRITE);
     for (int p = 0; p < MP_COUNT; p++)
         me.phase[p] = ctx.phase_wall[p];
@@ -497,6 +518,12 @@ static int dedup_mpi(struct run *r, struct options *opt)
                              "ranks x %d threads\n",
                     r->docs, b, clusters, dups, r->skipped, elapsed,
                     elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0, ctx.size, r->nthreads);
+            if (opt->load_index)
+                fprintf(stderr,
+                        MPI_PROG ": %s: %" PRIu64 " documents before, %" PRIu64
+                                 " already indexed, %" PRIu64 " replaced, %" PRIu64 " removed\n",
+                        qname(opt->load_index), store_old_count(r), r->already_indexed, r->replaced,
+                        r->removed);
         }
         if (status == EXIT_DEDUP_NOTHING)
             fprintf(stderr, MPI_PROG ": nothing could be read: every input was skipped\n");
@@ -542,7 +569,6 @@ int main(int argc, char **argv)
     struct options opt;
     memset(&opt, 0, sizeof opt);
     parse_args(&opt, argc, argv);
-    refuse_unsupported(&opt);
     struct run run;
     memset(&run, 0, sizeof run);
     run.opt = &opt;
@@ -550,7 +576,19 @@ int main(int argc, char **argv)
     run.t_phase = run.t_start;
     run.cpu_phase = cpu_seconds();
     run.progress = 0; /* one line per rank would interleave */
-    setup_new(&run, &opt);
+    /* Standard input (an input or --remove-from) reaches rank 0 only:
+     * every rank gets a copy before anything reads it. */
+    int uses_stdin = opt.remove_from && !strcmp(opt.remove_from, "-");
+    for (size_t i = 0; i < opt.ninputs; i++)
+        uses_stdin |= !strcmp(opt.inputs[i].arg, "-");
+    int st = uses_stdin ? mpi_spool_stdin(&ctx) : 0;
+    if (opt.load_index && st == 0)
+        st = mpi_load_index(&run, &opt);
+    else if (st == 0)
+        setup_new(&run, &opt);
+    st = mpi_agree(&ctx, st);
+    if (st != 0)
+        exit(st); /* every rank: the exit finalises */
     if (saved_out >= 0) {
         fflush(stdout);
         dup2(saved_out, STDOUT_FILENO);
@@ -569,6 +607,7 @@ int main(int argc, char **argv)
     strlist_free(&run.skips);
     strlist_free(&run.records);
     free(run.locs);
+    store_free(&run);
     free(run.idset);
     free(run.pmeta);
     free(run.id_bytes);
@@ -577,6 +616,7 @@ int main(int argc, char **argv)
     free(opt.inputs);
     free(opt.globs_in);
     free(opt.globs_ex);
+    free(opt.remove_names);
     for (size_t i = 0; i < opt.nowned; i++)
         free(opt.owned[i]);
     free(opt.owned);

@@ -4,7 +4,9 @@
  *
  * Each rank computes the band keys of its documents and sends (key, band,
  * global id) to the key's owner, hash(band, key) mod N, in rounds of at
- * most ROUND_BYTES per rank. An owner sorts what it received: runs of one
+ * most ROUND_BYTES per rank; with --index, every rank has loaded the old
+ * index, and rank k also sends the keys of the k-th of N slices of its
+ * ids (those not removed or replaced). An owner sorts what it received: runs of one
  * (band, key) are the index's buckets. The owner fetches the signatures
  * of the members of buckets with two or more members from the ranks that
  * read them (again in rounds) and turns its buckets into candidate pairs
@@ -92,6 +94,14 @@ static int doc_owner(const uint64_t *first, int n, uint64_t g)
     return lo;
 }
 
+/* The id under which this rank's index stores global id g: a document of
+ * --index keeps its id (every rank loaded the index), a new one is the
+ * base (first[0], the loaded ids) plus its place in this rank's share. */
+static uint64_t local_id(const struct mpi_ctx *c, const uint64_t *first, uint64_t g)
+{
+    return g < first[0] ? g : g - first[c->rank] + first[0];
+}
+
 /* The values of local document lid, from the index that stores them. */
 static void local_values(struct mpi_ctx *c, const simlsh_index *ix, uint64_t lid, uint32_t np,
                          uint32_t *out)
@@ -115,11 +125,24 @@ static int all_rounds(struct mpi_ctx *c, size_t n, size_t per)
     return most;
 }
 
-/* Band keys of the local documents to their owners; the owner's entries,
- * sorted by (band, key, id). */
+/* Band keys of the local documents, and of this rank's slice of the
+ * documents loaded with --index (those still indexed), to their owners;
+ * the owner's entries, sorted by (band, key, id). */
 static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal, uint32_t np,
-                              uint32_t bands, uint32_t rows, uint64_t gid0, size_t *nout)
+                              uint32_t bands, uint32_t rows, const uint64_t *first, size_t *nout)
 {
+    /* the global ids whose keys this rank sends, in increasing order */
+    uint64_t nold = first[0];
+    uint64_t olo = nold * (uint64_t)c->rank / (uint64_t)c->size;
+    uint64_t ohi = nold * (uint64_t)(c->rank + 1) / (uint64_t)c->size;
+    size_t nmine = 0;
+    uint64_t *gids = xmalloc((size_t)(ohi - olo + nlocal + 1) * sizeof *gids);
+    for (uint64_t g = olo; g < ohi; g++)
+        if (simlsh_index_contains(r->index, g) == 1) /* not removed or replaced */
+            gids[nmine++] = g;
+    for (size_t i = 0; i < nlocal; i++)
+        gids[nmine++] = first[c->rank] + i;
+    nlocal = nmine;
     size_t per = ROUND_BYTES / ((size_t)bands * sizeof(struct kent));
     per = per ? per : 1;
     int rounds = all_rounds(c, nlocal, per);
@@ -148,7 +171,7 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
         for (size_t b0 = 0; b0 < m; b0 += blk) {
             size_t bn = m - b0 < blk ? m - b0 : blk;
             for (size_t i = 0; i < bn; i++)
-                local_values(c, r->index, lo + b0 + i, np, vals + i * np);
+                local_values(c, r->index, local_id(c, first, gids[lo + b0 + i]), np, vals + i * np);
             rc = simlsh_band_keys_batch(keys + b0 * bands, kp, vals, bn);
             if (rc != 0)
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "band keys: %s", simlsh_strerror(rc));
@@ -165,7 +188,7 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
             uint32_t band = (uint32_t)(i % bands);
             struct kent *e = &send[at[key_owner(keys[i], band, c->size)]++];
             e->key = keys[i];
-            e->gb = (uint64_t)band << GID_BITS | (gid0 + lo + i / bands);
+            e->gb = (uint64_t)band << GID_BITS | gids[lo + i / bands];
         }
         for (int d = 0; d < c->size; d++)
             count[d] *= sizeof(struct kent);
@@ -180,6 +203,7 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
     }
     free(send);
     free(count);
+    free(gids);
     free(keys);
     free(vals);
     simlsh_params_free(kp);
@@ -195,10 +219,21 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
                             const uint64_t *first, const uint64_t *want, size_t nwant)
 {
     size_t sig_bytes = (size_t)np * sizeof(uint32_t);
+    uint32_t *sigs = xmalloc((nwant ? nwant : 1) * sig_bytes);
+    /* documents of --index (the smallest ids, so a prefix of want) are in
+     * every rank's index: no need to ask */
+    size_t nold = 0;
+    while (nold < nwant && want[nold] < first[0]) {
+        local_values(c, ix, want[nold], np, sigs + nold * np);
+        nold++;
+    }
+    want += nold;
+    nwant -= nold;
+    uint32_t *out = sigs;
+    sigs += nold * np;
     size_t per = ROUND_BYTES / sig_bytes;
     per = per ? per : 1;
     int rounds = all_rounds(c, nwant, per);
-    uint32_t *sigs = xmalloc((nwant ? nwant : 1) * sig_bytes);
     size_t *count = xmalloc((size_t)c->size * sizeof *count);
     for (int round = 0; round < rounds; round++) {
         size_t lo = (size_t)round * per, hi = lo + per < nwant ? lo + per : nwant;
@@ -220,7 +255,7 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "asked for id %llu, not read here",
                         (unsigned long long)g);
             uint32_t *to = (uint32_t *)(void *)(ans + i * sig_bytes);
-            local_values(c, ix, g - first[c->rank], np, to);
+            local_values(c, ix, local_id(c, first, g), np, to);
         }
         /* the counts of what each rank asked give the sizes to send back */
         int *asked = xmalloc((size_t)c->size * 2 * sizeof *asked);
@@ -241,7 +276,7 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
         free(req);
     }
     free(count);
-    return sigs;
+    return out;
 }
 
 static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np)
@@ -278,7 +313,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         mpi_die(c, EXIT_DEDUP_INTERNAL, "more than 2^48 documents");
     mpi_phase(c, MP_KEYS);
     size_t ne;
-    struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first[c->rank], &ne);
+    struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first, &ne);
 
     /* Buckets of two or more, in chunks of about CHUNK_MEMBERS members:
      * the signatures of one chunk's members are fetched, its buckets

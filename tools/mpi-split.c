@@ -2,8 +2,9 @@
  * simlsh-dedup-mpi: which documents each rank reads.
  *
  * The inputs, in command-line order, form one sequence of units: each file
- * of a PATH input, each compressed line file whole, and the bytes of each
- * plain --lines/--jsonl file. The sequence is cut into N runs of about the
+ * of a PATH input, standard input as one document and each compressed
+ * line file whole, and the bytes of each plain --lines/--jsonl file
+ * (standard input among them). The sequence is cut into N runs of about the
  * same number of bytes, rank k taking run k, so each rank's documents are a
  * contiguous stretch of the documents simlsh-dedup would read, and global
  * ids are an offset (the documents of lower ranks) plus the local ids. A
@@ -124,10 +125,22 @@ int mpi_split(struct mpi_ctx *c, struct run *r)
                 w += r->paths.size[p] + UNIT_EXTRA;
                 nu++;
             }
+        } else if (in->kind == INPUT_STDIN) {
+            /* standard input as one document (a copy of it on every rank:
+             * mpi-store.c) is read by one rank */
+            struct stat st;
+            uint64_t size = fstat(STDIN_FILENO, &st) == 0 ? (uint64_t)st.st_size : 0;
+            u[nu] = (struct unit){i, 0, U_WHOLE, size, w};
+            w += size + UNIT_EXTRA;
+            nu++;
         } else if (in->kind == INPUT_LINES || in->kind == INPUT_JSONL) {
             /* A file that cannot be opened now stays whole: its reader
-             * reports it, on one rank, as simlsh-dedup would. */
-            int fd = open(in->arg, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+             * reports it, on one rank, as simlsh-dedup would. Standard
+             * input is a regular file here, cut like one unless it is
+             * compressed. */
+            int fd = !strcmp(in->arg, "-")
+                         ? dup(STDIN_FILENO)
+                         : open(in->arg, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
             struct stat st;
             int split = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
                         !is_compressed(fd);

@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -57,14 +58,18 @@ def check(cond, msg, p=None):
         fail(msg, p)
 
 
-def single(args, cwd):
+def single(args, cwd, data=None):
     return subprocess.run([DEDUP] + args, cwd=cwd, capture_output=True, env=ENV,
-                          timeout=TIMEOUT)
+                          timeout=TIMEOUT, input=data if data is not None else b"")
 
 
-def mpi(n, args, cwd, env=None):
+def mpi(n, args, cwd, env=None, data=None):
+    """data: bytes for standard input, through a pipe as a user's would be."""
     cmd = [MPIRUN, "--oversubscribe", "-np", str(n), DEDUP_MPI] + args
     try:
+        if data is not None:
+            return subprocess.run(cmd, cwd=cwd, capture_output=True, env=env or ENV,
+                                  timeout=TIMEOUT, input=data)
         return subprocess.run(cmd, cwd=cwd, capture_output=True, env=env or ENV,
                               timeout=TIMEOUT, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
@@ -79,12 +84,13 @@ def read(path):
         return f.read()
 
 
-def same(args, cwd, files=(), ranks=RANKS, expect=None):
-    """Every N gives simlsh-dedup's stdout, status and files (relative to cwd)."""
+def same(args, cwd, files=(), ranks=RANKS, expect=None, data=None):
+    """Every N gives simlsh-dedup's stdout, status and files (relative to cwd,
+    a saved index among them), with data as standard input if given."""
     for f in files:
         if os.path.exists(os.path.join(cwd, f)):
             os.unlink(os.path.join(cwd, f))
-    ref = single(args, cwd)
+    ref = single(args, cwd, data)
     if expect is not None:
         check(ref.returncode == expect, "simlsh-dedup %s: status %d, expected %d"
               % (args, ref.returncode, expect), ref)
@@ -93,7 +99,7 @@ def same(args, cwd, files=(), ranks=RANKS, expect=None):
         for f in files:
             if os.path.exists(os.path.join(cwd, f)):
                 os.unlink(os.path.join(cwd, f))
-        p = mpi(n, args, cwd)
+        p = mpi(n, args, cwd, data=data)
         check(p.returncode == ref.returncode, "-np %d %s: status %d, simlsh-dedup %d"
               % (n, args, p.returncode, ref.returncode), p)
         check(p.stdout == ref.stdout, "-np %d %s: output differs" % (n, args), p)
@@ -192,9 +198,6 @@ def case_outputs():
         check(sum(r["documents"] for r in st["per_rank"]) == st["documents"] > 0,
               "documents add up", p)
         check(st["bytes_exchanged"] > 0, "bytes exchanged", p)
-        # what this driver cannot do yet is refused, not done differently
-        p = mpi(2, ["--lines", "a.txt", "--save-index", "ix"], tmp)
-        check(p.returncode == 2 and b"not supported" in p.stderr, "--save-index", p)
 
 
 def case_exact():
@@ -311,7 +314,145 @@ def case_failure():
             check(not os.path.exists(os.path.join(tmp, "out.tsv")), "no output", p)
 
 
-CASES = {"files": case_files, "lines": case_lines, "outputs": case_outputs,
+def case_stdin():
+    """Standard input (a pipe, read by rank 0 and copied to every rank) as
+    lines, with other inputs around it, as one document, compressed, and
+    empty; the exact second pass reads it again on any rank."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = corpus_lines(tmp)
+        write_lines(os.path.join(tmp, "b.txt"), corpus_lines(tmp, 90, 3))
+        data = ("\n".join(lines) + "\n").encode()
+        ref = same(["-q", "--lines", "-", "--output", "pairs"], tmp, expect=0, data=data)
+        check(ref.stdout.count(b"\n") > 100, "pairs found", ref)
+        same(["-q", "--lines", "b.txt", "--lines", "-", "--output", "pairs", "--skipped",
+              "skipped.tsv"], tmp, files=("skipped.tsv",), expect=0, data=data, ranks=SOME[0])
+        # lines of standard input are cut among the ranks like a file's
+        p = mpi(3, ["-q", "--lines", "-", "--stats", "st.json"], tmp, data=data)
+        check(p.returncode == 0, "--stats run", p)
+        st = json.load(open(os.path.join(tmp, "st.json")))
+        check(all(r["documents"] > 50 for r in st["per_rank"]), "every rank reads stdin lines",
+              p)
+        # no final newline, a line over --max-doc-bytes
+        odd = data + b"x" * 3000 + b"\n" + lines[3].encode()
+        same(["-q", "--lines", "-", "--max-doc-bytes", "2000", "--output", "keep", "--skipped",
+              "skipped.tsv"], tmp, files=("skipped.tsv",), expect=0, data=odd, ranks=SOME[1])
+        if JSON:
+            rows = "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(lines))
+            same(["-q", "--jsonl", "-", "--output", "pairs", "--format", "jsonl"], tmp, expect=0,
+                 data=rows.encode(), ranks=SOME[2])
+        same(["-q", "--lines", "-", "--lines", "b.txt", "--verify", "estimate"], tmp, expect=0,
+             data=data, ranks=SOME[1])
+        doc = open(os.path.join(SAMPLE, "harbour-log.txt"), "rb").read()
+        ref = same(["-q", "-", SAMPLE, "--output", "pairs"], tmp, expect=0, data=doc,
+                   ranks=SOME[2])
+        check(b"-\t" in ref.stdout, "standard input is a document of a pair", ref)
+        if "zlib" in FEATURES:
+            same(["-q", "--lines", "-", "--output", "keep", "--save-index", "s.idx"], tmp,
+                 files=("s.idx",), expect=0, data=gzip.compress(data), ranks=(3,))
+        same(["-q", "-"], tmp, expect=5, data=b"", ranks=(2,))
+
+
+def case_index():
+    """--index, --save-index (the saved file compared byte for byte),
+    --replace, --remove, --remove-from -, --only-new, and a rank with no
+    input or nothing but removals."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = corpus_lines(tmp)
+        write_lines(os.path.join(tmp, "a.txt"), lines[:200])
+        write_lines(os.path.join(tmp, "b.txt"), lines[150:])
+        shutil.copy(os.path.join(SAMPLE, "harbour-log.txt"), tmp)
+        # a new index saved by every N, as simlsh-dedup saves it
+        same(["-q", "--lines", "a.txt", "--save-index", "new.idx"], tmp, files=("new.idx",),
+             expect=0)
+        ref = single(["-q", "--lines", "a.txt", "--save-index", "base.idx"], tmp)
+        check(ref.returncode == 0, "base index", ref)
+        ref = same(["-q", "--index", "base.idx", "--lines", "b.txt", "--output", "pairs",
+                    "--save-index", "new.idx"], tmp, files=("new.idx",), expect=0)
+        check(b"b.txt:" in ref.stdout and b"\t1" in ref.stdout, "pairs with old documents",
+              ref)
+        same(["-q", "--index", "base.idx", "--lines", "a.txt", "--lines", "b.txt", "--replace",
+              "--cluster", "components", "--save-index", "new.idx"], tmp, files=("new.idx",),
+             expect=0, ranks=SOME[0])
+        same(["-q", "--index", "base.idx", "--remove", "5", "--remove", "9", "--lines", "b.txt",
+              "--only-new", "--verify", "estimate", "--output", "keep", "--save-index",
+              "new.idx"], tmp, files=("new.idx",), expect=0, ranks=SOME[1])
+        same(["-q", "--index", "base.idx", "--remove-from", "-", "--save-index", "new.idx"],
+             tmp, files=("new.idx",), expect=0, data=b"3\n4\n100\n", ranks=(3,))
+        # one document for four ranks, and the index replaced in place
+        for prog in ("single", "mpi"):
+            shutil.copy(os.path.join(tmp, "base.idx"), os.path.join(tmp, prog + ".idx"))
+            args = ["-q", "--index", prog + ".idx", "harbour-log.txt", "--output", "pairs",
+                    "--save-index", prog + ".idx"]
+            p = single(args, tmp) if prog == "single" else mpi(4, args, tmp)
+            check(p.returncode == 0, "%s: in place" % prog, p)
+        check(read(os.path.join(tmp, "single.idx")) == read(os.path.join(tmp, "mpi.idx")),
+              "-np 4: the index replaced in place differs", p)
+        # a name read twice (on two ranks) is replaced once, as simlsh-dedup counts it
+        ref = single(["-q", "--lines", "a.txt", "--lines", "b.txt", "--save-index", "ab.idx"],
+                     tmp)
+        check(ref.returncode == 0, "index of two inputs", ref)
+        args = ["--index", "ab.idx", "--lines", "a.txt", "--lines", "a.txt", "--replace",
+                "--output", "pairs"]
+        ref = single(args, tmp)
+        want = re.search(rb"(\d+) replaced", ref.stderr)
+        check(want and int(want.group(1)) > 100, "simlsh-dedup replaces", ref)
+        p = mpi(3, args, tmp)
+        check(re.search(rb"\b%s replaced" % want.group(1), p.stderr), "replaced count", p)
+        same(["-q", "--index", "base.idx", "-k", "9", "--lines", "b.txt"], tmp, expect=2,
+             ranks=(2,))
+        same(["-q", "--index", "missing.idx", "--lines", "b.txt"], tmp, expect=3, ranks=(2,))
+
+
+def chain_lines(chains=6, length=14, seed=11):
+    """Chains of documents, each a few words from the last, so a document
+    is near its neighbours and far from the chain's other end: components
+    differ from stars, and --keep moves the centres. Shuffled, so every
+    chain has documents on every rank."""
+    rnd = random.Random(seed)
+    words = ["w%d" % i for i in range(3000)]
+    lines = []
+    for c in range(chains):
+        doc = [rnd.choice(words) for _ in range(120)]
+        for i in range(length):
+            lines.append(" ".join(doc) + " pad" * rnd.randrange(8))
+            for _ in range(4):
+                doc[rnd.randrange(len(doc))] = rnd.choice(words)
+    rnd.shuffle(lines)
+    return lines
+
+
+def case_groups():
+    """Groups formed across ranks (spanning forests merged up a tree, each
+    component grouped by one owner, rank 0 writing the finished groups):
+    chains across ranks, stars and components, every --keep, every output
+    that depends on the groups."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "c.txt"), chain_lines())
+        ref = same(["-q", "--lines", "c.txt", "--cluster", "components"], tmp, expect=0)
+        check(any(l.count(b"\t") > 8 for l in ref.stdout.splitlines()), "long components",
+              ref)
+        star = same(["-q", "--lines", "c.txt"], tmp, expect=0)
+        check(star.stdout != ref.stdout, "stars differ from components", star)
+        for i, keep in enumerate(("shortest", "longest", "newest")):
+            same(["-q", "--lines", "c.txt", "--keep", keep, "--output", "drop"], tmp, expect=0,
+                 ranks=SOME[i])
+        same(["-q", "--lines", "c.txt", "--keep", "longest", "--cluster", "components",
+              "--format", "jsonl"], tmp, expect=0, ranks=SOME[0])
+        same(["-q", "--lines", "c.txt", "--verify", "estimate", "--output", "keep",
+              "--exit-code"], tmp, expect=1, ranks=SOME[1])
+        # old documents of --index in the groups, and --only-new
+        lines = chain_lines()
+        write_lines(os.path.join(tmp, "old.txt"), lines[::2])
+        write_lines(os.path.join(tmp, "new.txt"), lines[1::2])
+        ref = single(["-q", "--lines", "old.txt", "--save-index", "old.idx"], tmp)
+        check(ref.returncode == 0, "old index", ref)
+        same(["-q", "--index", "old.idx", "--lines", "new.txt", "--keep", "longest"], tmp,
+             expect=0, ranks=SOME[2])
+        same(["-q", "--index", "old.idx", "--lines", "new.txt", "--cluster", "components",
+              "--only-new", "--output", "drop"], tmp, expect=0, ranks=SOME[0])
+
+
+CASES = {"groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
