@@ -462,9 +462,11 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
                   (csize = simlsh__calloc(al, nc, sizeof *csize)) == NULL ||
                   (cstart = simlsh__calloc(al, nc + 1, sizeof *cstart)) == NULL ||
                   (key = simlsh__calloc(al, n, sizeof *key)) == NULL ||
-                  (idx = simlsh__calloc(al, n, sizeof *idx)) == NULL ||
                   (tk = simlsh__calloc(al, n, sizeof *tk)) == NULL ||
-                  (tv = simlsh__calloc(al, n, sizeof *tv)) == NULL)) {
+                  /* without scores the first sort needs no payload, and
+                   * idx and tv are made only if a component is cut */
+                  (score != NULL && ((idx = simlsh__calloc(al, n, sizeof *idx)) == NULL ||
+                                     (tv = simlsh__calloc(al, n, sizeof *tv)) == NULL)))) {
         rc = rc < 0 ? rc : SIMLSH_ENOMEM;
         goto out;
     }
@@ -474,12 +476,16 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     for (size_t i = 0; i < n; i++) {
         uint64_t x = d.ea[i], y = d.eb[i];
         key[i] = x < y ? x << 32 | y : y << 32 | x;
-        idx[i] = i;
+        if (idx != NULL)
+            idx[i] = i;
     }
     simlsh__free_sized(al, d.ea, d.n * sizeof *d.ea);
     simlsh__free_sized(al, d.eb, d.n * sizeof *d.eb);
     d.ea = d.eb = NULL;
-    radix_sort(key, idx, tk, tv, n);
+    if (idx != NULL)
+        radix_sort(key, idx, tk, tv, n);
+    else
+        radix_sort(key, NULL, tk, NULL, n);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || key[i] != key[np - 1])
             np++;
@@ -513,7 +519,9 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     if (any_big) {
         uint32_t half = max_docs / 2 < NONE ? (uint32_t)(max_docs / 2) : NONE;
         if ((rank = simlsh__calloc(al, d.m, sizeof *rank)) == NULL ||
-            (sub = simlsh__calloc(al, np, sizeof *sub)) == NULL) {
+            (sub = simlsh__calloc(al, np, sizeof *sub)) == NULL ||
+            (idx == NULL && (idx = simlsh__calloc(al, n, sizeof *idx)) == NULL) ||
+            (tv == NULL && (tv = simlsh__calloc(al, n, sizeof *tv)) == NULL)) {
             rc = SIMLSH_ENOMEM;
             goto out;
         }
@@ -531,7 +539,7 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         rank = NULL;
         /* Stable by block first; the stable pass by component follows. */
         radix_sort(sub, idx, tk, tv, np);
-    } else {
+    } else if (idx != NULL) {
         for (size_t j = 0; j < np; j++)
             idx[j] = j;
     }
@@ -543,50 +551,55 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
     for (size_t c = 0; c < nc; c++)
         cstart[c + 1] += cstart[c];
     for (size_t k = 0; k < np; k++) {
-        uint64_t j = idx[k];
+        uint64_t j = idx != NULL ? idx[k] : k;
         size_t p = cstart[comp[key[j] >> 32]]++;
         tk[p] = j;
-        tv[p] = any_big ? sub[k] : 0;
+        if (tv != NULL)
+            tv[p] = any_big ? sub[k] : 0;
     }
 
-    /* Batch boundaries, into idx[]: every block of a cut component is a
-     * batch; whole components are packed, in label order, while they fit
-     * max_docs (with max_docs 0, one batch per component). */
-    size_t docs = 0;
-    uint32_t prev_c = NONE;
-    int prev_big = 0;
-    for (size_t k = 0; k < np; k++) {
-        uint32_t c = comp[key[tk[k]] >> 32];
-        int big = max_docs != 0 && csize[c] > max_docs;
-        int cut;
-        if (k == 0)
-            cut = 1;
-        else if (c == prev_c)
-            cut = big && tv[k] != tv[k - 1];
-        else
-            cut = max_docs == 0 || big || prev_big || docs + csize[c] > max_docs;
-        if (c != prev_c)
-            docs = cut ? csize[c] : docs + csize[c];
-        if (cut)
-            idx[nb++] = k;
-        prev_c = c;
-        prev_big = big;
+    /* Batch boundaries: every block of a cut component is a batch; whole
+     * components are packed, in label order, while they fit max_docs (with
+     * max_docs 0, one batch per component). Counted first, then written to
+     * an array of their own. */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && (bounds = simlsh__calloc(al, nb > 0 ? nb : 1, sizeof *bounds)) == NULL) {
+            rc = SIMLSH_ENOMEM;
+            goto out;
+        }
+        size_t docs = 0, q = 0;
+        uint32_t prev_c = NONE;
+        int prev_big = 0;
+        for (size_t k = 0; k < np; k++) {
+            uint32_t c = comp[key[tk[k]] >> 32];
+            int big = max_docs != 0 && csize[c] > max_docs;
+            int cut;
+            if (k == 0)
+                cut = 1;
+            else if (c == prev_c)
+                cut = big && tv[k] != tv[k - 1];
+            else
+                cut = max_docs == 0 || big || prev_big || docs + csize[c] > max_docs;
+            if (c != prev_c)
+                docs = cut ? csize[c] : docs + csize[c];
+            if (cut) {
+                if (pass == 1)
+                    bounds[q] = k;
+                q++;
+            }
+            prev_c = c;
+            prev_big = big;
+        }
+        nb = q;
     }
     simlsh__free_sized(al, tv, n * sizeof *tv);
     simlsh__free_sized(al, sub, np * sizeof *sub);
     simlsh__free_sized(al, comp, d.m * sizeof *comp);
     tv = sub = NULL;
     comp = NULL;
-    /* The boundaries move to an array of their own; then the pairs in
-     * output order go to tk and their scores (bits) to idx, so that key and
-     * sc are freed before the output's columns are made (and idx too when
-     * there are no scores). */
-    if ((bounds = simlsh__calloc(al, nb > 0 ? nb : 1, sizeof *bounds)) == NULL) {
-        rc = SIMLSH_ENOMEM;
-        goto out;
-    }
-    if (nb > 0)
-        memcpy(bounds, idx, nb * sizeof *bounds);
+    /* The pairs in output order go to tk and their scores (bits) to idx,
+     * so that key and sc are freed before the output's columns are made
+     * (and idx too when there are no scores). */
     for (size_t k = 0; k < np; k++) {
         uint64_t j = tk[k];
         if (sc != NULL)
