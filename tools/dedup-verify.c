@@ -492,7 +492,10 @@ static int merge32_sse2(const uint32_t *x, size_t na, const uint32_t *y, size_t 
         __m128i m2 = _mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(1, 0, 3, 2)));
         __m128i m3 = _mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3)));
         __m128i m = _mm_or_si128(_mm_or_si128(m0, m1), _mm_or_si128(m2, m3));
-        inter += (size_t)__builtin_popcount((unsigned)_mm_movemask_ps(_mm_castsi128_ps(m)));
+        /* bits set in a 4-bit mask, without a popcount call (SSE2 builds
+         * have no POPCNT instruction, and the library call cost 1.5 % of
+         * an exact run) */
+        inter += (0x4332322132212110ULL >> (4 * _mm_movemask_ps(_mm_castsi128_ps(m)))) & 15;
         uint32_t xa = x[i + 3], yb = y[j + 3];
         i += xa <= yb ? 4 : 0;
         j += yb <= xa ? 4 : 0;
