@@ -101,8 +101,8 @@ typedef struct {
     uint32_t need;        /* equal values a kept pair needs (0: keep all) */
     uint64_t *sketch;     /* with need and stored signatures: sketch_words a slot */
     uint32_t sketch_words;
-    size_t chunks;        /* table chunks per band */
-    size_t limit;         /* rows a worker keeps before trimming (0: all) */
+    size_t chunks; /* table chunks per band */
+    size_t limit;  /* rows a worker keeps before trimming (0: all) */
     size_t max_pairs;
     const simlsh_allocator *al; /* the workers' (locked) allocator */
     pairvec *rows;              /* one per worker */
