@@ -459,6 +459,26 @@ SIMLSH_API int simlsh_shingleset_count(SIMLSH_OUT size_t *out, const simlsh_shin
  */
 SIMLSH_API int simlsh_shingleset_hashes(SIMLSH_OUT uint64_t *buf, size_t cap,
                                         SIMLSH_OUT size_t *count, const simlsh_shingleset *set);
+/**
+ * The hash of every k-shingle of @p text, in text order with repeats:
+ * what simlsh_shingleset_add_text() would add to @p set, without the sort
+ * and the removal of repeats that make them a set (they cost several times
+ * the hashing). For callers that need only membership, e.g. an exact
+ * Jaccard through a hash table. @p set supplies the shingling (its params)
+ * and working space; its content is unchanged. Up to @p cap hashes go to
+ * @p buf and @p *count receives their total number; with more than @p cap
+ * the call returns SIMLSH_EBUFSIZE, and a call with a larger buffer gets
+ * them all (there are usually at most @p len + 1: normalisation can make
+ * more units than bytes). With @p buf NULL only the count is stored (size
+ * query). Since 0.2.
+ * @return 0, SIMLSH_EINVAL (NULL @p set or @p count, NULL @p text with
+ * @p len > 0), SIMLSH_ESTATE (@p set is in a document), SIMLSH_EUTF8
+ * (REJECT policy, invalid UTF-8), SIMLSH_ENOMEM, SIMLSH_EBUFSIZE.
+ * Threads: needs exclusive access to @p set.
+ */
+SIMLSH_API int simlsh_shingleset_text_hashes(SIMLSH_OUT uint64_t *buf, size_t cap,
+                                             SIMLSH_OUT size_t *count, simlsh_shingleset *set,
+                                             const void *text, size_t len);
 /** Exact Jaccard |A∩B|/|A∪B| by a linear merge; two empty sets give 1.0,
  *  one empty set gives 0.0. @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE, SIMLSH_EMISMATCH. */
 SIMLSH_API int simlsh_shingleset_jaccard(SIMLSH_OUT double *out, const simlsh_shingleset *a,

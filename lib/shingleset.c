@@ -353,6 +353,58 @@ int simlsh_shingleset_add_text(simlsh_shingleset *set, const void *text, size_t 
     return rc;
 }
 
+/* simlsh_shingleset_text_hashes(): hashes go to the caller's buffer while
+ * it has room, and are counted beyond it. */
+typedef struct {
+    uint64_t *buf;
+    size_t cap, n;
+} text_sink;
+
+static int text_sink64(void *ctx, const uint64_t *h, size_t n)
+{
+    text_sink *t = ctx;
+    if (t->n < t->cap) {
+        size_t m = t->cap - t->n < n ? t->cap - t->n : n;
+        memcpy(t->buf + t->n, h, m * sizeof *h);
+    }
+    t->n += n;
+    return 0;
+}
+
+static int text_sink32(void *ctx, const uint32_t *h, size_t n)
+{
+    text_sink *t = ctx;
+    for (size_t i = 0; i < n && t->n + i < t->cap; i++)
+        t->buf[t->n + i] = h[i];
+    t->n += n;
+    return 0;
+}
+
+int simlsh_shingleset_text_hashes(uint64_t *buf, size_t cap, size_t *count, simlsh_shingleset *set,
+                                  const void *text, size_t len)
+{
+    SIMLSH__CHECK_SHINGLESET(set);
+    if (set == NULL || count == NULL || (text == NULL && len > 0))
+        return SIMLSH_EINVAL;
+    if (set->in_doc)
+        return SIMLSH_ESTATE;
+    if (set->shingler == NULL) {
+        int rc = simlsh__shingler_new(&set->shingler, &set->params);
+        if (rc < 0)
+            return rc;
+    }
+    text_sink t = {buf, buf != NULL ? cap : 0, 0};
+    simlsh__sink32_fn s32 = set->params.hash_bits == 32 ? text_sink32 : NULL;
+    simlsh__shingler_begin(set->shingler);
+    int rc = simlsh__shingler_feed(set->shingler, text, len, text_sink64, s32, &t);
+    if (rc == 0)
+        rc = simlsh__shingler_end(set->shingler, text_sink64, s32, &t);
+    if (rc < 0)
+        return rc;
+    *count = t.n;
+    return buf != NULL && t.n > cap ? SIMLSH_EBUFSIZE : 0;
+}
+
 int simlsh_shingleset_add_features(simlsh_shingleset *set, const uint64_t *features, size_t n)
 {
     SIMLSH__CHECK_SHINGLESET(set);

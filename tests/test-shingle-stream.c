@@ -334,9 +334,80 @@ static void test_long_documents(void)
     free(ref);
 }
 
+/* simlsh_shingleset_text_hashes: the set's hashes in text order with
+ * repeats (sorted and made unique, they are the set), the size query, a
+ * short buffer, and the set left as it was. */
+static void test_text_hashes(void)
+{
+    tu_rng r = {20261127};
+    uint8_t *text = malloc(MAXT);
+    uint64_t *h = malloc((4 * MAXT + 8) * sizeof *h);
+    int bad = 0, cases = 0;
+    for (int unit = 0; unit <= 2; unit++)
+        for (int bits = 32; bits <= 64; bits += 32)
+            for (int norm = 0; norm < 8; norm += 3) {
+                simlsh_params *p = mkparams(unit, 4, norm, bits, 0, 64);
+                simlsh_shingleset *a, *b;
+                CHECK_OK(simlsh_shingleset_new(&a, p));
+                CHECK_OK(simlsh_shingleset_new(&b, p));
+                uint8_t seed[64];
+                size_t nseed = gen_text(&r, seed, sizeof seed, 0);
+                CHECK_OK(simlsh_shingleset_add_text(b, seed, nseed));
+                for (int rep = 0; rep < 4; rep++) {
+                    size_t n = gen_text(&r, text, rep == 0 ? 3 : MAXT, 0);
+                    CHECK_OK(simlsh_shingleset_clear(a));
+                    CHECK_OK(simlsh_shingleset_add_text(a, text, n));
+                    size_t want = 0, got = 0, all = 0;
+                    CHECK_OK(simlsh_shingleset_text_hashes(NULL, 0, &all, b, text, n));
+                    CHECK_OK(simlsh_shingleset_text_hashes(h, 4 * MAXT + 8, &got, b, text, n));
+                    bad += got != all;
+                    if (got > 1)
+                        CHECK_RC(simlsh_shingleset_text_hashes(h, got - 1, &all, b, text, n),
+                                 SIMLSH_EBUFSIZE);
+                    bad += all != got;
+                    for (size_t i = 0; bits == 32 && i < got; i++)
+                        bad += h[i] >> 32 != 0;
+                    got = ref_sort_unique(h, got);
+                    uint64_t *set, *before;
+                    want = set_hashes(a, &set);
+                    bad += got != want || memcmp(h, set, got * sizeof *h) != 0;
+                    /* b still holds only the seed text's set */
+                    size_t nb = set_hashes(b, &before);
+                    simlsh_shingleset *c;
+                    CHECK_OK(simlsh_shingleset_new(&c, p));
+                    CHECK_OK(simlsh_shingleset_add_text(c, seed, nseed));
+                    uint64_t *seedset;
+                    size_t nc = set_hashes(c, &seedset);
+                    bad += nb != nc || memcmp(before, seedset, nb * sizeof *before) != 0;
+                    free(set);
+                    free(before);
+                    free(seedset);
+                    simlsh_shingleset_free(c);
+                    cases++;
+                }
+                /* errors */
+                size_t cnt = 7;
+                CHECK_RC(simlsh_shingleset_text_hashes(h, 1, NULL, b, text, 3), SIMLSH_EINVAL);
+                CHECK_RC(simlsh_shingleset_text_hashes(h, 1, &cnt, NULL, text, 3), SIMLSH_EINVAL);
+                CHECK_RC(simlsh_shingleset_text_hashes(h, 1, &cnt, b, NULL, 3), SIMLSH_EINVAL);
+                CHECK_OK(simlsh_shingleset_begin(b));
+                CHECK_RC(simlsh_shingleset_text_hashes(h, 1, &cnt, b, text, 3), SIMLSH_ESTATE);
+                CHECK_OK(simlsh_shingleset_abort(b));
+                CHECK_OK(simlsh_shingleset_text_hashes(h, 1, &cnt, b, NULL, 0));
+                simlsh_shingleset_free(a);
+                simlsh_shingleset_free(b);
+                simlsh_params_free(p);
+            }
+    CHECK(bad == 0);
+    printf("text hashes: %d cases, %d mismatches\n", cases, bad);
+    free(text);
+    free(h);
+}
+
 int main(void)
 {
     test_reference_and_chunking();
+    test_text_hashes();
     test_long_documents();
     test_signature_routes();
     test_every_byte();
