@@ -193,7 +193,7 @@ enum {
 /* A document of the current batch. */
 struct slot {
     uint64_t id;
-    void *vals; /* sorted hashes: uint32_t or uint64_t */
+    void *vals; /* 32-bit: distinct hashes in text order; 64-bit: sorted */
     size_t n;
     uint64_t est; /* planned bytes */
     size_t chunk;
@@ -207,6 +207,13 @@ struct vworker {
     simlsh_shingleset *set;
     char *buf;
     size_t cap;
+    uint64_t *hashes; /* a text's shingle hashes (32-bit sets) */
+    size_t hcap;
+    uint32_t *tab; /* open addressing, 0 empty: a set's values */
+    size_t tcap;
+    uint64_t tab_id; /* with tab_valid: the document whose values tab holds */
+    int tab_valid;
+    int tab_zero; /* 0 is one of the values */
     pthread_t thread;
 };
 
@@ -387,13 +394,117 @@ static void load_slot(struct vworker *w, size_t k)
         free(w->buf);
         w->buf = NULL;
         w->cap = 0;
+        free(w->hashes);
+        w->hashes = NULL;
+        w->hcap = 0;
+        free(w->tab);
+        w->tab = NULL;
+        w->tcap = 0;
+        w->tab_valid = 0;
         pthread_mutex_unlock(&v->big);
     }
+}
+
+/* The table of w, emptied, with room for n values at load <= 1/2. */
+static void tab_reset(struct vworker *w, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    if (cap > w->tcap) {
+        free(w->tab);
+        w->tab = xmalloc(cap * sizeof *w->tab);
+        w->tcap = cap;
+    }
+    memset(w->tab, 0, w->tcap * sizeof *w->tab);
+    w->tab_valid = 0;
+    w->tab_zero = 0;
+}
+
+static inline size_t tab_home(uint32_t v, size_t cap)
+{
+    return (size_t)(((uint64_t)(v * 0x9E3779B1u) * cap) >> 32);
+}
+
+/* Insert v; 1 if it was new. */
+static inline int tab_add(struct vworker *w, uint32_t v)
+{
+    if (v == 0) {
+        int fresh = !w->tab_zero;
+        w->tab_zero = 1;
+        return fresh;
+    }
+    size_t mask = w->tcap - 1, p = tab_home(v, w->tcap);
+    for (;;) {
+        uint32_t t = w->tab[p];
+        if (t == v)
+            return 0;
+        if (t == 0) {
+            w->tab[p] = v;
+            return 1;
+        }
+        p = (p + 1) & mask;
+    }
+}
+
+static inline int tab_has(const struct vworker *w, uint32_t v)
+{
+    if (v == 0)
+        return w->tab_zero;
+    size_t mask = w->tcap - 1, p = tab_home(v, w->tcap);
+    for (;;) {
+        uint32_t t = w->tab[p];
+        if (t == v)
+            return 1;
+        if (t == 0)
+            return 0;
+        p = (p + 1) & mask;
+    }
+}
+
+/* 32-bit hashes (HASH_BITS 32): the text's shingle hashes in text order,
+ * their repeats dropped through the worker's table, kept in that order at
+ * 4 bytes a shingle. No sort: sorting a set costs several times hashing it,
+ * and the Jaccard below needs only membership. */
+static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text, size_t len)
+{
+    struct vctx *v = w->v;
+    size_t n = 0;
+    int rc = w->set ? 0 : simlsh_shingleset_new(&w->set, v->r->params);
+    if (rc == 0) {
+        rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
+        if (rc == SIMLSH_EBUFSIZE || (rc == 0 && w->hashes == NULL)) {
+            free(w->hashes);
+            w->hcap = n > len + 1 ? n : len + 1;
+            w->hashes = xmalloc(w->hcap * sizeof *w->hashes);
+            rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
+        }
+    }
+    if (rc != 0) {
+        snprintf(sl->msg, sizeof sl->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
+        return;
+    }
+    tab_reset(w, n);
+    uint32_t *o = xmalloc((n ? n : 1) * sizeof *o);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = (uint32_t)w->hashes[i];
+        if (tab_add(w, x))
+            o[m++] = x;
+    }
+    void *shrunk = m < n ? realloc(o, (m ? m : 1) * sizeof *o) : o;
+    sl->vals = shrunk ? shrunk : o;
+    sl->n = m;
+    sl->loaded = 1;
 }
 
 static void shingle_slot(struct vworker *w, struct slot *sl, const char *text, size_t len)
 {
     struct vctx *v = w->v;
+    if (v->bits32) {
+        shingle_slot32(w, sl, text, len);
+        return;
+    }
     size_t n = 0;
     int rc =
         w->set ? simlsh_shingleset_clear(w->set) : simlsh_shingleset_new(&w->set, v->r->params);
@@ -409,20 +520,7 @@ static void shingle_slot(struct vworker *w, struct slot *sl, const char *text, s
         snprintf(sl->msg, sizeof sl->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
         return;
     }
-    if (v->bits32) {
-        /* 32-bit hashes (HASH_BITS 32): narrowed in place, front to back
-         * (element q is written at byte 4q, read from byte 8q), and the
-         * array shrunk to 4 bytes a shingle */
-        uint32_t *o = (uint32_t *)(void *)h;
-        for (size_t q = 0; q < n; q++) {
-            uint32_t x = (uint32_t)h[q];
-            memcpy(o + q, &x, sizeof x);
-        }
-        void *shrunk = realloc(h, (n ? n : 1) * sizeof *o);
-        sl->vals = shrunk ? shrunk : h;
-    } else {
-        sl->vals = h;
-    }
+    sl->vals = h;
     sl->n = n;
     sl->loaded = 1;
 }
@@ -471,54 +569,37 @@ static size_t min_inter(size_t total, double t)
     size_t uni = na + nb - inter;                                      \
     return uni == 0 ? 1.0 : (double)inter / (double)uni;
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-
-/* The bulk of a 32-bit merge, 4 x 4 at a time: every element of x's block
- * is compared with every element of y's block, and the block with the
- * smaller last element moves on (both on a tie). Each pair of blocks meets
- * once and the arrays hold distinct values, so no match counts twice. Stops
- * with fewer than 4 left on a side (the scalar merge goes on from *i, *j),
- * or returns 1 when the threshold is out of reach. */
-static int merge32_sse2(const uint32_t *x, size_t na, const uint32_t *y, size_t nb, size_t *pi,
-                        size_t *pj, size_t *pinter, size_t need)
+/* |A and B| / |A or B| of two 32-bit sets of distinct values (in text
+ * order), as simlsh_shingleset_jaccard() computes it: A's values go to the
+ * worker's table (kept while the next rows share A, as rows in batch order
+ * mostly do), B's are looked up; a pair that cannot reach t (too different
+ * in size, or too few shared values left to find) stops early and gives 0. */
+static double jaccard32(struct vworker *w, const struct slot *x, const struct slot *y, double t)
 {
-    size_t i = 0, j = 0, inter = 0, steps = 0;
-    while (i + 4 <= na && j + 4 <= nb) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(y + j));
-        __m128i m0 = _mm_cmpeq_epi32(a, b);
-        __m128i m1 = _mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1)));
-        __m128i m2 = _mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(1, 0, 3, 2)));
-        __m128i m3 = _mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3)));
-        __m128i m = _mm_or_si128(_mm_or_si128(m0, m1), _mm_or_si128(m2, m3));
-        /* bits set in a 4-bit mask, without a popcount call (SSE2 builds
-         * have no POPCNT instruction, and the library call cost 1.5 % of
-         * an exact run) */
-        inter += (0x4332322132212110ULL >> (4 * _mm_movemask_ps(_mm_castsi128_ps(m)))) & 15;
-        uint32_t xa = x[i + 3], yb = y[j + 3];
-        i += xa <= yb ? 4 : 0;
-        j += yb <= xa ? 4 : 0;
-        if (++steps == 128) {
-            steps = 0;
-            size_t left = na - i < nb - j ? na - i : nb - j;
-            if (inter + left < need)
-                return 1;
-        }
+    const uint32_t *xa = x->vals, *ya = y->vals;
+    size_t na = x->n, nb = y->n;
+    if (na == nb && memcmp(xa, ya, na * sizeof *xa) == 0)
+        return 1.0;
+    size_t need = min_inter(na + nb, t);
+    if ((na < nb ? na : nb) < need)
+        return 0.0;
+    if (!w->tab_valid || w->tab_id != x->id) {
+        tab_reset(w, na);
+        for (size_t i = 0; i < na; i++)
+            tab_add(w, xa[i]);
+        w->tab_id = x->id;
+        w->tab_valid = 1;
     }
-    *pi = i;
-    *pj = j;
-    *pinter = inter;
-    return 0;
-}
-#define FAST32 merge32_sse2(x, na, y, nb, &i, &j, &inter, need)
-#else
-#define FAST32 0
-#endif
-
-static double jaccard32(const void *xa, size_t na, const void *ya, size_t nb, double t)
-{
-    JACCARD_BODY(uint32_t, FAST32)
+    size_t inter = 0;
+    for (size_t j = 0; j < nb; j++) {
+        inter += (size_t)tab_has(w, ya[j]);
+        if ((j & 255) == 255 && inter + (nb - 1 - j) < need)
+            return 0.0;
+    }
+    if (inter < need)
+        return 0.0;
+    size_t uni = na + nb - inter;
+    return uni == 0 ? 1.0 : (double)inter / (double)uni;
 }
 
 static double jaccard64(const void *xa, size_t na, const void *ya, size_t nb, double t)
@@ -545,8 +626,7 @@ static void jaccard_row(struct vworker *w, size_t k)
         return;
     }
     double t = v->r->threshold;
-    v->exact[k] = v->bits32 ? jaccard32(x->vals, x->n, y->vals, y->n, t)
-                            : jaccard64(x->vals, x->n, y->vals, y->n, t);
+    v->exact[k] = v->bits32 ? jaccard32(w, x, y, t) : jaccard64(x->vals, x->n, y->vals, y->n, t);
 }
 
 /* Items are taken in runs of PAR_RUN, so a thread works on neighbouring
@@ -1065,6 +1145,8 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const do
     for (size_t t = 0; t < v.nw; t++) {
         simlsh_shingleset_free(v.w[t].set);
         free(v.w[t].buf);
+        free(v.w[t].hashes);
+        free(v.w[t].tab);
     }
     free(v.w);
     pthread_mutex_destroy(&v.big);
