@@ -301,6 +301,37 @@ static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t
     return sigs + lo * np;
 }
 
+/* One rank holds every document under its global id (local_id() is the
+ * identity): its buckets are the index's own, and the library enumerates
+ * them as simlsh-dedup does (each pair once, in the first band where it
+ * shares a bucket), with no exchange and no copy of any signature. Only
+ * with a filter: without one the library gives no scores. */
+static int match_alone(struct mpi_ctx *c, struct run *r, double keep_min, struct pair **out,
+                       size_t *nout)
+{
+    mpi_phase(c, MP_VERIFY);
+    simlsh_results *res = NULL;
+    int rc = simlsh_results_new(&res, NULL);
+    uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
+    if (rc == 0)
+        rc = simlsh_index_pairs_v2(res, r->index, SIMLSH_QUERY_VERIFY, 0, keep_min, nt);
+    if (rc != 0)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "enumerating pairs: %s", simlsh_strerror(rc));
+    size_t n = simlsh_results_count(res);
+    const uint64_t *a = simlsh_results_a(res), *b = simlsh_results_b(res);
+    const double *s = simlsh_results_scores(res);
+    struct pair *v = xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        v[i].a = a[i] < b[i] ? a[i] : b[i];
+        v[i].b = a[i] < b[i] ? b[i] : a[i];
+        v[i].score = s[i];
+    }
+    simlsh_results_free(res);
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
 /* The candidate pairs of the buckets this rank owns (each pair once, a <
  * b, sorted), scored with the MinHash estimate (equal values / num_perm,
  * as the index scores them) and kept when the score is >= keep_min (0:
@@ -311,6 +342,8 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
 {
     if (first[c->size] > GID_MASK)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "more than 2^48 documents");
+    if (c->size == 1 && keep_min > 0)
+        return match_alone(c, r, keep_min, out, nout);
     mpi_phase(c, MP_KEYS);
     size_t ne;
     struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first, &ne);
