@@ -55,6 +55,41 @@ static int cmp_kent(const void *x, const void *y)
     return 0;
 }
 
+/* Sorts v by cmp_kent: one scatter by (band, top KDIGIT bits of the key),
+ * an order cmp_kent agrees with, then each (small) range by qsort. The
+ * keys are hashes, so the ranges are about n / (bands << KDIGIT) long. */
+#define KDIGIT 11
+static void sort_kents(struct kent *v, size_t n, uint32_t bands)
+{
+    size_t nd = (size_t)bands << KDIGIT;
+    size_t *at = xmalloc((nd + 1) * sizeof *at);
+    memset(at, 0, (nd + 1) * sizeof *at);
+    for (size_t i = 0; i < n; i++) {
+        size_t d = (size_t)(v[i].gb >> GID_BITS) << KDIGIT | (size_t)(v[i].key >> (64 - KDIGIT));
+        if (d >= nd)
+            d = nd - 1; /* a band beyond bands: never, but stays in bounds */
+        at[d + 1]++;
+    }
+    for (size_t d = 0; d < nd; d++)
+        at[d + 1] += at[d];
+    struct kent *tmp = xmalloc(n * sizeof *tmp);
+    size_t *fill = xmalloc(nd * sizeof *fill);
+    memcpy(fill, at, nd * sizeof *fill);
+    for (size_t i = 0; i < n; i++) {
+        size_t d = (size_t)(v[i].gb >> GID_BITS) << KDIGIT | (size_t)(v[i].key >> (64 - KDIGIT));
+        if (d >= nd)
+            d = nd - 1;
+        tmp[fill[d]++] = v[i];
+    }
+    for (size_t d = 0; d < nd; d++)
+        if (at[d + 1] - at[d] > 1)
+            qsort(tmp + at[d], at[d + 1] - at[d], sizeof *tmp, cmp_kent);
+    memcpy(v, tmp, n * sizeof *v);
+    free(fill);
+    free(tmp);
+    free(at);
+}
+
 /* The end of the bucket (run of one band and key) that starts at i. */
 static size_t bucket_end(const struct kent *v, size_t n, size_t i)
 {
@@ -208,7 +243,7 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
     free(vals);
     simlsh_params_free(kp);
     if (ngot > 1) /* got may be NULL when nothing arrived */
-        qsort(got, ngot, sizeof *got, cmp_kent);
+        sort_kents(got, ngot, bands);
     *nout = ngot;
     return got;
 }
@@ -279,12 +314,50 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
     return out;
 }
 
-static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np)
+/* Equal values of a and b; stops early (returning less than need) once
+ * need cannot be reached. */
+static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np, uint32_t need)
 {
-    uint32_t eq = 0;
-    for (uint32_t i = 0; i < np; i++)
-        eq += a[i] == b[i];
+    uint32_t eq = 0, i = 0;
+    while (i < np) {
+        uint32_t end = i + 32 < np ? i + 32 : np;
+        for (; i < end; i++)
+            eq += a[i] == b[i];
+        if (eq + (np - i) < need)
+            return eq;
+    }
     return eq;
+}
+
+static int rows_equal(const uint32_t *a, const uint32_t *b, uint32_t band, uint32_t rows)
+{
+    return memcmp(a + (size_t)band * rows, b + (size_t)band * rows, rows * sizeof *a) == 0;
+}
+
+/* The first band (below limit) where a and b have equal rows, or limit. */
+static uint32_t first_band(const uint32_t *a, const uint32_t *b, uint32_t limit, uint32_t rows)
+{
+    for (uint32_t k = 0; k < limit; k++)
+        if (rows_equal(a, b, k, rows))
+            return k;
+    return limit;
+}
+
+/* A bucket of two or more at an owner: ents[at .. at + n), one band. */
+struct bkt {
+    uint64_t lead; /* its smallest member */
+    size_t at, n;
+    uint32_t band;
+};
+
+static int cmp_bkt(const void *x, const void *y)
+{
+    const struct bkt *p = x, *q = y;
+    if (p->lead != q->lead)
+        return p->lead < q->lead ? -1 : 1;
+    if (p->band != q->band)
+        return p->band < q->band ? -1 : 1;
+    return p->at < q->at ? -1 : p->at > q->at;
 }
 
 static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t *sigs, uint32_t np,
@@ -348,47 +421,68 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
     size_t ne;
     struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first, &ne);
 
-    /* Buckets of two or more, in chunks of about CHUNK_MEMBERS members:
-     * the signatures of one chunk's members are fetched, its buckets
-     * turned into pairs, and the signatures dropped, so an owner never
-     * holds more than a chunk of them. Every rank takes part in as many
-     * fetches as the rank with the most chunks. */
-    size_t nchunks = 0, members = 0;
+    /* Buckets of two or more, ordered by their first (smallest) member
+     * and band: the buckets of one group of near duplicates, one per band
+     * they share, come together, so a chunk asks for their signatures
+     * once rather than once per band. Chunks of about CHUNK_MEMBERS
+     * members: the signatures of one chunk's members are fetched, its
+     * buckets turned into pairs, and the signatures dropped, so an owner
+     * never holds more than a chunk of them. Every rank takes part in as
+     * many fetches as the rank with the most chunks. */
+    size_t nb = 0, bcap = 0;
+    struct bkt *bk = NULL;
     for (size_t i = 0; i < ne;) {
         size_t j = bucket_end(ents, ne, i);
         if (j - i >= 2) {
-            if (nchunks == 0 || members + (j - i) > CHUNK_MEMBERS) {
-                nchunks++;
-                members = 0;
+            if (nb == bcap) {
+                bcap = bcap ? 2 * bcap : 1024;
+                bk = xrealloc(bk, bcap * sizeof *bk);
             }
-            members += j - i;
+            bk[nb].lead = ents[i].gb & GID_MASK;
+            bk[nb].band = (uint32_t)(ents[i].gb >> GID_BITS);
+            bk[nb].at = i;
+            bk[nb].n = j - i;
+            nb++;
         }
         i = j;
     }
+    if (nb > 1)
+        qsort(bk, nb, sizeof *bk, cmp_bkt);
+    size_t nchunks = 0, members = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (nchunks == 0 || members + bk[i].n > CHUNK_MEMBERS) {
+            nchunks++;
+            members = 0;
+        }
+        members += bk[i].n;
+    }
     int rounds = all_rounds(c, nchunks, 1);
-    rounds = rounds ? rounds : 1; /* one pass steps over lone members */
     mpi_phase(c, MP_VERIFY);
+    /* a kept pair needs at least need equal values (the score is
+     * eq / np >= keep_min): counting stops once it cannot get there */
+    uint32_t need = 0;
+    if (keep_min > 0)
+        while (need < np && (double)need / (double)np < keep_min)
+            need++;
     struct pairvec e = {NULL, 0, 0};
     uint64_t *want = NULL;
     size_t wcap = 0, at = 0;
     for (int round = 0; round < rounds; round++) {
-        /* this chunk: buckets from at to stop */
+        /* this chunk: buckets bk[at .. stop) */
         size_t stop = at, nwant = 0;
         members = 0;
-        while (stop < ne) {
-            size_t j = bucket_end(ents, ne, stop);
-            if (j - stop >= 2) {
-                if (members && members + (j - stop) > CHUNK_MEMBERS)
-                    break;
-                members += j - stop;
-                if (nwant + (j - stop) > wcap) {
-                    wcap = (nwant + (j - stop)) * 2;
-                    want = xrealloc(want, wcap * sizeof *want);
-                }
-                for (size_t k = stop; k < j; k++)
-                    want[nwant++] = ents[k].gb & GID_MASK;
+        while (stop < nb) {
+            size_t mm = bk[stop].n;
+            if (members && members + mm > CHUNK_MEMBERS)
+                break;
+            members += mm;
+            if (nwant + mm > wcap) {
+                wcap = (nwant + mm) * 2;
+                want = xrealloc(want, wcap * sizeof *want);
             }
-            stop = j;
+            for (size_t k = 0; k < mm; k++)
+                want[nwant++] = ents[bk[stop].at + k].gb & GID_MASK;
+            stop++;
         }
         if (nwant > 1) /* want is NULL while no bucket has two members */
             qsort(want, nwant, sizeof *want, cmp_u64);
@@ -400,22 +494,26 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         mpi_phase(c, MP_SIGS);
         uint32_t *sigs = fetch_sigs(c, r->index, np, first, want, nwant);
         mpi_phase(c, MP_VERIFY);
-        for (size_t i = at; i < stop;) {
-            size_t j = bucket_end(ents, ne, i);
-            size_t mm = j - i;
-            const struct kent *b = ents + i;
-            i = j;
-            if (mm < 2)
-                continue;
-            /* a pair met in several bands is scored each time, with the
-             * same score; the copies go after the loop */
+        for (size_t i = at; i < stop; i++) {
+            size_t mm = bk[i].n;
+            uint32_t band = bk[i].band;
+            const struct kent *b = ents + bk[i].at;
             for (size_t x = 0; x < mm; x++) {
                 uint64_t ga = b[x].gb & GID_MASK;
                 const uint32_t *av = sig_of(want, nwant, sigs, np, ga);
                 for (size_t y = x + 1; y < mm; y++) {
                     uint64_t gb = b[y].gb & GID_MASK;
                     const uint32_t *bv = sig_of(want, nwant, sigs, np, gb);
-                    double sc = (double)count_equal(av, bv, np) / (double)np;
+                    /* as the library: the bucket is confirmed on the
+                     * band's rows, and the pair is kept only in the first
+                     * band where its rows are equal (that band's owner
+                     * scores it), so each pair is scored once */
+                    if (!rows_equal(av, bv, band, rows) || first_band(av, bv, band, rows) < band)
+                        continue;
+                    uint32_t eq = count_equal(av, bv, np, need);
+                    if (eq < need)
+                        continue;
+                    double sc = (double)eq / (double)np;
                     if (keep_min <= 0 || sc >= keep_min)
                         pairvec_add(&e, ga, gb, sc);
                 }
@@ -424,8 +522,9 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         free(sigs);
         at = stop;
     }
-    if (at < ne)
+    if (at < nb)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "internal error: buckets left after the last chunk");
+    free(bk);
     free(want);
     free(ents);
     if (e.n > 1)
