@@ -465,8 +465,9 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         while (need < np && (double)need / (double)np < keep_min)
             need++;
     struct pairvec e = {NULL, 0, 0};
-    uint64_t *want = NULL;
-    size_t wcap = 0, at = 0;
+    uint64_t *want = NULL, *mg = NULL;
+    const uint32_t **mpos = NULL;
+    size_t wcap = 0, mcap = 0, at = 0;
     for (int round = 0; round < rounds; round++) {
         /* this chunk: buckets bk[at .. stop) */
         size_t stop = at, nwant = 0;
@@ -484,6 +485,16 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
                 want[nwant++] = ents[bk[stop].at + k].gb & GID_MASK;
             stop++;
         }
+        /* the members in bucket order, read again to score: a copy, in
+         * cache order, rather than ents at random */
+        if (nwant > mcap) {
+            mcap = wcap;
+            mg = xrealloc(mg, mcap * sizeof *mg);
+            mpos = xrealloc(mpos, mcap * sizeof *mpos);
+        }
+        if (nwant)
+            memcpy(mg, want, nwant * sizeof *mg);
+        size_t nmem = nwant;
         if (nwant > 1) /* want is NULL while no bucket has two members */
             qsort(want, nwant, sizeof *want, cmp_u64);
         size_t m = 0;
@@ -494,16 +505,20 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         mpi_phase(c, MP_SIGS);
         uint32_t *sigs = fetch_sigs(c, r->index, np, first, want, nwant);
         mpi_phase(c, MP_VERIFY);
+        /* each member's signature, found once (not once per pair) */
+        for (size_t k = 0; k < nmem; k++)
+            mpos[k] = sig_of(want, nwant, sigs, np, mg[k]);
+        const uint64_t *bg = mg;
+        const uint32_t *const *bs = (const uint32_t *const *)mpos;
         for (size_t i = at; i < stop; i++) {
             size_t mm = bk[i].n;
             uint32_t band = bk[i].band;
-            const struct kent *b = ents + bk[i].at;
             for (size_t x = 0; x < mm; x++) {
-                uint64_t ga = b[x].gb & GID_MASK;
-                const uint32_t *av = sig_of(want, nwant, sigs, np, ga);
+                uint64_t ga = bg[x];
+                const uint32_t *av = bs[x];
                 for (size_t y = x + 1; y < mm; y++) {
-                    uint64_t gb = b[y].gb & GID_MASK;
-                    const uint32_t *bv = sig_of(want, nwant, sigs, np, gb);
+                    uint64_t gb = bg[y];
+                    const uint32_t *bv = bs[y];
                     /* as the library: the bucket is confirmed on the
                      * band's rows, and the pair is kept only in the first
                      * band where its rows are equal (that band's owner
@@ -518,6 +533,8 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
                         pairvec_add(&e, ga, gb, sc);
                 }
             }
+            bg += mm;
+            bs += mm;
         }
         free(sigs);
         at = stop;
@@ -525,6 +542,8 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
     if (at < nb)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "internal error: buckets left after the last chunk");
     free(bk);
+    free(mg);
+    free(mpos);
     free(want);
     free(ents);
     if (e.n > 1)
