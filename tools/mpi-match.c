@@ -58,7 +58,7 @@ static int cmp_kent(const void *x, const void *y)
 /* Sorts v by cmp_kent: one scatter by (band, top KDIGIT bits of the key),
  * an order cmp_kent agrees with, then each (small) range by qsort. The
  * keys are hashes, so the ranges are about n / (bands << KDIGIT) long. */
-#define KDIGIT 11
+#define KDIGIT 14
 static void sort_kents(struct kent *v, size_t n, uint32_t bands)
 {
     size_t nd = (size_t)bands << KDIGIT;
@@ -81,9 +81,23 @@ static void sort_kents(struct kent *v, size_t n, uint32_t bands)
             d = nd - 1;
         tmp[fill[d]++] = v[i];
     }
-    for (size_t d = 0; d < nd; d++)
-        if (at[d + 1] - at[d] > 1)
-            qsort(tmp + at[d], at[d + 1] - at[d], sizeof *tmp, cmp_kent);
+    for (size_t d = 0; d < nd; d++) {
+        size_t len = at[d + 1] - at[d];
+        struct kent *w = tmp + at[d];
+        if (len > 32) {
+            qsort(w, len, sizeof *w, cmp_kent);
+            continue;
+        }
+        for (size_t i = 1; i < len; i++) { /* the usual range: a few */
+            struct kent x = w[i];
+            size_t j = i;
+            while (j > 0 && cmp_kent(&w[j - 1], &x) > 0) {
+                w[j] = w[j - 1];
+                j--;
+            }
+            w[j] = x;
+        }
+    }
     memcpy(v, tmp, n * sizeof *v);
     free(fill);
     free(tmp);
@@ -329,9 +343,16 @@ static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np, u
     return eq;
 }
 
-static int rows_equal(const uint32_t *a, const uint32_t *b, uint32_t band, uint32_t rows)
+/* (a loop, not memcmp(): rows are a few values, and this runs for every
+ * band before the pair's) */
+static inline int rows_equal(const uint32_t *a, const uint32_t *b, uint32_t band, uint32_t rows)
 {
-    return memcmp(a + (size_t)band * rows, b + (size_t)band * rows, rows * sizeof *a) == 0;
+    a += (size_t)band * rows;
+    b += (size_t)band * rows;
+    uint32_t diff = 0;
+    for (uint32_t i = 0; i < rows; i++)
+        diff |= a[i] ^ b[i];
+    return diff == 0;
 }
 
 /* The first band (below limit) where a and b have equal rows, or limit. */
