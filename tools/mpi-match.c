@@ -291,9 +291,28 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
         /* want is sorted and ranks hold contiguous ids: already grouped */
         for (size_t i = lo; i < lo + m; i++)
             count[doc_owner(first, c->size, want[i])] += sizeof(uint64_t);
+        /* this rank's own members (a run of want) are not sent to itself:
+         * their values are copied straight from the index */
+        size_t before = 0;
+        for (int d = 0; d < c->rank; d++)
+            before += count[d] / sizeof(uint64_t);
+        size_t nself = count[c->rank] / sizeof(uint64_t), s0 = lo + before;
+        size_t after = m - before - nself;
+        const uint64_t *rq = want + lo;
+        uint64_t *rqbuf = NULL;
+        if (nself) {
+            rqbuf = xmalloc((m - nself ? m - nself : 1) * sizeof *rqbuf);
+            memcpy(rqbuf, want + lo, before * sizeof *rqbuf);
+            memcpy(rqbuf + before, want + s0 + nself, after * sizeof *rqbuf);
+            count[c->rank] = 0;
+            rq = rqbuf;
+        }
+        for (size_t k = 0; k < nself; k++)
+            local_values(c, ix, local_id(c, first, want[s0 + k]), np, sigs + (s0 + k) * np);
         char *req;
         size_t rlen;
-        mpi_exchange(c, (const char *)(want + lo), count, &req, &rlen);
+        mpi_exchange(c, (const char *)rq, count, &req, &rlen);
+        free(rqbuf);
         /* answer: the asking ranks' requests arrive in rank order */
         size_t nreq = rlen / sizeof(uint64_t);
         uint64_t *ids = (uint64_t *)(void *)req;
@@ -317,9 +336,13 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
         char *back;
         size_t blen;
         mpi_exchange(c, ans, count, &back, &blen);
-        if (blen != m * sig_bytes)
+        if (blen != (m - nself) * sig_bytes)
             mpi_die(c, EXIT_DEDUP_INTERNAL, "signature exchange lost data");
-        memcpy((char *)sigs + lo * sig_bytes, back, blen);
+        if (before)
+            memcpy((char *)sigs + lo * sig_bytes, back, before * sig_bytes);
+        if (after)
+            memcpy((char *)sigs + (s0 + nself) * sig_bytes, back + before * sig_bytes,
+                   after * sig_bytes);
         free(back);
         free(ans);
         free(req);
