@@ -251,11 +251,13 @@ static int dedup_mpi(struct run *r, struct options *opt)
      * make the buckets): one band of one row keeps its tables small. The
      * index loaded with --index stays (it holds the old signatures, and
      * the loaded ids to drop), and so does rank 0's under --save-index,
-     * which becomes the saved one. */
+     * which becomes the saved one. A lone rank keeps the full index: its
+     * buckets are all there are, and mpi_match() lets the library pair
+     * them. */
     uint32_t bands = 0, rows = 0;
     simlsh_params *lean = NULL;
     simlsh_index_bands(&bands, &rows, r->index);
-    int keep_full = opt->load_index || (ctx.rank == 0 && opt->save_index);
+    int keep_full = opt->load_index || (ctx.rank == 0 && opt->save_index) || ctx.size == 1;
     rc = keep_full ? 0 : simlsh_params_copy(&lean, r->params);
     if (rc == 0 && !keep_full)
         rc = simlsh_params_set_int(lean, SIMLSH_PARAM_BANDS, 1);

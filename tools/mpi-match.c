@@ -55,6 +55,55 @@ static int cmp_kent(const void *x, const void *y)
     return 0;
 }
 
+/* Sorts v by cmp_kent: one scatter by (band, top KDIGIT bits of the key),
+ * an order cmp_kent agrees with, then each (small) range by qsort. The
+ * keys are hashes, so the ranges are about n / (bands << KDIGIT) long. */
+#define KDIGIT 14
+static void sort_kents(struct kent *v, size_t n, uint32_t bands)
+{
+    size_t nd = (size_t)bands << KDIGIT;
+    size_t *at = xmalloc((nd + 1) * sizeof *at);
+    memset(at, 0, (nd + 1) * sizeof *at);
+    for (size_t i = 0; i < n; i++) {
+        size_t d = (size_t)(v[i].gb >> GID_BITS) << KDIGIT | (size_t)(v[i].key >> (64 - KDIGIT));
+        if (d >= nd)
+            d = nd - 1; /* a band beyond bands: never, but stays in bounds */
+        at[d + 1]++;
+    }
+    for (size_t d = 0; d < nd; d++)
+        at[d + 1] += at[d];
+    struct kent *tmp = xmalloc(n * sizeof *tmp);
+    size_t *fill = xmalloc(nd * sizeof *fill);
+    memcpy(fill, at, nd * sizeof *fill);
+    for (size_t i = 0; i < n; i++) {
+        size_t d = (size_t)(v[i].gb >> GID_BITS) << KDIGIT | (size_t)(v[i].key >> (64 - KDIGIT));
+        if (d >= nd)
+            d = nd - 1;
+        tmp[fill[d]++] = v[i];
+    }
+    for (size_t d = 0; d < nd; d++) {
+        size_t len = at[d + 1] - at[d];
+        struct kent *w = tmp + at[d];
+        if (len > 32) {
+            qsort(w, len, sizeof *w, cmp_kent);
+            continue;
+        }
+        for (size_t i = 1; i < len; i++) { /* the usual range: a few */
+            struct kent x = w[i];
+            size_t j = i;
+            while (j > 0 && cmp_kent(&w[j - 1], &x) > 0) {
+                w[j] = w[j - 1];
+                j--;
+            }
+            w[j] = x;
+        }
+    }
+    memcpy(v, tmp, n * sizeof *v);
+    free(fill);
+    free(tmp);
+    free(at);
+}
+
 /* The end of the bucket (run of one band and key) that starts at i. */
 static size_t bucket_end(const struct kent *v, size_t n, size_t i)
 {
@@ -208,7 +257,7 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
     free(vals);
     simlsh_params_free(kp);
     if (ngot > 1) /* got may be NULL when nothing arrived */
-        qsort(got, ngot, sizeof *got, cmp_kent);
+        sort_kents(got, ngot, bands);
     *nout = ngot;
     return got;
 }
@@ -242,9 +291,28 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
         /* want is sorted and ranks hold contiguous ids: already grouped */
         for (size_t i = lo; i < lo + m; i++)
             count[doc_owner(first, c->size, want[i])] += sizeof(uint64_t);
+        /* this rank's own members (a run of want) are not sent to itself:
+         * their values are copied straight from the index */
+        size_t before = 0;
+        for (int d = 0; d < c->rank; d++)
+            before += count[d] / sizeof(uint64_t);
+        size_t nself = count[c->rank] / sizeof(uint64_t), s0 = lo + before;
+        size_t after = m - before - nself;
+        const uint64_t *rq = want + lo;
+        uint64_t *rqbuf = NULL;
+        if (nself) {
+            rqbuf = xmalloc((m - nself ? m - nself : 1) * sizeof *rqbuf);
+            memcpy(rqbuf, want + lo, before * sizeof *rqbuf);
+            memcpy(rqbuf + before, want + s0 + nself, after * sizeof *rqbuf);
+            count[c->rank] = 0;
+            rq = rqbuf;
+        }
+        for (size_t k = 0; k < nself; k++)
+            local_values(c, ix, local_id(c, first, want[s0 + k]), np, sigs + (s0 + k) * np);
         char *req;
         size_t rlen;
-        mpi_exchange(c, (const char *)(want + lo), count, &req, &rlen);
+        mpi_exchange(c, (const char *)rq, count, &req, &rlen);
+        free(rqbuf);
         /* answer: the asking ranks' requests arrive in rank order */
         size_t nreq = rlen / sizeof(uint64_t);
         uint64_t *ids = (uint64_t *)(void *)req;
@@ -268,9 +336,13 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
         char *back;
         size_t blen;
         mpi_exchange(c, ans, count, &back, &blen);
-        if (blen != m * sig_bytes)
+        if (blen != (m - nself) * sig_bytes)
             mpi_die(c, EXIT_DEDUP_INTERNAL, "signature exchange lost data");
-        memcpy((char *)sigs + lo * sig_bytes, back, blen);
+        if (before)
+            memcpy((char *)sigs + lo * sig_bytes, back, before * sig_bytes);
+        if (after)
+            memcpy((char *)sigs + (s0 + nself) * sig_bytes, back + before * sig_bytes,
+                   after * sig_bytes);
         free(back);
         free(ans);
         free(req);
@@ -279,12 +351,57 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
     return out;
 }
 
-static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np)
+/* Equal values of a and b; stops early (returning less than need) once
+ * need cannot be reached. */
+static uint32_t count_equal(const uint32_t *a, const uint32_t *b, uint32_t np, uint32_t need)
 {
-    uint32_t eq = 0;
-    for (uint32_t i = 0; i < np; i++)
-        eq += a[i] == b[i];
+    uint32_t eq = 0, i = 0;
+    while (i < np) {
+        uint32_t end = i + 32 < np ? i + 32 : np;
+        for (; i < end; i++)
+            eq += a[i] == b[i];
+        if (eq + (np - i) < need)
+            return eq;
+    }
     return eq;
+}
+
+/* (a loop, not memcmp(): rows are a few values, and this runs for every
+ * band before the pair's) */
+static inline int rows_equal(const uint32_t *a, const uint32_t *b, uint32_t band, uint32_t rows)
+{
+    a += (size_t)band * rows;
+    b += (size_t)band * rows;
+    uint32_t diff = 0;
+    for (uint32_t i = 0; i < rows; i++)
+        diff |= a[i] ^ b[i];
+    return diff == 0;
+}
+
+/* The first band (below limit) where a and b have equal rows, or limit. */
+static uint32_t first_band(const uint32_t *a, const uint32_t *b, uint32_t limit, uint32_t rows)
+{
+    for (uint32_t k = 0; k < limit; k++)
+        if (rows_equal(a, b, k, rows))
+            return k;
+    return limit;
+}
+
+/* A bucket of two or more at an owner: ents[at .. at + n), one band. */
+struct bkt {
+    uint64_t lead; /* its smallest member */
+    size_t at, n;
+    uint32_t band;
+};
+
+static int cmp_bkt(const void *x, const void *y)
+{
+    const struct bkt *p = x, *q = y;
+    if (p->lead != q->lead)
+        return p->lead < q->lead ? -1 : 1;
+    if (p->band != q->band)
+        return p->band < q->band ? -1 : 1;
+    return p->at < q->at ? -1 : p->at > q->at;
 }
 
 static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t *sigs, uint32_t np,
@@ -301,6 +418,37 @@ static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t
     return sigs + lo * np;
 }
 
+/* One rank holds every document under its global id (local_id() is the
+ * identity): its buckets are the index's own, and the library enumerates
+ * them as simlsh-dedup does (each pair once, in the first band where it
+ * shares a bucket), with no exchange and no copy of any signature. Only
+ * with a filter: without one the library gives no scores. */
+static int match_alone(struct mpi_ctx *c, struct run *r, double keep_min, struct pair **out,
+                       size_t *nout)
+{
+    mpi_phase(c, MP_VERIFY);
+    simlsh_results *res = NULL;
+    int rc = simlsh_results_new(&res, NULL);
+    uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
+    if (rc == 0)
+        rc = simlsh_index_pairs_v2(res, r->index, SIMLSH_QUERY_VERIFY, 0, keep_min, nt);
+    if (rc != 0)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "enumerating pairs: %s", simlsh_strerror(rc));
+    size_t n = simlsh_results_count(res);
+    const uint64_t *a = simlsh_results_a(res), *b = simlsh_results_b(res);
+    const double *s = simlsh_results_scores(res);
+    struct pair *v = xmalloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        v[i].a = a[i] < b[i] ? a[i] : b[i];
+        v[i].b = a[i] < b[i] ? b[i] : a[i];
+        v[i].score = s[i];
+    }
+    simlsh_results_free(res);
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
 /* The candidate pairs of the buckets this rank owns (each pair once, a <
  * b, sorted), scored with the MinHash estimate (equal values / num_perm,
  * as the index scores them) and kept when the score is >= keep_min (0:
@@ -311,52 +459,86 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
 {
     if (first[c->size] > GID_MASK)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "more than 2^48 documents");
+    if (c->size == 1 && keep_min > 0)
+        return match_alone(c, r, keep_min, out, nout);
     mpi_phase(c, MP_KEYS);
     size_t ne;
     struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first, &ne);
 
-    /* Buckets of two or more, in chunks of about CHUNK_MEMBERS members:
-     * the signatures of one chunk's members are fetched, its buckets
-     * turned into pairs, and the signatures dropped, so an owner never
-     * holds more than a chunk of them. Every rank takes part in as many
-     * fetches as the rank with the most chunks. */
-    size_t nchunks = 0, members = 0;
+    /* Buckets of two or more, ordered by their first (smallest) member
+     * and band: the buckets of one group of near duplicates, one per band
+     * they share, come together, so a chunk asks for their signatures
+     * once rather than once per band. Chunks of about CHUNK_MEMBERS
+     * members: the signatures of one chunk's members are fetched, its
+     * buckets turned into pairs, and the signatures dropped, so an owner
+     * never holds more than a chunk of them. Every rank takes part in as
+     * many fetches as the rank with the most chunks. */
+    size_t nb = 0, bcap = 0;
+    struct bkt *bk = NULL;
     for (size_t i = 0; i < ne;) {
         size_t j = bucket_end(ents, ne, i);
         if (j - i >= 2) {
-            if (nchunks == 0 || members + (j - i) > CHUNK_MEMBERS) {
-                nchunks++;
-                members = 0;
+            if (nb == bcap) {
+                bcap = bcap ? 2 * bcap : 1024;
+                bk = xrealloc(bk, bcap * sizeof *bk);
             }
-            members += j - i;
+            bk[nb].lead = ents[i].gb & GID_MASK;
+            bk[nb].band = (uint32_t)(ents[i].gb >> GID_BITS);
+            bk[nb].at = i;
+            bk[nb].n = j - i;
+            nb++;
         }
         i = j;
     }
+    if (nb > 1)
+        qsort(bk, nb, sizeof *bk, cmp_bkt);
+    size_t nchunks = 0, members = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (nchunks == 0 || members + bk[i].n > CHUNK_MEMBERS) {
+            nchunks++;
+            members = 0;
+        }
+        members += bk[i].n;
+    }
     int rounds = all_rounds(c, nchunks, 1);
-    rounds = rounds ? rounds : 1; /* one pass steps over lone members */
     mpi_phase(c, MP_VERIFY);
+    /* a kept pair needs at least need equal values (the score is
+     * eq / np >= keep_min): counting stops once it cannot get there */
+    uint32_t need = 0;
+    if (keep_min > 0)
+        while (need < np && (double)need / (double)np < keep_min)
+            need++;
     struct pairvec e = {NULL, 0, 0};
-    uint64_t *want = NULL;
-    size_t wcap = 0, at = 0;
+    uint64_t *want = NULL, *mg = NULL;
+    const uint32_t **mpos = NULL;
+    size_t wcap = 0, mcap = 0, at = 0;
     for (int round = 0; round < rounds; round++) {
-        /* this chunk: buckets from at to stop */
+        /* this chunk: buckets bk[at .. stop) */
         size_t stop = at, nwant = 0;
         members = 0;
-        while (stop < ne) {
-            size_t j = bucket_end(ents, ne, stop);
-            if (j - stop >= 2) {
-                if (members && members + (j - stop) > CHUNK_MEMBERS)
-                    break;
-                members += j - stop;
-                if (nwant + (j - stop) > wcap) {
-                    wcap = (nwant + (j - stop)) * 2;
-                    want = xrealloc(want, wcap * sizeof *want);
-                }
-                for (size_t k = stop; k < j; k++)
-                    want[nwant++] = ents[k].gb & GID_MASK;
+        while (stop < nb) {
+            size_t mm = bk[stop].n;
+            if (members && members + mm > CHUNK_MEMBERS)
+                break;
+            members += mm;
+            if (nwant + mm > wcap) {
+                wcap = (nwant + mm) * 2;
+                want = xrealloc(want, wcap * sizeof *want);
             }
-            stop = j;
+            for (size_t k = 0; k < mm; k++)
+                want[nwant++] = ents[bk[stop].at + k].gb & GID_MASK;
+            stop++;
         }
+        /* the members in bucket order, read again to score: a copy, in
+         * cache order, rather than ents at random */
+        if (nwant > mcap) {
+            mcap = wcap;
+            mg = xrealloc(mg, mcap * sizeof *mg);
+            mpos = xrealloc(mpos, mcap * sizeof *mpos);
+        }
+        if (nwant)
+            memcpy(mg, want, nwant * sizeof *mg);
+        size_t nmem = nwant;
         if (nwant > 1) /* want is NULL while no bucket has two members */
             qsort(want, nwant, sizeof *want, cmp_u64);
         size_t m = 0;
@@ -367,32 +549,45 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         mpi_phase(c, MP_SIGS);
         uint32_t *sigs = fetch_sigs(c, r->index, np, first, want, nwant);
         mpi_phase(c, MP_VERIFY);
-        for (size_t i = at; i < stop;) {
-            size_t j = bucket_end(ents, ne, i);
-            size_t mm = j - i;
-            const struct kent *b = ents + i;
-            i = j;
-            if (mm < 2)
-                continue;
-            /* a pair met in several bands is scored each time, with the
-             * same score; the copies go after the loop */
+        /* each member's signature, found once (not once per pair) */
+        for (size_t k = 0; k < nmem; k++)
+            mpos[k] = sig_of(want, nwant, sigs, np, mg[k]);
+        const uint64_t *bg = mg;
+        const uint32_t *const *bs = (const uint32_t *const *)mpos;
+        for (size_t i = at; i < stop; i++) {
+            size_t mm = bk[i].n;
+            uint32_t band = bk[i].band;
             for (size_t x = 0; x < mm; x++) {
-                uint64_t ga = b[x].gb & GID_MASK;
-                const uint32_t *av = sig_of(want, nwant, sigs, np, ga);
+                uint64_t ga = bg[x];
+                const uint32_t *av = bs[x];
                 for (size_t y = x + 1; y < mm; y++) {
-                    uint64_t gb = b[y].gb & GID_MASK;
-                    const uint32_t *bv = sig_of(want, nwant, sigs, np, gb);
-                    double sc = (double)count_equal(av, bv, np) / (double)np;
+                    uint64_t gb = bg[y];
+                    const uint32_t *bv = bs[y];
+                    /* as the library: the bucket is confirmed on the
+                     * band's rows, and the pair is kept only in the first
+                     * band where its rows are equal (that band's owner
+                     * scores it), so each pair is scored once */
+                    if (!rows_equal(av, bv, band, rows) || first_band(av, bv, band, rows) < band)
+                        continue;
+                    uint32_t eq = count_equal(av, bv, np, need);
+                    if (eq < need)
+                        continue;
+                    double sc = (double)eq / (double)np;
                     if (keep_min <= 0 || sc >= keep_min)
                         pairvec_add(&e, ga, gb, sc);
                 }
             }
+            bg += mm;
+            bs += mm;
         }
         free(sigs);
         at = stop;
     }
-    if (at < ne)
+    if (at < nb)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "internal error: buckets left after the last chunk");
+    free(bk);
+    free(mg);
+    free(mpos);
     free(want);
     free(ents);
     if (e.n > 1)
