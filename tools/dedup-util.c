@@ -1,10 +1,14 @@
-/* simlsh-dedup: small helpers (memory, strings, escaping, time). */
+/* simlsh-dedup: small helpers (memory, strings, escaping, time, temporary
+ * files). */
 #include "dedup.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* After this many per-document messages the rest are only counted: a corpus
  * with a million blank lines should not bury the summary. */
@@ -243,4 +247,47 @@ void human_bytes(char *buf, size_t cap, double bytes)
         snprintf(buf, cap, "%.0f B", bytes);
     else
         snprintf(buf, cap, "%.1f %s", bytes, units[u]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Temporary files                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* An unlinked temporary file in $TMPDIR (or /tmp): it disappears with the
+ * process, however the process ends. */
+int temp_file(char *msg, size_t cap)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+#ifdef O_TMPFILE
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+#endif
+    size_t l = strlen(dir);
+    char *path = xmalloc(l + 32);
+    memcpy(path, dir, l);
+    memcpy(path + l, "/simlsh-dedup-XXXXXX", 21);
+    int t = mkstemp(path);
+    if (t >= 0)
+        unlink(path);
+    else
+        snprintf(msg, cap, "cannot create a temporary file in %s: %s", qname(dir), strerror(errno));
+    free(path);
+    return t;
+}
+
+int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }

@@ -59,49 +59,6 @@ static int cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Temporary files                                                          */
-/* ------------------------------------------------------------------------ */
-
-/* An unlinked temporary file in $TMPDIR (or /tmp): it disappears with the
- * process, however the process ends. */
-static int temp_file(char *msg, size_t cap)
-{
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
-#ifdef O_TMPFILE
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        return fd;
-#endif
-    size_t l = strlen(dir);
-    char *path = xmalloc(l + 32);
-    memcpy(path, dir, l);
-    memcpy(path + l, "/simlsh-dedup-XXXXXX", 21);
-    int t = mkstemp(path);
-    if (t >= 0)
-        unlink(path);
-    else
-        snprintf(msg, cap, "cannot create a temporary file in %s: %s", qname(dir), strerror(errno));
-    free(path);
-    return t;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Exact mode: standard input, when an input reads it, must be readable a
  * second time. A regular file already is (from its current offset); a pipe
  * or terminal is copied to an unlinked temporary file, which then becomes

@@ -369,6 +369,10 @@ struct pairvec {
     size_t n, cap;
 };
 void pairvec_add(struct pairvec *p, uint64_t a, uint64_t b, double score);
+/* An unlinked temporary file in $TMPDIR (or /tmp), or -1 with msg set. */
+int temp_file(char *msg, size_t cap);
+/* write() until all n bytes are written; 0 or -1 (errno). */
+int write_all(int fd, const char *p, size_t n);
 
 /* dedup-util.c */
 void die_oom(void);

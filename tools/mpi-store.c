@@ -34,47 +34,10 @@
 #define STDIN_CHUNK (16u << 20) /* bytes of standard input broadcast at once */
 #define SAVE_CHUNK (4u << 20)   /* bytes of signature values sent at once */
 
-static int temp_fd(char *msg, size_t cap)
-{
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
-#ifdef O_TMPFILE
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        return fd;
-#endif
-    size_t l = strlen(dir);
-    char *path = xmalloc(l + 32);
-    memcpy(path, dir, l);
-    memcpy(path + l, "/simlsh-dedup-XXXXXX", 21);
-    int t = mkstemp(path);
-    if (t >= 0)
-        unlink(path);
-    else
-        snprintf(msg, cap, "cannot create a temporary file in %s: %s", qname(dir), strerror(errno));
-    free(path);
-    return t;
-}
-
-static int write_full(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int mpi_spool_stdin(struct mpi_ctx *c)
 {
     char msg[200] = "";
-    int fd = temp_fd(msg, sizeof msg);
+    int fd = temp_file(msg, sizeof msg);
     int status = 0;
     if (fd < 0) {
         fprintf(stderr, MPI_PROG ": rank %d: standard input: %s\n", c->rank, msg);
@@ -111,7 +74,7 @@ int mpi_spool_stdin(struct mpi_ctx *c)
             c->bytes_received += (uint64_t)len;
         else
             c->bytes_sent += (uint64_t)len * (uint64_t)(c->size - 1);
-        if (status == 0 && write_full(fd, buf, (size_t)len) != 0) {
+        if (status == 0 && write_all(fd, buf, (size_t)len) != 0) {
             fprintf(stderr,
                     MPI_PROG ": rank %d: standard input: cannot copy it to a temporary "
                              "file: %s\n",
