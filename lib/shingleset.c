@@ -265,6 +265,12 @@ int simlsh_shingleset_copy(simlsh_shingleset **out, const simlsh_shingleset *src
     return 0;
 }
 
+/* The shingler is made on the first document. */
+static int ensure_shingler(simlsh_shingleset *set)
+{
+    return set->shingler != NULL ? 0 : simlsh__shingler_new(&set->shingler, &set->params);
+}
+
 int simlsh_shingleset_begin(simlsh_shingleset *set)
 {
     SIMLSH__CHECK_SHINGLESET(set);
@@ -272,11 +278,9 @@ int simlsh_shingleset_begin(simlsh_shingleset *set)
         return SIMLSH_EINVAL;
     if (set->in_doc)
         return SIMLSH_ESTATE;
-    if (set->shingler == NULL) {
-        int rc = simlsh__shingler_new(&set->shingler, &set->params);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = ensure_shingler(set);
+    if (rc < 0)
+        return rc;
     simlsh__shingler_begin(set->shingler);
     set->run = set->count;
     set->in_doc = 1;
@@ -388,15 +392,13 @@ int simlsh_shingleset_text_hashes(uint64_t *buf, size_t cap, size_t *count, siml
         return SIMLSH_EINVAL;
     if (set->in_doc)
         return SIMLSH_ESTATE;
-    if (set->shingler == NULL) {
-        int rc = simlsh__shingler_new(&set->shingler, &set->params);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = ensure_shingler(set);
+    if (rc < 0)
+        return rc;
     text_sink t = {buf, buf != NULL ? cap : 0, 0};
     simlsh__sink32_fn s32 = set->params.hash_bits == 32 ? text_sink32 : NULL;
     simlsh__shingler_begin(set->shingler);
-    int rc = simlsh__shingler_feed(set->shingler, text, len, text_sink64, s32, &t);
+    rc = simlsh__shingler_feed(set->shingler, text, len, text_sink64, s32, &t);
     if (rc == 0)
         rc = simlsh__shingler_end(set->shingler, text_sink64, s32, &t);
     if (rc < 0)

@@ -428,14 +428,20 @@ static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text,
     struct vctx *v = w->v;
     size_t n = 0;
     int rc = w->set ? 0 : simlsh_shingleset_new(&w->set, v->r->params);
-    if (rc == 0) {
+    /* room for the usual len + 1 hashes up front, so that a text is hashed
+     * twice only when normalisation made more units than bytes */
+    if (rc == 0 && w->hcap < len + 1) {
+        free(w->hashes);
+        w->hcap = len + 1;
+        w->hashes = xmalloc(w->hcap * sizeof *w->hashes);
+    }
+    if (rc == 0)
         rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
-        if (rc == SIMLSH_EBUFSIZE || (rc == 0 && w->hashes == NULL)) {
-            free(w->hashes);
-            w->hcap = n > len + 1 ? n : len + 1;
-            w->hashes = xmalloc(w->hcap * sizeof *w->hashes);
-            rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
-        }
+    if (rc == SIMLSH_EBUFSIZE) {
+        free(w->hashes);
+        w->hcap = n;
+        w->hashes = xmalloc(w->hcap * sizeof *w->hashes);
+        rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
     }
     if (rc != 0) {
         snprintf(sl->msg, sizeof sl->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
