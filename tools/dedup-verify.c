@@ -34,7 +34,7 @@
 
 /* Exact mode drops candidates whose estimate is this many standard
  * deviations below the threshold (verify_candidates). */
-#define PREFILTER_SD 4.0
+#define PREFILTER_SD 3.5
 
 static int lib_fail(const char *what, int rc)
 {
@@ -155,7 +155,7 @@ struct slot {
     uint64_t est; /* planned bytes */
     size_t chunk;
     int loaded; /* 1 ok, -1 unreadable (msg) */
-    char msg[160];
+    char *msg;  /* why it is unreadable (malloc'ed), or NULL */
 };
 
 struct vctx;
@@ -171,6 +171,7 @@ struct vworker {
     uint64_t tab_id; /* with tab_valid: the document whose values tab holds */
     int tab_valid;
     int tab_zero; /* 0 is one of the values */
+    char msg[160];
     pthread_t thread;
 };
 
@@ -203,6 +204,11 @@ struct vctx {
  * takes about 20 bytes per byte of text (the library's set holds 8-byte
  * hashes with spare room, plus the copy into the compact array). */
 #define BIG_DOC (UINT64_C(1) << 20)
+
+/* After a document of more than this many bytes, the thread gives its
+ * buffers back too: kept, they would hold about 20 bytes per byte of the
+ * largest text until the end, per thread. */
+#define KEEP_DOC (UINT64_C(1) << 17)
 
 /* Reads a whole file (decompressed) into w->buf, at most max bytes. */
 static int read_file(struct vworker *w, const char *path, uint64_t max, size_t *len, int64_t *mtime,
@@ -340,12 +346,19 @@ static void load_slot(struct vworker *w, size_t k)
     const char *text = NULL;
     size_t len = 0;
     int big = v->r->id_bytes[sl->id] > BIG_DOC;
+    int release = v->r->id_bytes[sl->id] > KEEP_DOC;
     sl->loaded = -1;
+    w->msg[0] = 0;
     if (big)
         pthread_mutex_lock(&v->big);
-    if (doc_text(w, sl->id, &text, &len, sl->msg, sizeof sl->msg) == 0)
+    if (doc_text(w, sl->id, &text, &len, w->msg, sizeof w->msg) == 0)
         shingle_slot(w, sl, text, len);
-    if (big) {
+    if (sl->loaded != 1) {
+        size_t n = strlen(w->msg) + 1;
+        sl->msg = xmalloc(n);
+        memcpy(sl->msg, w->msg, n);
+    }
+    if (release) {
         simlsh_shingleset_free(w->set);
         w->set = NULL;
         free(w->buf);
@@ -358,8 +371,9 @@ static void load_slot(struct vworker *w, size_t k)
         w->tab = NULL;
         w->tcap = 0;
         w->tab_valid = 0;
-        pthread_mutex_unlock(&v->big);
     }
+    if (big)
+        pthread_mutex_unlock(&v->big);
 }
 
 /* The table of w, emptied, with room for n values at load <= 1/2. */
@@ -423,10 +437,47 @@ static inline int tab_has(const struct vworker *w, uint32_t v)
  * their repeats dropped through the worker's table, kept in that order at
  * 4 bytes a shingle. No sort: sorting a set costs several times hashing it,
  * and the Jaccard below needs only membership. */
+/* A long text (more than KEEP_DOC bytes) goes through a shingle set
+ * instead, which folds its repeats while they stream in: the text's hashes
+ * with repeats would take 8 bytes a byte, and the table to drop them 8 to
+ * 16 more (a 2 MB copyright file that quotes one licence a hundred times
+ * made 40 MB of them, for 20,000 distinct values). Sorted, not in text
+ * order: the Jaccard below needs only membership. */
+static void shingle_long32(struct vworker *w, struct slot *sl, const char *text, size_t len)
+{
+    struct vctx *v = w->v;
+    size_t n = 0;
+    int rc =
+        w->set ? simlsh_shingleset_clear(w->set) : simlsh_shingleset_new(&w->set, v->r->params);
+    if (rc == 0)
+        rc = simlsh_shingleset_add_text(w->set, text, len);
+    if (rc == 0)
+        rc = simlsh_shingleset_count(&n, w->set);
+    uint64_t *h = rc == 0 ? xmalloc((n ? n : 1) * sizeof *h) : NULL;
+    if (rc == 0)
+        rc = simlsh_shingleset_hashes(h, n, &n, w->set);
+    if (rc != 0) {
+        free(h);
+        snprintf(w->msg, sizeof w->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
+        return;
+    }
+    uint32_t *o = xmalloc((n ? n : 1) * sizeof *o);
+    for (size_t i = 0; i < n; i++)
+        o[i] = (uint32_t)h[i];
+    free(h);
+    sl->vals = o;
+    sl->n = n;
+    sl->loaded = 1;
+}
+
 static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text, size_t len)
 {
     struct vctx *v = w->v;
     size_t n = 0;
+    if (len > KEEP_DOC) {
+        shingle_long32(w, sl, text, len);
+        return;
+    }
     int rc = w->set ? 0 : simlsh_shingleset_new(&w->set, v->r->params);
     /* room for the usual len + 1 hashes up front, so that a text is hashed
      * twice only when normalisation made more units than bytes */
@@ -444,7 +495,7 @@ static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text,
         rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
     }
     if (rc != 0) {
-        snprintf(sl->msg, sizeof sl->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
+        snprintf(w->msg, sizeof w->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
         return;
     }
     tab_reset(w, n);
@@ -480,7 +531,7 @@ static void shingle_slot(struct vworker *w, struct slot *sl, const char *text, s
         rc = simlsh_shingleset_hashes(h, n, &n, w->set);
     if (rc != 0) {
         free(h);
-        snprintf(sl->msg, sizeof sl->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
+        snprintf(w->msg, sizeof w->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
         return;
     }
     sl->vals = h;
@@ -642,6 +693,8 @@ static void unload(struct vctx *v, struct slot *sl)
     }
     free(sl->vals);
     sl->vals = NULL;
+    free(sl->msg);
+    sl->msg = NULL;
     sl->n = 0;
     sl->loaded = 0;
 }
@@ -1083,6 +1136,10 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const do
     /* Sets of large documents come and go: a fixed threshold maps each
      * block of 1 MiB or more on its own, and gives it back when freed. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    /* The first pass and the pairs left freed memory in the main arena;
+     * the workers' sets go to arenas of their own, so that memory would
+     * stay resident under them. Give it back first. */
+    malloc_trim(0);
 #endif
     uint64_t *ids = xmalloc(max_docs * sizeof *ids);
     size_t idcap = max_docs;
@@ -1135,6 +1192,9 @@ static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *o
     }
     simlsh_results_free(cand);
     *candp = NULL;
+#if defined(__GLIBC__)
+    malloc_trim(0); /* what the pairs' threads freed, before the batches */
+#endif
     return verify_exact_cols(r, ca, cb, NULL, n, r->names.count - r->first_new, 1, out);
 }
 
@@ -1143,8 +1203,11 @@ double verify_prefilter(const struct run *r)
     /* The banding for recall also makes many candidates far below the
      * threshold (on man pages, 60 times as many as true pairs). Their
      * MinHash estimate sorts them out first: a pair at the threshold t
-     * has an estimate below t - 4 sd (sd = sqrt(t (1 - t) / num_perm))
-     * with probability about 3e-5, a pair above t less often. */
+     * has an estimate below t - 3.5 sd (sd = sqrt(t (1 - t) / num_perm))
+     * with probability about 2.3e-4, a pair above t less often: with the
+     * banding's P(t) = 0.9923 for --recall 0.99, 0.9921 together. On man
+     * pages, 4 sd would keep 1.12 million candidates where 3.5 keeps 0.92
+     * and the same 130 thousand pairs but 10. */
     int64_t np = 128;
     double thr = r->threshold;
     simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
@@ -1181,6 +1244,13 @@ int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t 
 int verify_candidates(struct run *r, struct pair **edges, size_t *n)
 {
     phase_switch(r, PH_PAIRS);
+#if defined(__GLIBC__)
+    /* The readers' buffers were freed in arenas of their own threads; the
+     * pairs and the second pass allocate elsewhere, so that memory would
+     * stay resident under them. */
+    if (r->opt->verify == VERIFY_EXACT)
+        malloc_trim(0);
+#endif
     simlsh_results *res = NULL;
     int rc = simlsh_results_new(&res, NULL);
     if (rc != 0)
