@@ -276,6 +276,45 @@ static void test_identical(int store)
     simlsh_params_free(p);
 }
 
+/* simlsh_index_reserve_v2(): tables grown on several threads, with
+ * documents in them (their entries move) and large enough that the call
+ * does use its threads, give the index one thread gives, byte for byte,
+ * and the same answers. */
+static void test_reserve_threads(int store)
+{
+    simlsh_params *p = mk_params(NULL, store);
+    CHECK(p != NULL);
+    static docs d;
+    CHECK(docs_make(&d, p, NDOCS, 5) == 0);
+    simlsh_index *want = NULL;
+    CHECK_OK(simlsh_index_new(&want, p));
+    for (size_t i = 0; i < NDOCS; i++)
+        CHECK_OK(simlsh_index_insert(want, d.id[i], d.sig[i]));
+    CHECK_RC(simlsh_index_reserve_v2(NULL, 10, 2), SIMLSH_EINVAL);
+    /* enough room that the tables pass the one-thread size (2^20 entries
+     * over all bands) */
+    size_t big = ((size_t)1 << 21) / BANDS;
+    for (size_t t = 0; t < NTC; t++) {
+        simlsh_index *got = NULL;
+        CHECK_OK(simlsh_index_new(&got, p));
+        CHECK_OK(simlsh_index_reserve_v2(got, 100, thread_counts[t]));
+        CHECK_OK(simlsh_index_insert_values(got, d.id, &d.val[0][0], NDOCS / 2, 1));
+        CHECK_OK(simlsh_index_reserve_v2(got, NDOCS / 4, thread_counts[t])); /* no-op */
+        CHECK_OK(simlsh_index_reserve_v2(got, big, thread_counts[t]));
+        for (size_t i = NDOCS / 2; i < NDOCS; i++)
+            CHECK_OK(simlsh_index_insert(got, d.id[i], d.sig[i]));
+        if (!same_bytes(want, got))
+            fprintf(stderr, "reserve_v2, store %d, %u threads: saved bytes differ\n", store,
+                    thread_counts[t]);
+        CHECK(same_bytes(want, got));
+        check_same_answers(want, got, store);
+        simlsh_index_free(got);
+    }
+    simlsh_index_free(want);
+    docs_free(&d);
+    simlsh_params_free(p);
+}
+
 /* Every error: the saved bytes do not change, and the index works on as
  * if the failed call never happened. */
 static void test_errors(void)
@@ -479,6 +518,8 @@ int main(void)
     test_identical(1);
     test_identical(0);
     test_errors();
+    test_reserve_threads(1);
+    test_reserve_threads(0);
     test_unconvert(1);
     test_unconvert(0);
     test_oom(1);

@@ -134,14 +134,19 @@ int simlsh_index_count(size_t *out, const simlsh_index *index)
     return 0;
 }
 
-int simlsh_index_reserve(simlsh_index *index, size_t n)
+int simlsh_index_reserve_v2(simlsh_index *index, size_t n, uint32_t nthreads)
 {
     SIMLSH__CHECK_INDEX(index);
     if (n <= index->count)
         return 0;
     /* n ids need at most max(nslots, n) slots: free slots are reused first. */
     size_t slots = n > index->nslots ? n : index->nslots;
-    return simlsh__ix_ensure(index, n, slots, 1, 1);
+    return simlsh__ix_ensure(index, n, slots, 1, nthreads);
+}
+
+int simlsh_index_reserve(simlsh_index *index, size_t n)
+{
+    return simlsh_index_reserve_v2(index, n, 1);
 }
 
 int simlsh_index_clear(simlsh_index *index)
