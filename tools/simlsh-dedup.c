@@ -437,7 +437,8 @@ static int dedup(struct run *r, const struct options *opt)
 
     uint64_t clusters = 0, dups = 0;
     if (r->paths.count && !opt->load_index) {
-        rc = simlsh_index_reserve(r->index, r->paths.count);
+        rc = simlsh_index_reserve_v2(r->index, r->paths.count,
+                                     (uint32_t)(r->nthreads > 0 ? r->nthreads : 1));
         if (rc != 0 && rc != SIMLSH_ENOMEM)
             fatal_lib("index reserve", rc, EXIT_DEDUP_INTERNAL);
     }
