@@ -6,8 +6,11 @@
  * candidate pairs are cut into batches of whole components
  * (simlsh_group_batches()) that fit --verify-memory, and a second pass reads
  * again only the documents of candidate pairs, one batch at a time, builds
- * their shingle sets as sorted arrays of hashes (4 bytes a shingle with
- * 32-bit hashes), decides each pair by its exact Jaccard and frees the batch.
+ * their shingle sets (32-bit hashes: distinct values in text order, 4 bytes
+ * a shingle; 64-bit: sorted), decides each pair by its exact Jaccard and
+ * frees the batch. A pair whose two documents are in no other pair (with
+ * 32-bit hashes) skips the batches: one worker hashes both texts and counts
+ * the Jaccard through one table (lone_row()), keeping no set.
  * Files are opened again by path; lines are read at their offset (pread), and
  * the needed lines of a compressed input are first copied, in one streaming
  * pass, to an unlinked temporary file. Standard input was spooled to such a
@@ -144,7 +147,20 @@ struct source {
 enum {
     DS_NEED = 1,
     DS_BAD = 2,
-    DS_WARNED = 4
+    DS_WARNED = 4,
+    DS_MULTI = 8, /* in more than one candidate pair */
+    DS_LONE = 16  /* in one pair, with a document in no other: fused */
+};
+
+/* A pair of two documents that occur in no other pair (most pairs, when
+ * duplicates come in twos): both texts are hashed by one worker and the
+ * Jaccard counted on the way, without keeping either set. */
+struct lone {
+    uint64_t a, b;
+    double s;     /* the candidate's estimate (NaN: from the index) */
+    double j;     /* exact Jaccard, or -1: bad cannot be read (msg) */
+    uint64_t bad; /* with j < 0 */
+    char *msg;
 };
 
 /* A document of the current batch. */
@@ -167,7 +183,10 @@ struct vworker {
     uint64_t *hashes; /* a text's shingle hashes (32-bit sets) */
     size_t hcap;
     uint32_t *tab; /* open addressing, 0 empty: a set's values */
-    size_t tcap;
+    uint8_t *tag;  /* fused pairs: TAG_A, TAG_B per entry of tab */
+    size_t tcap, tagcap;
+    uint64_t *hashes2; /* fused pairs: the second text's hashes */
+    size_t hcap2;
     uint64_t tab_id; /* with tab_valid: the document whose values tab holds */
     int tab_valid;
     int tab_zero; /* 0 is one of the values */
@@ -197,6 +216,7 @@ struct vctx {
     double *exact;       /* per item of the slice: exact Jaccard, or -1 */
     uint64_t held, held_shingles;
     pthread_mutex_t big; /* one large document at a time */
+    struct lone *lone;   /* fused pairs, items index them */
 };
 
 /* A document of more than this many bytes is shingled by one thread at a
@@ -470,34 +490,43 @@ static void shingle_long32(struct vworker *w, struct slot *sl, const char *text,
     sl->loaded = 1;
 }
 
-static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text, size_t len)
+/* The text's shingle hashes in text order, repeats and all, into *buf
+ * (grown as needed): 0 and their count, or the library's error code. */
+static int text_hashes(struct vworker *w, uint64_t **buf, size_t *cap, const char *text, size_t len,
+                       size_t *n)
 {
     struct vctx *v = w->v;
+    *n = 0;
+    int rc = w->set ? 0 : simlsh_shingleset_new(&w->set, v->r->params);
+    /* room for the usual len + 1 hashes up front, so that a text is hashed
+     * twice only when normalisation made more units than bytes */
+    if (rc == 0 && *cap < len + 1) {
+        free(*buf);
+        *cap = len + 1;
+        *buf = xmalloc(*cap * sizeof **buf);
+    }
+    if (rc == 0)
+        rc = simlsh_shingleset_text_hashes(*buf, *cap, n, w->set, text, len);
+    if (rc == SIMLSH_EBUFSIZE) {
+        free(*buf);
+        *cap = *n;
+        *buf = xmalloc(*cap * sizeof **buf);
+        rc = simlsh_shingleset_text_hashes(*buf, *cap, n, w->set, text, len);
+    }
+    if (rc != 0)
+        snprintf(w->msg, sizeof w->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
+    return rc;
+}
+
+static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text, size_t len)
+{
     size_t n = 0;
     if (len > KEEP_DOC) {
         shingle_long32(w, sl, text, len);
         return;
     }
-    int rc = w->set ? 0 : simlsh_shingleset_new(&w->set, v->r->params);
-    /* room for the usual len + 1 hashes up front, so that a text is hashed
-     * twice only when normalisation made more units than bytes */
-    if (rc == 0 && w->hcap < len + 1) {
-        free(w->hashes);
-        w->hcap = len + 1;
-        w->hashes = xmalloc(w->hcap * sizeof *w->hashes);
-    }
-    if (rc == 0)
-        rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
-    if (rc == SIMLSH_EBUFSIZE) {
-        free(w->hashes);
-        w->hcap = n;
-        w->hashes = xmalloc(w->hcap * sizeof *w->hashes);
-        rc = simlsh_shingleset_text_hashes(w->hashes, w->hcap, &n, w->set, text, len);
-    }
-    if (rc != 0) {
-        snprintf(w->msg, sizeof w->msg, "cannot shingle it again: %s", simlsh_strerror(rc));
+    if (text_hashes(w, &w->hashes, &w->hcap, text, len, &n) != 0)
         return;
-    }
     tab_reset(w, n);
     uint32_t *o = xmalloc((n ? n : 1) * sizeof *o);
     size_t m = 0;
@@ -643,6 +672,110 @@ static void jaccard_row(struct vworker *w, size_t k)
     v->exact[k] = v->bits32 ? jaccard32(w, x, y, t) : jaccard64(x->vals, x->n, y->vals, y->n, t);
 }
 
+enum {
+    TAG_A = 1,
+    TAG_B = 2
+};
+
+/* |A and B| / |A or B| of two texts' 32-bit hashes (in text order, with
+ * repeats), as jaccard32() decides it: A's values go to the table, tagged
+ * TAG_A, and B's are looked up or added and tagged TAG_B on their first
+ * sight, which counts |A|, |B| and |A and B| in one pass each and no set
+ * is kept. */
+static double fused32(struct vworker *w, const uint64_t *ha, size_t na, const uint64_t *hb,
+                      size_t nb, double t)
+{
+    tab_reset(w, na + nb);
+    if (w->tagcap < w->tcap) {
+        free(w->tag);
+        w->tagcap = w->tcap;
+        w->tag = xmalloc(w->tagcap);
+    }
+    uint32_t *restrict tab = w->tab;
+    uint8_t *restrict tag = w->tag;
+    size_t cap = w->tcap, mask = cap - 1, dx = 0, dy = 0, inter = 0;
+    memset(tag, 0, cap);
+    int zx = 0, zy = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint32_t v = (uint32_t)ha[i];
+        if (v == 0) {
+            dx += !zx;
+            zx = 1;
+            continue;
+        }
+        for (size_t p = tab_home(v, cap);; p = (p + 1) & mask) {
+            uint32_t e = tab[p];
+            if (e == v)
+                break;
+            if (e == 0) {
+                tab[p] = v;
+                tag[p] = TAG_A;
+                dx++;
+                break;
+            }
+        }
+    }
+    for (size_t j = 0; j < nb; j++) {
+        uint32_t v = (uint32_t)hb[j];
+        if (v == 0) {
+            if (!zy) {
+                zy = 1;
+                dy++;
+                inter += (size_t)zx;
+            }
+            continue;
+        }
+        for (size_t p = tab_home(v, cap);; p = (p + 1) & mask) {
+            uint32_t e = tab[p];
+            if (e == v) {
+                if (!(tag[p] & TAG_B)) {
+                    inter += tag[p] & TAG_A;
+                    tag[p] |= TAG_B;
+                    dy++;
+                }
+                break;
+            }
+            if (e == 0) {
+                tab[p] = v;
+                tag[p] = TAG_B;
+                dy++;
+                break;
+            }
+        }
+    }
+    w->tab_valid = 0; /* it holds no one document's set now */
+    size_t uni = dx + dy - inter;
+    if (uni == 0)
+        return 1.0;
+    if (inter < min_inter(dx + dy, t))
+        return 0.0;
+    return (double)inter / (double)uni;
+}
+
+/* Worker item k: the fused pair lone[items[k]]. */
+static void lone_row(struct vworker *w, size_t k)
+{
+    struct vctx *v = w->v;
+    struct lone *p = &v->lone[v->items[k]];
+    const char *text = NULL;
+    size_t len = 0, na = 0, nb = 0;
+    p->j = -1;
+    w->msg[0] = 0;
+    p->bad = p->a;
+    if (doc_text(w, p->a, &text, &len, w->msg, sizeof w->msg) != 0 ||
+        text_hashes(w, &w->hashes, &w->hcap, text, len, &na) != 0)
+        goto fail;
+    p->bad = p->b;
+    if (doc_text(w, p->b, &text, &len, w->msg, sizeof w->msg) != 0 ||
+        text_hashes(w, &w->hashes2, &w->hcap2, text, len, &nb) != 0)
+        goto fail;
+    p->j = fused32(w, w->hashes, na, w->hashes2, nb, v->r->threshold);
+    return;
+fail:
+    p->msg = xmalloc(strlen(w->msg) + 1);
+    memcpy(p->msg, w->msg, strlen(w->msg) + 1);
+}
+
 /* Items are taken in runs of PAR_RUN, so a thread works on neighbouring
  * rows (which share documents) and the counter is touched less often. */
 #define PAR_RUN 16
@@ -699,6 +832,27 @@ static void unload(struct vctx *v, struct slot *sl)
     sl->loaded = 0;
 }
 
+/* Document id cannot be read again (msg says why): marked, and reported
+ * once. */
+static void report_unread(struct vctx *v, uint64_t id, const char *msg)
+{
+    struct run *r = v->r;
+    uint8_t *st = &v->state[id - r->first_new];
+    *st |= DS_BAD;
+    if (*st & DS_WARNED)
+        return;
+    *st |= DS_WARNED;
+    r->vs.docs_unread++;
+    size_t nl = 0;
+    const char *name = NULL;
+    if (id < r->names.count)
+        name = strlist_get(&r->names, id, &nl);
+    if (name)
+        warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl), msg);
+    else /* the MPI driver's ranks know only the names they read */
+        warnx_doc(r, "document %" PRIu64 ": %s; its pairs are verified by estimate", id, msg);
+}
+
 /* Loads the slots of chunks ci and cj that are not loaded and unloads the
  * others; reports documents that cannot be read (once each). */
 static void load_chunks(struct vctx *v, size_t ci, size_t cj)
@@ -722,22 +876,7 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
             v->held_shingles += sl->n;
             continue;
         }
-        uint8_t *st = &v->state[sl->id - r->first_new];
-        *st |= DS_BAD;
-        if (!(*st & DS_WARNED)) {
-            *st |= DS_WARNED;
-            r->vs.docs_unread++;
-            size_t nl = 0;
-            const char *name = NULL;
-            if (sl->id < r->names.count)
-                name = strlist_get(&r->names, sl->id, &nl);
-            if (name)
-                warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl),
-                          sl->msg);
-            else /* the MPI driver's ranks know only the names they read */
-                warnx_doc(r, "document %" PRIu64 ": %s; its pairs are verified by estimate", sl->id,
-                          sl->msg);
-        }
+        report_unread(v, sl->id, sl->msg);
     }
     if (v->held > r->vs.set_bytes_peak)
         r->vs.set_bytes_peak = v->held;
@@ -1041,7 +1180,7 @@ static void close_sources(struct vctx *v)
  * ndocs; cs NULL: estimates, where needed, come from the index. With
  * owned, ca and cb are the caller's malloc'ed arrays, freed once the
  * candidates are in batches. */
-static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const double *cs, size_t n,
+static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *cs, size_t n,
                              size_t ndocs, int owned, struct pairvec *out)
 {
     uint64_t first_new = r->first_new;
@@ -1073,8 +1212,9 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const do
             decide_by_estimate(r, out, x, y, cs ? cs[i] : NAN);
             continue;
         }
-        v.state[x - first_new] |= DS_NEED;
-        v.state[y - first_new] |= DS_NEED;
+        uint8_t *sx = &v.state[x - first_new], *sy = &v.state[y - first_new];
+        *sx |= (uint8_t)(*sx & DS_NEED ? DS_MULTI : DS_NEED);
+        *sy |= (uint8_t)(*sy & DS_NEED ? DS_MULTI : DS_NEED);
         if (first_new > 0) {
             na[m] = x;
             nb[m] = y;
@@ -1085,9 +1225,48 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const do
     }
     if (first_new == 0)
         m = n;
+    /* Pairs whose two documents are in no other pair are fused (lone_row)
+     * and leave the batches; the others stay, in order. */
+    uint64_t *wa = first_new ? na : ca, *wb = first_new ? nb : cb;
+    double *ws = first_new ? ns : cs;
+    struct lone *lone = NULL;
+    size_t nlone = 0;
+    for (size_t pass = 0; v.bits32 && pass < 2; pass++) {
+        size_t kept = 0;
+        for (size_t i = 0; i < m; i++) {
+            uint64_t x = wa[i], y = wb[i];
+            int fuse = !((v.state[x - first_new] | v.state[y - first_new]) & DS_MULTI) &&
+                       r->id_bytes[x] <= KEEP_DOC && r->id_bytes[y] <= KEEP_DOC;
+            if (pass == 0) {
+                nlone += (size_t)fuse;
+                continue;
+            }
+            if (fuse) {
+                struct lone *p = &lone[nlone++];
+                p->a = x;
+                p->b = y;
+                p->s = ws ? ws[i] : NAN;
+                p->msg = NULL;
+                v.state[x - first_new] |= DS_LONE;
+                v.state[y - first_new] |= DS_LONE;
+                continue;
+            }
+            wa[kept] = x;
+            wb[kept] = y;
+            if (ws)
+                ws[kept] = ws[i];
+            kept++;
+        }
+        if (pass == 0) {
+            lone = xmalloc((nlone ? nlone : 1) * sizeof *lone);
+            nlone = 0;
+        } else {
+            m = kept;
+        }
+    }
     uint64_t planned = 0, cdocs = 0;
     for (size_t k = 0; k < ndocs; k++)
-        if (v.state[k] & DS_NEED) {
+        if ((v.state[k] & DS_NEED) && !(v.state[k] & DS_LONE)) {
             planned += r->id_bytes[first_new + k] * v.elem;
             cdocs++;
         }
@@ -1112,6 +1291,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const do
     free(nb);
     free(ns);
     if (rc != 0) {
+        free(lone);
         free(v.state);
         simlsh_results_free(batches);
         return lib_fail("batches of candidate pairs", rc);
@@ -1141,6 +1321,33 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const do
      * stay resident under them. Give it back first. */
     malloc_trim(0);
 #endif
+    if (nlone > 0) {
+        v.lone = lone;
+        v.items = xmalloc(SLICE * sizeof *v.items);
+        for (size_t at = 0; at < nlone; at += SLICE) {
+            size_t cnt = nlone - at < SLICE ? nlone - at : SLICE;
+            for (size_t k = 0; k < cnt; k++)
+                v.items[k] = at + k;
+            par_for(&v, lone_row, cnt);
+        }
+        free(v.items);
+        v.items = NULL;
+        for (size_t k = 0; k < nlone; k++) {
+            struct lone *p = &lone[k];
+            r->vs.reads += p->j >= 0 || p->bad == p->b ? 2 : 1;
+            if (p->j >= 0) {
+                r->vs.exact++;
+                if (p->j >= r->threshold)
+                    pairvec_add(out, p->a, p->b, p->j);
+                continue;
+            }
+            report_unread(&v, p->bad, p->msg);
+            decide_by_estimate(r, out, p->a, p->b, p->s);
+            free(p->msg);
+        }
+        v.lone = NULL;
+    }
+    free(lone);
     uint64_t *ids = xmalloc(max_docs * sizeof *ids);
     size_t idcap = max_docs;
     const uint64_t *ba = simlsh_results_a(batches), *bb = simlsh_results_b(batches);
@@ -1167,6 +1374,8 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, const do
         free(v.w[t].buf);
         free(v.w[t].hashes);
         free(v.w[t].tab);
+        free(v.w[t].tag);
+        free(v.w[t].hashes2);
     }
     free(v.w);
     pthread_mutex_destroy(&v.big);
