@@ -36,6 +36,14 @@ void *xrealloc(void *p, size_t n)
     return q;
 }
 
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
 const char *const phase_names[PH_COUNT] = {"setup", "read",  "pairs", "verify",
                                            "group", "write", "save"};
 

@@ -378,6 +378,7 @@ int write_all(int fd, const char *p, size_t n);
 void die_oom(void);
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
 double now_seconds(void);
 double cpu_seconds(void);
 double thread_cpu_seconds(void);
