@@ -1367,7 +1367,14 @@ static int flush_inserts(struct run *r)
     if (r->ins_n == 0)
         return 0;
     double t0 = now_seconds(), c0 = thread_cpu_seconds();
-    int rc = simlsh_index_insert_values(r->index, r->ins_ids, r->ins_values, r->ins_n,
+    int rc = 0;
+    if (r->sigs && r->ins_ids[0] == r->sigs->n &&
+        r->ins_ids[r->ins_n - 1] == r->sigs->n + r->ins_n - 1)
+        sigstore_append(r->sigs, r->ins_values, r->ins_n); /* ids are consecutive */
+    else if (r->sigs)
+        rc = SIMLSH_EINVAL;
+    else
+        rc = simlsh_index_insert_values(r->index, r->ins_ids, r->ins_values, r->ins_n,
                                         (uint32_t)r->nthreads);
     r->wall_inserting += now_seconds() - t0;
     r->cpu_inserting += thread_cpu_seconds() - c0;
@@ -1944,9 +1951,10 @@ static void reserve_for_inputs(struct run *r)
     /* on the run's threads: the first touch of the tables (page faults,
      * and compaction for huge pages when memory is fragmented) took up to
      * half the main thread's CPU time on the 1 GiB benchmark at -j 16 */
-    simlsh_index_reserve_v2(
-        r->index, (size_t)r->first_new + n,
-        (uint32_t)(r->nthreads > 0 ? r->nthreads : 1)); /* ENOMEM: grows later */
+    if (!r->sigs)
+        simlsh_index_reserve_v2(
+            r->index, (size_t)r->first_new + n,
+            (uint32_t)(r->nthreads > 0 ? r->nthreads : 1)); /* ENOMEM: grows later */
     ensure_locs(r, n - 1);
     ensure_idmeta(r, r->first_new + n - 1);
     /* names of line documents are short: line numbers, ids */

@@ -18,8 +18,9 @@ enum mphase {
     MP_SPLIT,  /* cutting line files at line ends, counting lines */
     MP_READ,   /* reading and signing this rank's share */
     MP_KEYS,   /* band keys to their owners */
-    MP_SIGS,   /* signatures of bucket members to the key owners */
-    MP_VERIFY, /* buckets to verified edges */
+    MP_PAIRS,  /* buckets to candidate pairs, at the rank of their first document */
+    MP_SIGS,   /* signatures of second documents to those ranks */
+    MP_VERIFY, /* candidates scored, then (exact) verified */
     MP_GATHER, /* candidates sorted across ranks; names, metadata to rank 0 */
     MP_GROUP,  /* groups formed across ranks */
     MP_WRITE,  /* rank 0 writes */
@@ -30,6 +31,8 @@ extern const char *const mphase_names[MP_COUNT];
 struct mpi_ctx {
     int rank, size;
     uint64_t bytes_sent, bytes_received; /* by this rank, every exchange */
+    uint64_t pairs_routed;               /* pairs of small buckets sent to be scored */
+    uint64_t large_buckets;              /* buckets whose pairs were scored at their owner */
     double phase_wall[MP_COUNT];
     int phase;
     double t_phase;
@@ -47,6 +50,11 @@ void mpi_die(struct mpi_ctx *c, int code, const char *fmt, ...)
 /* The worst status of all ranks (statuses are ordered: 0 is success and a
  * larger EXIT_DEDUP_* code wins). A phase boundary every rank reaches. */
 int mpi_agree(struct mpi_ctx *c, int status);
+/* The np values of the document this rank stores under local id lid:
+ * from r->sigs (a pointer into it) or else from r->index (copied to
+ * scratch, which is returned). Stops every rank if there is none. */
+const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np,
+                           uint32_t *scratch);
 /* Every rank sends scount[d] bytes of send (destination order) to rank d;
  * recv gets what each rank sent here, in rank order (*rlen bytes, malloc'd).
  * Each count and the total received must stay below 2 GiB: callers send

@@ -36,6 +36,36 @@ void *xrealloc(void *p, size_t n)
     return q;
 }
 
+void sigstore_append(struct sigstore *s, const uint32_t *values, size_t n)
+{
+    size_t sig = s->np * sizeof *values;
+    while (n > 0) {
+        size_t off = s->n % SIGSTORE_BLOCK;
+        if (off == 0) {
+            if (s->nblk == s->cap_blk) {
+                s->cap_blk = s->cap_blk ? 2 * s->cap_blk : 64;
+                s->blk = xrealloc(s->blk, s->cap_blk * sizeof *s->blk);
+            }
+            s->blk[s->nblk++] = xmalloc(SIGSTORE_BLOCK * sig);
+        }
+        size_t m = SIGSTORE_BLOCK - off < n ? SIGSTORE_BLOCK - off : n;
+        memcpy(s->blk[s->nblk - 1] + off * s->np, values, m * sig);
+        values += m * s->np;
+        s->n += m;
+        n -= m;
+    }
+}
+
+void sigstore_free(struct sigstore *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nblk; i++)
+        free(s->blk[i]);
+    free(s->blk);
+    memset(s, 0, sizeof *s);
+}
+
 char *xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

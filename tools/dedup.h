@@ -260,11 +260,30 @@ struct idslot {
     size_t input;
 };
 
+/* Signatures kept in blocks (simlsh-dedup-mpi's ranks store their
+ * documents' values here instead of indexing them: the owners of the band
+ * keys make the buckets). Blocks of SIGSTORE_BLOCK signatures: growing
+ * copies nothing. */
+#define SIGSTORE_BLOCK 4096
+struct sigstore {
+    uint32_t **blk;
+    size_t nblk, cap_blk;
+    size_t n;  /* signatures stored: ids 0 .. n-1 */
+    size_t np; /* values per signature */
+};
+void sigstore_append(struct sigstore *s, const uint32_t *values, size_t n);
+static inline const uint32_t *sigstore_at(const struct sigstore *s, size_t i)
+{
+    return s->blk[i / SIGSTORE_BLOCK] + (i % SIGSTORE_BLOCK) * s->np;
+}
+void sigstore_free(struct sigstore *s);
+
 /* Everything one run owns. */
 struct run {
     const struct options *opt;
     simlsh_params *params;
     simlsh_index *index;
+    struct sigstore *sigs; /* non-NULL: new documents' values go here, not to index */
     int verify_flags;
     double threshold;
 

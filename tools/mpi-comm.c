@@ -6,8 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mphase_names[MP_COUNT] = {"setup",  "split",  "read",  "keys", "signatures",
-                                            "verify", "gather", "group", "write"};
+const char *const mphase_names[MP_COUNT] = {"setup",      "split",  "read",   "keys",  "pairs",
+                                            "signatures", "verify", "gather", "group", "write"};
+
+const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np,
+                           uint32_t *scratch)
+{
+    if (r->sigs) {
+        if (lid >= r->sigs->n)
+            mpi_die(c, EXIT_DEDUP_INTERNAL, "no signature for local id %llu",
+                    (unsigned long long)lid);
+        return sigstore_at(r->sigs, (size_t)lid);
+    }
+    simlsh_signature *sig = NULL;
+    size_t cnt = 0;
+    int rc = simlsh_index_signature(&sig, r->index, lid);
+    if (rc == 0)
+        rc = simlsh_signature_values(scratch, np, &cnt, sig);
+    simlsh_signature_free(sig);
+    if (rc != 0)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "signature of local id %llu: %s", (unsigned long long)lid,
+                simlsh_strerror(rc));
+    return scratch;
+}
 
 void mpi_phase(struct mpi_ctx *c, int phase)
 {

@@ -133,7 +133,7 @@ static char *allgather_bytes(const void *send, size_t len, size_t *rlen)
 struct rank_stats {
     double phase[MP_COUNT];
     double peak_rss;
-    uint64_t sent, received, docs, bytes;
+    uint64_t sent, received, docs, bytes, pairs_routed, large_buckets;
 };
 
 static void write_stats(FILE *f, const struct run *r, const struct rank_stats *rs, double elapsed,
@@ -157,9 +157,9 @@ static void write_stats(FILE *f, const struct run *r, const struct rank_stats *r
         fprintf(f,
                 "%s{\"rank\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64
                 ",\"peak_memory_bytes\":%.0f,\"bytes_sent\":%" PRIu64 ",\"bytes_received\":%" PRIu64
-                ",\"phases\":{",
+                ",\"pairs_routed\":%" PRIu64 ",\"large_buckets\":%" PRIu64 ",\"phases\":{",
                 k ? "," : "", k, rs[k].docs, rs[k].bytes, rs[k].peak_rss, rs[k].sent,
-                rs[k].received);
+                rs[k].received, rs[k].pairs_routed, rs[k].large_buckets);
         for (int p = 0; p < MP_COUNT; p++)
             fprintf(f, "%s\"%s\":%.6f", p ? "," : "", mphase_names[p], rs[k].phase[p]);
         fputs("}}", f);
@@ -271,6 +271,13 @@ static int dedup_mpi(struct run *r, struct options *opt)
     simlsh_params_free(lean);
     if (rc != 0)
         mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "signature store: %s", simlsh_strerror(rc));
+    if (!keep_full) { /* the values, in blocks: nothing indexes them here */
+        int64_t npv = 0;
+        simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &npv);
+        r->sigs = xmalloc(sizeof *r->sigs);
+        memset(r->sigs, 0, sizeof *r->sigs);
+        r->sigs->np = (size_t)npv;
+    }
 
     /* Exact mode: standard input (a regular file by now) is read again,
      * on any rank; before the split, which leaves it to one rank. */
@@ -352,6 +359,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (!opt->save_index) { /* else its signatures go to rank 0 at the end */
         simlsh_index_free(r->index);
         r->index = NULL;
+        sigstore_free(r->sigs);
     }
 
     /* The candidates become one sorted list held in equal ranges by the
@@ -495,6 +503,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
     me.peak_rss = peak_rss();
     me.sent = ctx.bytes_sent;
     me.received = ctx.bytes_received;
+    me.pairs_routed = ctx.pairs_routed;
+    me.large_buckets = ctx.large_buckets;
     struct rank_stats *rs = ctx.rank == 0 ? xmalloc((size_t)ctx.size * sizeof *rs) : NULL;
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, rs, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (ctx.rank == 0) {
@@ -553,6 +563,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
     atexit(at_exit);
+
     ctx.t_phase = now_seconds();
 
     /* Parsing and the contract fail the same way on every rank: rank 0
@@ -603,6 +614,8 @@ int main(int argc, char **argv)
 
     int status = dedup_mpi(&run, &opt);
     simlsh_index_free(run.index);
+    sigstore_free(run.sigs);
+    free(run.sigs);
     simlsh_params_free(run.params);
     strlist_free(&run.paths);
     strlist_free(&run.names);

@@ -6,14 +6,20 @@
  * global id) to the key's owner, hash(band, key) mod N, in rounds of at
  * most ROUND_BYTES per rank; with --index, every rank has loaded the old
  * index, and rank k also sends the keys of the k-th of N slices of its
- * ids (those not removed or replaced). An owner sorts what it received: runs of one
- * (band, key) are the index's buckets. The owner fetches the signatures
- * of the members of buckets with two or more members from the ranks that
- * read them (again in rounds) and turns its buckets into candidate pairs
- * as simlsh_index_pairs_v2() does: every pair sharing a bucket, scored
- * with the MinHash estimate (equal values / num_perm), kept if the score
- * reaches the filter of the verify mode (--verify estimate: the
- * threshold; exact: its prefilter). Rank 0 gathers them (mpi-dedup.c).
+ * ids (those not removed or replaced). An owner sorts what it received:
+ * runs of one (band, key) are the index's buckets. It sends every pair of
+ * each bucket of two or more, (a, b) with a < b, to the rank that scores
+ * it: the one that read a (for a document of --index, the rank of its
+ * slice), again in rounds. That rank sorts what it got and drops the
+ * copies (a pair shares buckets in several bands), fetches the
+ * signatures of the second documents it does not hold from the ranks
+ * that read them (in chunks, so it never holds more than CHUNK_PAIRS of
+ * them), and keeps a pair as simlsh_index_pairs_v2() does: its rows are
+ * equal in some band (the key confirmed), and its MinHash estimate (equal
+ * values / num_perm) reaches the filter of the verify mode (--verify
+ * estimate: the threshold; exact: its prefilter). Pairs travel, 16 bytes
+ * each, rather than signatures of every bucket member: one signature
+ * per distinct second document that lives elsewhere.
  */
 #include "dedup-mpi.h"
 
@@ -21,7 +27,11 @@
 #include <string.h>
 
 #define ROUND_BYTES (size_t)(4u << 20)
-#define CHUNK_MEMBERS 16384 /* signatures an owner holds at once */
+#define CHUNK_PAIRS 16384 /* pairs scored (and signatures held) at once */
+/* Buckets of at most this many members send their pairs to be scored;
+ * the owner of a larger one scores its pairs (m^2 / 2 of them) itself
+ * with the members' signatures (m of them). */
+#define SMALL_BUCKET 16
 #define GID_BITS 48
 #define GID_MASK ((UINT64_C(1) << GID_BITS) - 1)
 
@@ -151,21 +161,6 @@ static uint64_t local_id(const struct mpi_ctx *c, const uint64_t *first, uint64_
     return g < first[0] ? g : g - first[c->rank] + first[0];
 }
 
-/* The values of local document lid, from the index that stores them. */
-static void local_values(struct mpi_ctx *c, const simlsh_index *ix, uint64_t lid, uint32_t np,
-                         uint32_t *out)
-{
-    simlsh_signature *sig = NULL;
-    size_t cnt = 0;
-    int rc = simlsh_index_signature(&sig, ix, lid);
-    if (rc == 0)
-        rc = simlsh_signature_values(out, np, &cnt, sig);
-    simlsh_signature_free(sig);
-    if (rc != 0)
-        mpi_die(c, EXIT_DEDUP_INTERNAL, "signature of local id %llu: %s", (unsigned long long)lid,
-                simlsh_strerror(rc));
-}
-
 static int all_rounds(struct mpi_ctx *c, size_t n, size_t per)
 {
     int mine = (int)((n + per - 1) / per), most = mine;
@@ -200,6 +195,7 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
      * large as the round itself, times num_perm / bands */
     size_t blk = per < 1024 ? per : 1024;
     uint32_t *vals = xmalloc(blk * np * sizeof *vals);
+    uint32_t *scratch = xmalloc(np * sizeof *scratch);
     /* bands and rows given, not left to the optimiser: the same keys,
      * without solving for them again at every block */
     simlsh_params *kp = NULL;
@@ -212,6 +208,7 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
         mpi_die(c, EXIT_DEDUP_INTERNAL, "band key params: %s", simlsh_strerror(rc));
     size_t *count = xmalloc((size_t)c->size * 2 * sizeof *count), *at = count + c->size;
     struct kent *send = xmalloc(per * bands * sizeof *send);
+    int *owner = xmalloc(per * bands * sizeof *owner);
     struct kent *got = NULL;
     size_t ngot = 0;
     for (int round = 0; round < rounds; round++) {
@@ -219,25 +216,41 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
         size_t m = hi > lo ? hi - lo : 0;
         for (size_t b0 = 0; b0 < m; b0 += blk) {
             size_t bn = m - b0 < blk ? m - b0 : blk;
-            for (size_t i = 0; i < bn; i++)
-                local_values(c, r->index, local_id(c, first, gids[lo + b0 + i]), np, vals + i * np);
-            rc = simlsh_band_keys_batch(keys + b0 * bands, kp, vals, bn);
+            const uint32_t *in = vals;
+            uint64_t l0 = local_id(c, first, gids[lo + b0]);
+            if (r->sigs && l0 / SIGSTORE_BLOCK == (l0 + bn - 1) / SIGSTORE_BLOCK &&
+                gids[lo + b0 + bn - 1] - gids[lo + b0] == bn - 1) {
+                in = sigstore_at(r->sigs, (size_t)l0); /* consecutive: read in place */
+            } else {
+                for (size_t i = 0; i < bn; i++) {
+                    const uint32_t *v =
+                        mpi_values(c, r, local_id(c, first, gids[lo + b0 + i]), np, scratch);
+                    memcpy(vals + i * np, v, np * sizeof *vals);
+                }
+            }
+            rc = simlsh_band_keys_batch(keys + b0 * bands, kp, in, bn);
             if (rc != 0)
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "band keys: %s", simlsh_strerror(rc));
         }
         memset(count, 0, (size_t)c->size * sizeof *count);
-        for (size_t i = 0; i < m * bands; i++)
-            count[key_owner(keys[i], (uint32_t)(i % bands), c->size)]++;
+        for (size_t i = 0, band = 0; i < m * bands; i++) {
+            owner[i] = key_owner(keys[i], (uint32_t)band, c->size);
+            count[owner[i]]++;
+            band = band + 1 == bands ? 0 : band + 1;
+        }
         size_t o = 0;
         for (int d = 0; d < c->size; d++) {
             at[d] = o;
             o += count[d];
         }
-        for (size_t i = 0; i < m * bands; i++) {
-            uint32_t band = (uint32_t)(i % bands);
-            struct kent *e = &send[at[key_owner(keys[i], band, c->size)]++];
+        for (size_t i = 0, band = 0, doc = lo; i < m * bands; i++) {
+            struct kent *e = &send[at[owner[i]]++];
             e->key = keys[i];
-            e->gb = (uint64_t)band << GID_BITS | gids[lo + i / bands];
+            e->gb = (uint64_t)band << GID_BITS | gids[doc];
+            if (++band == bands) {
+                band = 0;
+                doc++;
+            }
         }
         for (int d = 0; d < c->size; d++)
             count[d] *= sizeof(struct kent);
@@ -251,10 +264,12 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
         free(recv);
     }
     free(send);
+    free(owner);
     free(count);
     free(gids);
     free(keys);
     free(vals);
+    free(scratch);
     simlsh_params_free(kp);
     if (ngot > 1) /* got may be NULL when nothing arrived */
         sort_kents(got, ngot, bands);
@@ -264,16 +279,17 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
 
 /* Signatures of the ids in want (sorted, unique) from the ranks that read
  * them, in want's order, in rounds. */
-static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t np,
+static uint32_t *fetch_sigs(struct mpi_ctx *c, const struct run *r, uint32_t np,
                             const uint64_t *first, const uint64_t *want, size_t nwant)
 {
     size_t sig_bytes = (size_t)np * sizeof(uint32_t);
     uint32_t *sigs = xmalloc((nwant ? nwant : 1) * sig_bytes);
+    uint32_t *scratch = xmalloc(sig_bytes);
     /* documents of --index (the smallest ids, so a prefix of want) are in
      * every rank's index: no need to ask */
     size_t nold = 0;
     while (nold < nwant && want[nold] < first[0]) {
-        local_values(c, ix, want[nold], np, sigs + nold * np);
+        memcpy(sigs + nold * np, mpi_values(c, r, want[nold], np, scratch), sig_bytes);
         nold++;
     }
     want += nold;
@@ -308,7 +324,8 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
             rq = rqbuf;
         }
         for (size_t k = 0; k < nself; k++)
-            local_values(c, ix, local_id(c, first, want[s0 + k]), np, sigs + (s0 + k) * np);
+            memcpy(sigs + (s0 + k) * np,
+                   mpi_values(c, r, local_id(c, first, want[s0 + k]), np, scratch), sig_bytes);
         char *req;
         size_t rlen;
         mpi_exchange(c, (const char *)rq, count, &req, &rlen);
@@ -322,8 +339,8 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
             if (g < first[c->rank] || g >= first[c->rank + 1])
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "asked for id %llu, not read here",
                         (unsigned long long)g);
-            uint32_t *to = (uint32_t *)(void *)(ans + i * sig_bytes);
-            local_values(c, ix, local_id(c, first, g), np, to);
+            memcpy(ans + i * sig_bytes, mpi_values(c, r, local_id(c, first, g), np, scratch),
+                   sig_bytes);
         }
         /* the counts of what each rank asked give the sizes to send back */
         int *asked = xmalloc((size_t)c->size * 2 * sizeof *asked);
@@ -348,6 +365,7 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const simlsh_index *ix, uint32_t 
         free(req);
     }
     free(count);
+    free(scratch);
     return out;
 }
 
@@ -385,23 +403,6 @@ static uint32_t first_band(const uint32_t *a, const uint32_t *b, uint32_t limit,
         if (rows_equal(a, b, k, rows))
             return k;
     return limit;
-}
-
-/* A bucket of two or more at an owner: ents[at .. at + n), one band. */
-struct bkt {
-    uint64_t lead; /* its smallest member */
-    size_t at, n;
-    uint32_t band;
-};
-
-static int cmp_bkt(const void *x, const void *y)
-{
-    const struct bkt *p = x, *q = y;
-    if (p->lead != q->lead)
-        return p->lead < q->lead ? -1 : 1;
-    if (p->band != q->band)
-        return p->band < q->band ? -1 : 1;
-    return p->at < q->at ? -1 : p->at > q->at;
 }
 
 static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t *sigs, uint32_t np,
@@ -449,35 +450,211 @@ static int match_alone(struct mpi_ctx *c, struct run *r, double keep_min, struct
     return 0;
 }
 
-/* The candidate pairs of the buckets this rank owns (each pair once, a <
- * b, sorted), scored with the MinHash estimate (equal values / num_perm,
- * as the index scores them) and kept when the score is >= keep_min (0:
- * all), as simlsh_index_pairs_v2() keeps them under SIMLSH_QUERY_VERIFY. */
-int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
-              uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
-              size_t *nout)
+/* The rank that scores pair (a, b), a < b: one that holds a signature of
+ * both if there is one (a document of --index is on every rank), else the
+ * rank that read a or the one that read b, half and half by a hash of the
+ * pair, so that every rank fetches about as many signatures as it sends;
+ * a pair of two documents of --index goes to the rank of a's slice. */
+static int pair_dest(const struct mpi_ctx *c, const uint64_t *first, uint64_t a, uint64_t b)
 {
-    if (first[c->size] > GID_MASK)
-        mpi_die(c, EXIT_DEDUP_INTERNAL, "more than 2^48 documents");
-    if (c->size == 1 && keep_min > 0)
-        return match_alone(c, r, keep_min, out, nout);
-    mpi_phase(c, MP_KEYS);
-    size_t ne;
-    struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first, &ne);
+    if (b < first[0])
+        return (int)(a * (uint64_t)c->size / first[0]);
+    int rb = doc_owner(first, c->size, b);
+    if (a < first[0])
+        return rb;
+    int ra = doc_owner(first, c->size, a);
+    if (ra == rb)
+        return ra;
+    return mix64(a * UINT64_C(0x9E3779B97F4A7C15) ^ b) & 1 ? ra : rb;
+}
 
-    /* Buckets of two or more, ordered by their first (smallest) member
-     * and band: the buckets of one group of near duplicates, one per band
-     * they share, come together, so a chunk asks for their signatures
-     * once rather than once per band. Chunks of about CHUNK_MEMBERS
-     * members: the signatures of one chunk's members are fetched, its
-     * buckets turned into pairs, and the signatures dropped, so an owner
-     * never holds more than a chunk of them. Every rank takes part in as
-     * many fetches as the rank with the most chunks. */
+/* Whether this rank holds the signature of global id g. */
+static int held_here(const struct mpi_ctx *c, const uint64_t *first, uint64_t g)
+{
+    return g < first[0] || (g >= first[c->rank] && g < first[c->rank + 1]);
+}
+
+/* Sorts pairs by (a, b): one counting pass on a when the a's span a short
+ * range (ids: the usual case), each run of one a (a few) by insertion;
+ * qsort otherwise. Then drops the copies. */
+static size_t sort_unique_pairs(struct pair *v, size_t n)
+{
+    if (n < 2)
+        return n;
+    uint64_t lo = v[0].a, hi = v[0].a;
+    for (size_t i = 1; i < n; i++) {
+        lo = v[i].a < lo ? v[i].a : lo;
+        hi = v[i].a > hi ? v[i].a : hi;
+    }
+    if (hi - lo < 4 * (uint64_t)n + 1024) {
+        size_t span = (size_t)(hi - lo) + 1;
+        size_t *at = xmalloc((span + 1) * sizeof *at);
+        memset(at, 0, (span + 1) * sizeof *at);
+        for (size_t i = 0; i < n; i++)
+            at[v[i].a - lo + 1]++;
+        for (size_t d = 0; d < span; d++)
+            at[d + 1] += at[d];
+        struct pair *tmp = xmalloc(n * sizeof *tmp);
+        for (size_t i = 0; i < n; i++)
+            tmp[at[v[i].a - lo]++] = v[i];
+        free(at);
+        /* runs of one a, in place; at[] moved to each run's end */
+        for (size_t i = 0; i < n;) {
+            size_t j = i + 1;
+            while (j < n && tmp[j].a == tmp[i].a)
+                j++;
+            if (j - i > 32) {
+                qsort(tmp + i, j - i, sizeof *tmp, cmp_edge);
+            } else {
+                for (size_t x = i + 1; x < j; x++) {
+                    struct pair p = tmp[x];
+                    size_t y = x;
+                    while (y > i && tmp[y - 1].b > p.b) {
+                        tmp[y] = tmp[y - 1];
+                        y--;
+                    }
+                    tmp[y] = p;
+                }
+            }
+            i = j;
+        }
+        memcpy(v, tmp, n * sizeof *v);
+        free(tmp);
+    } else {
+        qsort(v, n, sizeof *v, cmp_edge);
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || v[m - 1].a != v[i].a || v[m - 1].b != v[i].b)
+            v[m++] = v[i];
+    return m;
+}
+
+/* Every pair of every bucket of two to SMALL_BUCKET members in ents
+ * (sorted by band, key, id), each sent to the rank that scores it; what this rank got, sorted
+ * by (a, b), each pair once. In rounds of at most ROUND_BYTES per rank. */
+static struct pair *route_pairs(struct mpi_ctx *c, const struct kent *ents, size_t ne,
+                                const uint64_t *first, size_t *nout)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < ne;) {
+        size_t j = bucket_end(ents, ne, i);
+        if (j - i <= SMALL_BUCKET)
+            total += (uint64_t)(j - i) * (j - i - 1) / 2;
+        i = j;
+    }
+    size_t per = ROUND_BYTES / sizeof(struct pair);
+    int rounds = all_rounds(c, (size_t)total, per);
+    struct pair *send = xmalloc(per * sizeof *send), *got = NULL;
+    int *dest = xmalloc(per * sizeof *dest);
+    size_t *count = xmalloc((size_t)c->size * 2 * sizeof *count), *at = count + c->size;
+    size_t ngot = 0, gcap = 0, unique = 0;
+    /* where the enumeration stands: bucket [bi, bj), members x < y */
+    size_t bi = 0, bj = 0, x = 0, y = 0;
+    for (int round = 0; round < rounds; round++) {
+        size_t m = 0;
+        while (m < per && bi < ne) {
+            if (bj <= bi) { /* the next bucket */
+                bj = bucket_end(ents, ne, bi);
+                x = bi;
+                y = bi + 1;
+                if (bj - bi > SMALL_BUCKET) { /* scored by its owner */
+                    bi = bj;
+                    continue;
+                }
+            }
+            if (y >= bj) {
+                x++;
+                y = x + 1;
+            }
+            if (x + 1 >= bj) {
+                bi = bj;
+                continue;
+            }
+            send[m].a = ents[x].gb & GID_MASK;
+            send[m].b = ents[y].gb & GID_MASK;
+            send[m].score = 0;
+            m++;
+            c->pairs_routed++;
+            y++;
+        }
+        memset(count, 0, (size_t)c->size * sizeof *count);
+        for (size_t i = 0; i < m; i++) {
+            dest[i] = pair_dest(c, first, send[i].a, send[i].b);
+            count[dest[i]]++;
+        }
+        size_t o = 0;
+        for (int d = 0; d < c->size; d++) {
+            at[d] = o;
+            o += count[d];
+        }
+        struct pair *sorted = xmalloc((m ? m : 1) * sizeof *sorted);
+        for (size_t i = 0; i < m; i++)
+            sorted[at[dest[i]]++] = send[i];
+        for (int d = 0; d < c->size; d++)
+            count[d] *= sizeof(struct pair);
+        char *recv;
+        size_t rlen;
+        mpi_exchange(c, (const char *)sorted, count, &recv, &rlen);
+        free(sorted);
+        size_t k = rlen / sizeof(struct pair);
+        if (ngot + k > gcap) {
+            gcap = (ngot + k) * 2;
+            got = xrealloc(got, gcap * sizeof *got);
+        }
+        if (k)
+            memcpy(got + ngot, recv, k * sizeof *got);
+        ngot += k;
+        free(recv);
+        /* copies dropped as they pile up: memory follows the distinct
+         * pairs, not the bands they share */
+        if (ngot > 2 * unique + per) {
+            ngot = sort_unique_pairs(got, ngot);
+            unique = ngot;
+        }
+    }
+    free(send);
+    free(dest);
+    free(count);
+    ngot = sort_unique_pairs(got, ngot);
+    *nout = ngot;
+    return got;
+}
+
+/* A bucket of more than SMALL_BUCKET members at its owner: ents[at .. at
+ * + n), one band. */
+struct bkt {
+    uint64_t lead; /* its smallest member */
+    size_t at, n;
+    uint32_t band;
+};
+
+static int cmp_bkt(const void *x, const void *y)
+{
+    const struct bkt *p = x, *q = y;
+    if (p->lead != q->lead)
+        return p->lead < q->lead ? -1 : 1;
+    if (p->band != q->band)
+        return p->band < q->band ? -1 : 1;
+    return p->at < q->at ? -1 : p->at > q->at;
+}
+
+/* The pairs of this rank's buckets of more than SMALL_BUCKET members,
+ * scored here: each kept only in the first band where its rows are equal
+ * (so once, whichever rank owns that band's bucket), and only when that
+ * bucket is one of these (a smaller one sent it to be scored). Buckets
+ * ordered by their smallest member and band, so the buckets of one group
+ * of near duplicates come together, in chunks of about CHUNK_PAIRS
+ * members whose signatures are fetched once. */
+static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent *ents, size_t ne,
+                      uint32_t np, uint32_t rows, const uint64_t *first, uint32_t need,
+                      double keep_min, struct pairvec *e)
+{
     size_t nb = 0, bcap = 0;
     struct bkt *bk = NULL;
     for (size_t i = 0; i < ne;) {
         size_t j = bucket_end(ents, ne, i);
-        if (j - i >= 2) {
+        if (j - i > SMALL_BUCKET) {
             if (nb == bcap) {
                 bcap = bcap ? 2 * bcap : 1024;
                 bk = xrealloc(bk, bcap * sizeof *bk);
@@ -487,6 +664,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
             bk[nb].at = i;
             bk[nb].n = j - i;
             nb++;
+            c->large_buckets++;
         }
         i = j;
     }
@@ -494,21 +672,13 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         qsort(bk, nb, sizeof *bk, cmp_bkt);
     size_t nchunks = 0, members = 0;
     for (size_t i = 0; i < nb; i++) {
-        if (nchunks == 0 || members + bk[i].n > CHUNK_MEMBERS) {
+        if (nchunks == 0 || members + bk[i].n > CHUNK_PAIRS) {
             nchunks++;
             members = 0;
         }
         members += bk[i].n;
     }
     int rounds = all_rounds(c, nchunks, 1);
-    mpi_phase(c, MP_VERIFY);
-    /* a kept pair needs at least need equal values (the score is
-     * eq / np >= keep_min): counting stops once it cannot get there */
-    uint32_t need = 0;
-    if (keep_min > 0)
-        while (need < np && (double)need / (double)np < keep_min)
-            need++;
-    struct pairvec e = {NULL, 0, 0};
     uint64_t *want = NULL, *mg = NULL;
     const uint32_t **mpos = NULL;
     size_t wcap = 0, mcap = 0, at = 0;
@@ -518,7 +688,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         members = 0;
         while (stop < nb) {
             size_t mm = bk[stop].n;
-            if (members && members + mm > CHUNK_MEMBERS)
+            if (members && members + mm > CHUNK_PAIRS)
                 break;
             members += mm;
             if (nwant + mm > wcap) {
@@ -539,7 +709,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         if (nwant)
             memcpy(mg, want, nwant * sizeof *mg);
         size_t nmem = nwant;
-        if (nwant > 1) /* want is NULL while no bucket has two members */
+        if (nwant > 1) /* want is NULL while no bucket is large */
             qsort(want, nwant, sizeof *want, cmp_u64);
         size_t m = 0;
         for (size_t i = 0; i < nwant; i++)
@@ -547,7 +717,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
                 want[m++] = want[i];
         nwant = m;
         mpi_phase(c, MP_SIGS);
-        uint32_t *sigs = fetch_sigs(c, r->index, np, first, want, nwant);
+        uint32_t *sigs = fetch_sigs(c, r, np, first, want, nwant);
         mpi_phase(c, MP_VERIFY);
         /* each member's signature, found once (not once per pair) */
         for (size_t k = 0; k < nmem; k++)
@@ -558,23 +728,18 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
             size_t mm = bk[i].n;
             uint32_t band = bk[i].band;
             for (size_t x = 0; x < mm; x++) {
-                uint64_t ga = bg[x];
                 const uint32_t *av = bs[x];
                 for (size_t y = x + 1; y < mm; y++) {
-                    uint64_t gb = bg[y];
                     const uint32_t *bv = bs[y];
-                    /* as the library: the bucket is confirmed on the
-                     * band's rows, and the pair is kept only in the first
-                     * band where its rows are equal (that band's owner
-                     * scores it), so each pair is scored once */
-                    if (!rows_equal(av, bv, band, rows) || first_band(av, bv, band, rows) < band)
-                        continue;
+                    /* the estimate first: it stops early, and most
+                     * pairs of a large bucket fail it */
                     uint32_t eq = count_equal(av, bv, np, need);
-                    if (eq < need)
+                    if (eq < need || !rows_equal(av, bv, band, rows) ||
+                        first_band(av, bv, band, rows) < band)
                         continue;
                     double sc = (double)eq / (double)np;
                     if (keep_min <= 0 || sc >= keep_min)
-                        pairvec_add(&e, ga, gb, sc);
+                        pairvec_add(e, bg[x], bg[y], sc);
                 }
             }
             bg += mm;
@@ -589,15 +754,111 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
     free(mg);
     free(mpos);
     free(want);
+}
+
+/* The candidate pairs whose first document this rank scores (each pair
+ * once, a < b, sorted), scored with the MinHash estimate (equal values /
+ * num_perm, as the index scores them) and kept when some band's rows are
+ * equal and the score is >= keep_min (0: all), as simlsh_index_pairs_v2()
+ * keeps them under SIMLSH_QUERY_VERIFY. */
+int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
+              uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
+              size_t *nout)
+{
+    if (first[c->size] > GID_MASK)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "more than 2^48 documents");
+    if (c->size == 1 && keep_min > 0)
+        return match_alone(c, r, keep_min, out, nout);
+    mpi_phase(c, MP_KEYS);
+    size_t ne;
+    struct kent *ents = send_keys(c, r, nlocal, np, bands, rows, first, &ne);
+    /* a kept pair needs at least need equal values (the score is
+     * eq / np >= keep_min): counting stops once it cannot get there */
+    uint32_t need = 0;
+    if (keep_min > 0)
+        while (need < np && (double)need / (double)np < keep_min)
+            need++;
+    mpi_phase(c, MP_PAIRS);
+    size_t nc;
+    struct pair *cand = route_pairs(c, ents, ne, first, &nc);
+    struct pairvec big = {NULL, 0, 0};
+    score_big(c, r, ents, ne, np, rows, first, need, keep_min, &big);
     free(ents);
-    if (e.n > 1)
-        qsort(e.v, e.n, sizeof *e.v, cmp_edge);
-    size_t m = 0;
-    for (size_t i = 0; i < e.n; i++)
-        if (m == 0 || e.v[m - 1].a != e.v[i].a || e.v[m - 1].b != e.v[i].b)
-            e.v[m++] = e.v[i];
-    e.n = m;
-    *out = e.v;
-    *nout = e.n;
+
+    /* Each pair as (other, own): own a document whose signature is here,
+     * other the one that may live elsewhere; sorted by other, so that
+     * chunks of up to CHUNK_PAIRS distinct others fetch each signature
+     * once, score their pairs and drop the signatures. Every rank takes
+     * part in as many fetches as the rank with the most chunks. */
+    size_t nothers = 0;
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t a = cand[i].a, b = cand[i].b;
+        int own_a = held_here(c, first, a);
+        cand[i].a = own_a ? b : a;
+        cand[i].b = own_a ? a : b;
+    }
+    nc = sort_unique_pairs(cand, nc);
+    for (size_t i = 0; i < nc; i++)
+        nothers += i == 0 || cand[i].a != cand[i - 1].a;
+    size_t nchunks = (nothers + CHUNK_PAIRS - 1) / CHUNK_PAIRS;
+    int rounds = all_rounds(c, nchunks, 1);
+    uint64_t *want = xmalloc(CHUNK_PAIRS * sizeof *want);
+    uint32_t *scratch = xmalloc(np * sizeof *scratch);
+    size_t w = 0, at = 0; /* pairs kept, written over cand; the next pair */
+    for (int round = 0; round < rounds; round++) {
+        size_t nwant = 0, hi = at;
+        while (hi < nc && (nwant < CHUNK_PAIRS || cand[hi].a == want[nwant - 1])) {
+            if (nwant == 0 || cand[hi].a != want[nwant - 1])
+                want[nwant++] = cand[hi].a;
+            hi++;
+        }
+        mpi_phase(c, MP_SIGS);
+        uint32_t *sigs = fetch_sigs(c, r, np, first, want, nwant);
+        mpi_phase(c, MP_VERIFY);
+        size_t k = 0;
+        size_t pd = 8, pl = (size_t)np * 3; /* measured: better than all of it */
+        for (size_t i = at; i < hi; i++) {
+            uint64_t go = cand[i].a, gw = cand[i].b;
+            /* own signatures are read at random: ask for one a few pairs
+             * ahead (sorting a chunk's pairs by own instead reads most of
+             * the store once per chunk: slower) */
+            if (r->sigs && i + pd < hi) {
+                const char *p =
+                    (const char *)sigstore_at(r->sigs, (size_t)local_id(c, first, cand[i + pd].b));
+                for (size_t l = 0; l < pl; l += 64)
+                    __builtin_prefetch(p + l);
+            }
+            while (want[k] != go)
+                k++;
+            const uint32_t *ov = sigs + k * np;
+            const uint32_t *wv = mpi_values(c, r, local_id(c, first, gw), np, scratch);
+            /* as the library: a pair is a candidate when its rows are
+             * equal in some band (which makes the keys equal); one whose
+             * first such band has a large bucket is also scored by that
+             * bucket's owner, and mpi_sort_pairs() drops the copy */
+            uint32_t eq = count_equal(ov, wv, np, need);
+            if (eq < need || first_band(ov, wv, bands, rows) == bands)
+                continue;
+            double sc = (double)eq / (double)np;
+            if (keep_min <= 0 || sc >= keep_min) {
+                cand[w].a = go < gw ? go : gw;
+                cand[w].b = go < gw ? gw : go;
+                cand[w].score = sc;
+                w++;
+            }
+        }
+        free(sigs);
+        at = hi;
+    }
+    free(want);
+    free(scratch);
+    if (big.n) { /* the large buckets' pairs join them (mpi_sort_pairs sorts) */
+        cand = xrealloc(cand, (w + big.n) * sizeof *cand);
+        memcpy(cand + w, big.v, big.n * sizeof *cand);
+        w += big.n;
+    }
+    free(big.v);
+    *out = cand;
+    *nout = w;
     return 0;
 }

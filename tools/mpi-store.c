@@ -193,15 +193,9 @@ int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint
         for (uint64_t at = 0; at < n; at += per) {
             size_t m = (size_t)(n - at < per ? n - at : per);
             for (size_t i = 0; i < m; i++) {
-                simlsh_signature *sig = NULL;
-                size_t cnt = 0;
-                int rc = simlsh_index_signature(&sig, r->index, first[0] + at + i);
-                if (rc == 0)
-                    rc = simlsh_signature_values(vals + i * np, np, &cnt, sig);
-                simlsh_signature_free(sig);
-                if (rc != 0)
-                    mpi_die(c, EXIT_DEDUP_INTERNAL, "signature for --save-index: %s",
-                            simlsh_strerror(rc));
+                const uint32_t *v = mpi_values(c, r, first[0] + at + i, np, vals + i * np);
+                if (v != vals + i * np)
+                    memcpy(vals + i * np, v, sig_bytes);
             }
             MPI_Send(vals, (int)(m * sig_bytes), MPI_BYTE, 0, 11, MPI_COMM_WORLD);
             c->bytes_sent += m * sig_bytes;

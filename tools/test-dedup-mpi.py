@@ -452,7 +452,49 @@ def case_groups():
               "--only-new", "--output", "drop"], tmp, expect=0, ranks=SOME[0])
 
 
-CASES = {"groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+def bucket_lines(seed=11):
+    """Small buckets (the edited sample texts) and large ones: 70 copies of
+    one text with a few words changed share most bands' buckets."""
+    rnd = random.Random(seed)
+    lines = corpus_lines(None, 200, seed)
+    base = max(lines, key=len).split()
+    for i in range(70):
+        words = list(base)
+        for _ in range(rnd.randrange(1, 6)):
+            words[rnd.randrange(len(words))] = "w%d" % rnd.randrange(10**6)
+        lines.insert(rnd.randrange(len(lines) + 1), " ".join(words))
+    return lines
+
+
+def case_buckets():
+    """Buckets of more than 16 members are scored by their owners with the
+    members' signatures; smaller ones send their pairs to be scored where a
+    signature is: both at once, the same pairs and groups in every verify
+    mode, with documents of --index among them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = bucket_lines()
+        write_lines(os.path.join(tmp, "a.txt"), lines)
+        for verify in ("exact", "estimate", "none"):
+            ref = same(["-q", "--lines", "a.txt", "--output", "pairs", "--verify", verify], tmp,
+                       expect=0)
+            check(ref.stdout.count(b"\n") > 70 * 69 // 2, "the large cluster's pairs", ref)
+        same(["-q", "--lines", "a.txt"], tmp, expect=0, ranks=SOME[0])
+        for n in (2, 3):
+            p = mpi(n, ["-q", "--lines", "a.txt", "--output", "pairs", "--stats", "st.json"], tmp)
+            check(p.returncode == 0, "--stats run", p)
+            st = json.load(open(os.path.join(tmp, "st.json")))
+            check(sum(r["large_buckets"] for r in st["per_rank"]) > 0, "large buckets", p)
+            check(sum(r["pairs_routed"] for r in st["per_rank"]) > 0, "pairs sent", p)
+        write_lines(os.path.join(tmp, "old.txt"), lines[::2])
+        write_lines(os.path.join(tmp, "new.txt"), lines[1::2])
+        ref = single(["-q", "--lines", "old.txt", "--save-index", "old.idx"], tmp)
+        check(ref.returncode == 0, "old index", ref)
+        for i, verify in enumerate(("exact", "none")):
+            same(["-q", "--index", "old.idx", "--lines", "new.txt", "--output", "pairs",
+                  "--verify", verify], tmp, expect=0, ranks=SOME[i])
+
+
+CASES = {"buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
