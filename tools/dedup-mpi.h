@@ -33,6 +33,8 @@ struct mpi_ctx {
     uint64_t bytes_sent, bytes_received; /* by this rank, every exchange */
     uint64_t pairs_routed;               /* pairs of small buckets sent to be scored */
     uint64_t large_buckets;              /* buckets whose pairs were scored at their owner */
+    uint32_t *sketches; /* mpi-match.c: sketches of this rank's documents, by local id */
+    size_t nsketches;
     double phase_wall[MP_COUNT];
     int phase;
     double t_phase;
@@ -70,10 +72,11 @@ void mpi_gather0(struct mpi_ctx *c, const char *send, size_t len, char **recv, s
 int mpi_split(struct mpi_ctx *c, struct run *r);
 
 /* mpi-match.c: this rank's band keys to their owners, and the candidate
- * pairs of the buckets this rank owns (a < b, sorted, each once) scored
- * with their estimate, those below keep_min dropped (0: none).
- * r->index stores the local documents' signatures (under first[0] plus
- * their local ids) and, with --index, the loaded ones under their ids;
+ * pairs this rank scored (a < b, any order; another rank may have one
+ * too: mpi_sort_pairs() drops copies) with their estimate, those below
+ * keep_min dropped (0: none). r->sigs (or r->index) stores the local
+ * documents' signatures (under first[0] plus their local ids) and, with
+ * --index, r->index the loaded ones under their ids;
  * first[0]: the documents loaded with --index (0 without), first[k]: the
  * first global id of rank k's new documents, first[size] the total. */
 int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,

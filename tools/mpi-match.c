@@ -7,19 +7,28 @@
  * most ROUND_BYTES per rank; with --index, every rank has loaded the old
  * index, and rank k also sends the keys of the k-th of N slices of its
  * ids (those not removed or replaced). An owner sorts what it received:
- * runs of one (band, key) are the index's buckets. It sends every pair of
- * each bucket of two or more, (a, b) with a < b, to the rank that scores
- * it: the one that read a (for a document of --index, the rank of its
- * slice), again in rounds. That rank sorts what it got and drops the
- * copies (a pair shares buckets in several bands), fetches the
- * signatures of the second documents it does not hold from the ranks
- * that read them (in chunks, so it never holds more than CHUNK_PAIRS of
- * them), and keeps a pair as simlsh_index_pairs_v2() does: its rows are
- * equal in some band (the key confirmed), and its MinHash estimate (equal
- * values / num_perm) reaches the filter of the verify mode (--verify
- * estimate: the threshold; exact: its prefilter). Pairs travel, 16 bytes
- * each, rather than signatures of every bucket member: one signature
- * per distinct second document that lives elsewhere.
+ * runs of one (band, key) are the index's buckets.
+ *
+ * A pair is a candidate when its rows are equal in some band (the library
+ * confirms a shared key on the rows), kept when its MinHash estimate
+ * (equal values / num_perm) reaches the filter of the verify mode
+ * (--verify estimate: the threshold; exact: its prefilter; none: no
+ * filter), as simlsh_index_pairs_v2() keeps it. Both need the two
+ * signatures in one place, and nearly every pair of a bucket fails the
+ * filter, so an owner first fetches the sketches of its buckets' members
+ * (2 bits a value, 32 bytes at num_perm 128; fewer agreeing fields than
+ * the filter needs rule a pair out exactly, as in the library's sweep):
+ *
+ *  - a bucket of 2 to SMALL_BUCKET members sends each pair that passes to
+ *    a rank that holds one of its signatures (the reader of a or of b, by
+ *    a hash of the pair), 16 bytes, in rounds; that rank drops the copies
+ *    (a pair shares buckets in several bands), fetches each other
+ *    signature once (CHUNK_PAIRS at a time) and checks and scores;
+ *  - a larger bucket (m^2 / 2 pairs for m members) is scored by its owner
+ *    with the signatures of the members in a pair that passes, each pair
+ *    only in the first band where its rows are equal (so once over the
+ *    large buckets); a pair kept both ways is dropped as a copy when the
+ *    candidates are sorted across ranks (mpi_sort_pairs()).
  */
 #include "dedup-mpi.h"
 
@@ -27,7 +36,7 @@
 #include <string.h>
 
 #define ROUND_BYTES (size_t)(4u << 20)
-#define CHUNK_PAIRS 16384 /* pairs scored (and signatures held) at once */
+#define CHUNK_PAIRS 16384 /* signatures fetched (and held) at once */
 /* Buckets of at most this many members send their pairs to be scored;
  * the owner of a larger one scores its pairs (m^2 / 2 of them) itself
  * with the members' signatures (m of them). */
@@ -121,6 +130,40 @@ static size_t bucket_end(const struct kent *v, size_t n, size_t i)
     while (j < n && v[j].key == v[i].key && v[j].gb >> GID_BITS == v[i].gb >> GID_BITS)
         j++;
     return j;
+}
+
+/* Sorts v in place by bits [shift, shift + 48) of each value (stable:
+ * three passes of 16 bits), tmp holding n more. */
+static void sort_bits48(uint64_t *v, uint64_t *tmp, size_t n, int shift)
+{
+    static size_t cnt[1 << 16];
+    uint64_t *src = v, *dst = tmp;
+    for (int sh = shift; sh < shift + GID_BITS; sh += 16) {
+        memset(cnt, 0, sizeof cnt);
+        for (size_t i = 0; i < n; i++)
+            cnt[(src[i] >> sh) & 0xFFFF]++;
+        size_t o = 0;
+        for (size_t d = 0; d < (1 << 16); d++) {
+            size_t k = cnt[d];
+            cnt[d] = o;
+            o += k;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[(src[i] >> sh) & 0xFFFF]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+}
+
+static inline uint32_t popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+    return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -277,25 +320,72 @@ static struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlo
     return got;
 }
 
-/* Signatures of the ids in want (sorted, unique) from the ranks that read
- * them, in want's order, in rounds. */
-static uint32_t *fetch_sigs(struct mpi_ctx *c, const struct run *r, uint32_t np,
-                            const uint64_t *first, const uint64_t *want, size_t nwant)
+/* Words of a sketch: 2 bits of each of np values. */
+static size_t sketch_words(uint32_t np)
 {
-    size_t sig_bytes = (size_t)np * sizeof(uint32_t);
+    return ((size_t)np + 31) / 32;
+}
+
+/* The row of local document lid into out: its np values, or (sketch) the
+ * lowest 2 bits of each value, 32 to a 64-bit word (in two uint32), as
+ * the library's pair sweep sketches them: two documents agree on at most
+ * as many values as on these fields, so a pair whose fields agree fewer
+ * than need times cannot be kept. */
+static void row_of(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np, int sketch,
+                   uint32_t *scratch, uint32_t *out)
+{
+    if (sketch && c->sketches && lid < c->nsketches) { /* made once, at the start */
+        memcpy(out, c->sketches + lid * 2 * sketch_words(np), 2 * sketch_words(np) * sizeof *out);
+        return;
+    }
+    const uint32_t *v = mpi_values(c, r, lid, np, scratch);
+    if (!sketch) {
+        memcpy(out, v, (size_t)np * sizeof *v);
+        return;
+    }
+    for (uint32_t w = 0; w * 32 < np; w++) {
+        uint64_t acc = 0;
+        for (uint32_t i = w * 32; i < np && i < w * 32 + 32; i++)
+            acc |= (uint64_t)(v[i] & 3) << (2 * (i % 32));
+        memcpy(out + 2 * w, &acc, sizeof acc);
+    }
+}
+
+/* Fields on which two sketches of nw words agree. */
+static uint32_t sketch_agree(const uint32_t *x, const uint32_t *y, size_t nw)
+{
+    uint32_t n = 0;
+    for (size_t w = 0; w < nw; w++) {
+        uint64_t a, b;
+        memcpy(&a, x + 2 * w, sizeof a);
+        memcpy(&b, y + 2 * w, sizeof b);
+        uint64_t d = a ^ b;
+        n += popcount64(~(d | d >> 1) & UINT64_C(0x5555555555555555));
+    }
+    return n;
+}
+
+/* The rows (signatures, or with sketch their sketches) of the ids in want
+ * (sorted, unique) from the ranks that read them, in want's order, in
+ * rounds. */
+static uint32_t *fetch_rows(struct mpi_ctx *c, const struct run *r, uint32_t np,
+                            const uint64_t *first, const uint64_t *want, size_t nwant, int sketch)
+{
+    size_t rw = sketch ? 2 * sketch_words(np) : np; /* uint32 a row */
+    size_t sig_bytes = rw * sizeof(uint32_t);
     uint32_t *sigs = xmalloc((nwant ? nwant : 1) * sig_bytes);
-    uint32_t *scratch = xmalloc(sig_bytes);
+    uint32_t *scratch = xmalloc((size_t)np * sizeof *scratch);
     /* documents of --index (the smallest ids, so a prefix of want) are in
      * every rank's index: no need to ask */
     size_t nold = 0;
     while (nold < nwant && want[nold] < first[0]) {
-        memcpy(sigs + nold * np, mpi_values(c, r, want[nold], np, scratch), sig_bytes);
+        row_of(c, r, want[nold], np, sketch, scratch, sigs + nold * rw);
         nold++;
     }
     want += nold;
     nwant -= nold;
     uint32_t *out = sigs;
-    sigs += nold * np;
+    sigs += nold * rw;
     size_t per = ROUND_BYTES / sig_bytes;
     per = per ? per : 1;
     int rounds = all_rounds(c, nwant, per);
@@ -324,8 +414,8 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const struct run *r, uint32_t np,
             rq = rqbuf;
         }
         for (size_t k = 0; k < nself; k++)
-            memcpy(sigs + (s0 + k) * np,
-                   mpi_values(c, r, local_id(c, first, want[s0 + k]), np, scratch), sig_bytes);
+            row_of(c, r, local_id(c, first, want[s0 + k]), np, sketch, scratch,
+                   sigs + (s0 + k) * rw);
         char *req;
         size_t rlen;
         mpi_exchange(c, (const char *)rq, count, &req, &rlen);
@@ -339,8 +429,8 @@ static uint32_t *fetch_sigs(struct mpi_ctx *c, const struct run *r, uint32_t np,
             if (g < first[c->rank] || g >= first[c->rank + 1])
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "asked for id %llu, not read here",
                         (unsigned long long)g);
-            memcpy(ans + i * sig_bytes, mpi_values(c, r, local_id(c, first, g), np, scratch),
-                   sig_bytes);
+            row_of(c, r, local_id(c, first, g), np, sketch, scratch,
+                   (uint32_t *)(void *)(ans + i * sig_bytes));
         }
         /* the counts of what each rank asked give the sizes to send back */
         int *asked = xmalloc((size_t)c->size * 2 * sizeof *asked);
@@ -530,54 +620,117 @@ static size_t sort_unique_pairs(struct pair *v, size_t n)
     return m;
 }
 
-/* Every pair of every bucket of two to SMALL_BUCKET members in ents
- * (sorted by band, key, id), each sent to the rank that scores it; what this rank got, sorted
- * by (a, b), each pair once. In rounds of at most ROUND_BYTES per rank. */
-static struct pair *route_pairs(struct mpi_ctx *c, const struct kent *ents, size_t ne,
-                                const uint64_t *first, size_t *nout)
+/* Members of small buckets whose sketches are fetched at once. */
+#define SKETCH_CHUNK 32768 /* below 2^16: a member's place fits beside its id */
+
+/* The pairs of this rank's buckets of two to SMALL_BUCKET members (ents
+ * sorted by band, key, id) into e, a < b: with need 0 every one, else
+ * those whose sketches agree on at least need fields (the others cannot
+ * be kept). The sketches (32 bytes at num_perm 128) of a chunk of about
+ * SKETCH_CHUNK buckets' members are fetched at once: nearly all the pairs
+ * of a banding for recall are background meetings, and they stop here,
+ * before anything is sent for them. */
+static void small_pairs(struct mpi_ctx *c, const struct run *r, const struct kent *ents, size_t ne,
+                        uint32_t np, const uint64_t *first, uint32_t need, struct pairvec *e)
 {
-    uint64_t total = 0;
+    size_t nb = 0, bcap = 0;
+    size_t *bs = NULL; /* starts of the small buckets; ends by bucket_end() */
+    size_t nchunks = 0, members = 0;
     for (size_t i = 0; i < ne;) {
         size_t j = bucket_end(ents, ne, i);
-        if (j - i <= SMALL_BUCKET)
-            total += (uint64_t)(j - i) * (j - i - 1) / 2;
+        if (j - i >= 2 && j - i <= SMALL_BUCKET) {
+            if (need == 0) {
+                for (size_t x = i; x < j; x++)
+                    for (size_t y = x + 1; y < j; y++)
+                        pairvec_add(e, ents[x].gb & GID_MASK, ents[y].gb & GID_MASK, 0);
+            } else {
+                if (nb == bcap) {
+                    bcap = bcap ? 2 * bcap : 1024;
+                    bs = xrealloc(bs, bcap * sizeof *bs);
+                }
+                bs[nb++] = i;
+                if (nchunks == 0 || members + (j - i) > SKETCH_CHUNK) {
+                    nchunks++;
+                    members = 0;
+                }
+                members += j - i;
+            }
+        }
         i = j;
     }
+    if (need == 0)
+        return;
+    int rounds = all_rounds(c, nchunks, 1);
+    size_t rw = 2 * sketch_words(np), nw = sketch_words(np);
+    uint64_t *mg = xmalloc(SKETCH_CHUNK * sizeof *mg + sizeof *mg * SMALL_BUCKET);
+    uint64_t *want = xmalloc(SKETCH_CHUNK * sizeof *want + sizeof *want * SMALL_BUCKET);
+    uint64_t *tmp = xmalloc(SKETCH_CHUNK * sizeof *tmp + sizeof *tmp * SMALL_BUCKET);
+    size_t *place = xmalloc((SKETCH_CHUNK + SMALL_BUCKET) * sizeof *place);
+    const uint32_t **mpos = xmalloc((SKETCH_CHUNK + SMALL_BUCKET) * sizeof *mpos);
+    size_t at = 0;
+    for (int round = 0; round < rounds; round++) {
+        size_t stop = at, nm = 0;
+        while (stop < nb) {
+            size_t j = bucket_end(ents, ne, bs[stop]);
+            if (nm && nm + (j - bs[stop]) > SKETCH_CHUNK)
+                break;
+            for (size_t x = bs[stop]; x < j; x++)
+                mg[nm++] = ents[x].gb & GID_MASK;
+            stop++;
+        }
+        /* (id, member) sorted by id: the distinct ids, and each
+         * member's place among them, without a search per member */
+        for (size_t k = 0; k < nm; k++)
+            want[k] = mg[k] << 16 | k;
+        sort_bits48(want, tmp, nm, 16);
+        size_t nwant = 0;
+        for (size_t i = 0; i < nm; i++) {
+            uint64_t g = want[i] >> 16;
+            if (nwant == 0 || tmp[nwant - 1] != g)
+                tmp[nwant++] = g;
+            place[want[i] & 0xFFFF] = nwant - 1;
+        }
+        memcpy(want, tmp, nwant * sizeof *want);
+        mpi_phase(c, MP_SIGS);
+        uint32_t *sk = fetch_rows(c, r, np, first, want, nwant, 1);
+        mpi_phase(c, MP_PAIRS);
+        for (size_t k = 0; k < nm; k++)
+            mpos[k] = sk + place[k] * rw;
+        for (size_t b = at, k = 0; b < stop; b++) {
+            size_t m = bucket_end(ents, ne, bs[b]) - bs[b];
+            for (size_t x = 0; x < m; x++)
+                for (size_t y = x + 1; y < m; y++)
+                    if (sketch_agree(mpos[k + x], mpos[k + y], nw) >= need)
+                        pairvec_add(e, mg[k + x], mg[k + y], 0);
+            k += m;
+        }
+        free(sk);
+        at = stop;
+    }
+    free(bs);
+    free(mg);
+    free(want);
+    free(tmp);
+    free(place);
+    free(mpos);
+}
+
+/* Pairs v (a < b) each sent to the rank that scores it; what this rank
+ * got, sorted by (a, b), each pair once. In rounds of at most ROUND_BYTES
+ * per rank. */
+static struct pair *route_pairs(struct mpi_ctx *c, const struct pair *v, size_t n,
+                                const uint64_t *first, size_t *nout)
+{
     size_t per = ROUND_BYTES / sizeof(struct pair);
-    int rounds = all_rounds(c, (size_t)total, per);
-    struct pair *send = xmalloc(per * sizeof *send), *got = NULL;
+    int rounds = all_rounds(c, n, per);
+    struct pair *sorted = xmalloc(per * sizeof *sorted), *got = NULL;
     int *dest = xmalloc(per * sizeof *dest);
     size_t *count = xmalloc((size_t)c->size * 2 * sizeof *count), *at = count + c->size;
     size_t ngot = 0, gcap = 0, unique = 0;
-    /* where the enumeration stands: bucket [bi, bj), members x < y */
-    size_t bi = 0, bj = 0, x = 0, y = 0;
+    c->pairs_routed += n;
     for (int round = 0; round < rounds; round++) {
-        size_t m = 0;
-        while (m < per && bi < ne) {
-            if (bj <= bi) { /* the next bucket */
-                bj = bucket_end(ents, ne, bi);
-                x = bi;
-                y = bi + 1;
-                if (bj - bi > SMALL_BUCKET) { /* scored by its owner */
-                    bi = bj;
-                    continue;
-                }
-            }
-            if (y >= bj) {
-                x++;
-                y = x + 1;
-            }
-            if (x + 1 >= bj) {
-                bi = bj;
-                continue;
-            }
-            send[m].a = ents[x].gb & GID_MASK;
-            send[m].b = ents[y].gb & GID_MASK;
-            send[m].score = 0;
-            m++;
-            c->pairs_routed++;
-            y++;
-        }
+        size_t lo = (size_t)round * per, m = lo < n ? (n - lo < per ? n - lo : per) : 0;
+        const struct pair *send = v + lo;
         memset(count, 0, (size_t)c->size * sizeof *count);
         for (size_t i = 0; i < m; i++) {
             dest[i] = pair_dest(c, first, send[i].a, send[i].b);
@@ -588,7 +741,6 @@ static struct pair *route_pairs(struct mpi_ctx *c, const struct kent *ents, size
             at[d] = o;
             o += count[d];
         }
-        struct pair *sorted = xmalloc((m ? m : 1) * sizeof *sorted);
         for (size_t i = 0; i < m; i++)
             sorted[at[dest[i]]++] = send[i];
         for (int d = 0; d < c->size; d++)
@@ -596,7 +748,6 @@ static struct pair *route_pairs(struct mpi_ctx *c, const struct kent *ents, size
         char *recv;
         size_t rlen;
         mpi_exchange(c, (const char *)sorted, count, &recv, &rlen);
-        free(sorted);
         size_t k = rlen / sizeof(struct pair);
         if (ngot + k > gcap) {
             gcap = (ngot + k) * 2;
@@ -613,7 +764,7 @@ static struct pair *route_pairs(struct mpi_ctx *c, const struct kent *ents, size
             unique = ngot;
         }
     }
-    free(send);
+    free(sorted);
     free(dest);
     free(count);
     ngot = sort_unique_pairs(got, ngot);
@@ -681,7 +832,9 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
     int rounds = all_rounds(c, nchunks, 1);
     uint64_t *want = NULL, *mg = NULL;
     const uint32_t **mpos = NULL;
-    size_t wcap = 0, mcap = 0, at = 0;
+    uint8_t *live = NULL; /* per want entry: in a pair that passes the sketches */
+    size_t *spos = NULL;  /* per member: its place in want */
+    size_t wcap = 0, mcap = 0, lcap = 0, at = 0;
     for (int round = 0; round < rounds; round++) {
         /* this chunk: buckets bk[at .. stop) */
         size_t stop = at, nwant = 0;
@@ -705,6 +858,7 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
             mcap = wcap;
             mg = xrealloc(mg, mcap * sizeof *mg);
             mpos = xrealloc(mpos, mcap * sizeof *mpos);
+            spos = xrealloc(spos, mcap * sizeof *spos);
         }
         if (nwant)
             memcpy(mg, want, nwant * sizeof *mg);
@@ -716,12 +870,50 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
             if (m == 0 || want[m - 1] != want[i])
                 want[m++] = want[i];
         nwant = m;
+        /* With a filter, the members' sketches first: only members of a
+         * pair whose sketches agree on need fields (few, unless the
+         * bucket is of near copies) have their signatures fetched. */
+        uint32_t *sk = NULL;
+        size_t rw = 2 * sketch_words(np), nw = sketch_words(np), nlive = nwant;
+        if (need > 0) {
+            mpi_phase(c, MP_SIGS);
+            sk = fetch_rows(c, r, np, first, want, nwant, 1);
+            mpi_phase(c, MP_VERIFY);
+            if (nwant > lcap) {
+                lcap = nwant;
+                live = xrealloc(live, lcap);
+            }
+            memset(live, 0, nwant);
+            for (size_t k = 0; k < nmem; k++) {
+                size_t lo = 0, hi = nwant;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (want[mid] < mg[k])
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                spos[k] = lo;
+            }
+            for (size_t i = at, k = 0; i < stop; k += bk[i].n, i++)
+                for (size_t x = 0; x < bk[i].n; x++)
+                    for (size_t y = x + 1; y < bk[i].n; y++)
+                        if (sketch_agree(sk + spos[k + x] * rw, sk + spos[k + y] * rw, nw) >= need)
+                            live[spos[k + x]] = live[spos[k + y]] = 1;
+            nlive = 0;
+            for (size_t i = 0; i < nwant; i++)
+                if (live[i])
+                    want[nlive++] = want[i]; /* in order: still sorted */
+        }
         mpi_phase(c, MP_SIGS);
-        uint32_t *sigs = fetch_sigs(c, r, np, first, want, nwant);
+        uint32_t *sigs = fetch_rows(c, r, np, first, want, nlive, 0);
         mpi_phase(c, MP_VERIFY);
-        /* each member's signature, found once (not once per pair) */
-        for (size_t k = 0; k < nmem; k++)
-            mpos[k] = sig_of(want, nwant, sigs, np, mg[k]);
+        /* each member's signature, found once (not once per pair); NULL
+         * for a member in no pair that can be kept */
+        for (size_t k = 0; k < nmem; k++) {
+            const uint32_t *p = sig_of(want, nlive, sigs, np, mg[k]);
+            mpos[k] = p < sigs + nlive * np && want[(size_t)(p - sigs) / np] == mg[k] ? p : NULL;
+        }
         const uint64_t *bg = mg;
         const uint32_t *const *bs = (const uint32_t *const *)mpos;
         for (size_t i = at; i < stop; i++) {
@@ -729,8 +921,12 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
             uint32_t band = bk[i].band;
             for (size_t x = 0; x < mm; x++) {
                 const uint32_t *av = bs[x];
+                if (av == NULL)
+                    continue;
                 for (size_t y = x + 1; y < mm; y++) {
                     const uint32_t *bv = bs[y];
+                    if (bv == NULL)
+                        continue;
                     /* the estimate first: it stops early, and most
                      * pairs of a large bucket fail it */
                     uint32_t eq = count_equal(av, bv, np, need);
@@ -746,6 +942,7 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
             bs += mm;
         }
         free(sigs);
+        free(sk);
         at = stop;
     }
     if (at < nb)
@@ -754,11 +951,13 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
     free(mg);
     free(mpos);
     free(want);
+    free(live);
+    free(spos);
 }
 
-/* The candidate pairs whose first document this rank scores (each pair
- * once, a < b, sorted), scored with the MinHash estimate (equal values /
- * num_perm, as the index scores them) and kept when some band's rows are
+/* The candidate pairs this rank scored (a < b, in no order; a pair may
+ * also come from another rank), with the MinHash estimate (equal values /
+ * num_perm, as the index scores them), kept when some band's rows are
  * equal and the score is >= keep_min (0: all), as simlsh_index_pairs_v2()
  * keeps them under SIMLSH_QUERY_VERIFY. */
 int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
@@ -779,8 +978,23 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         while (need < np && (double)need / (double)np < keep_min)
             need++;
     mpi_phase(c, MP_PAIRS);
+    if (need > 0 && r->sigs) { /* every document's sketch, asked for about 4 times each */
+        size_t rw = 2 * sketch_words(np);
+        uint32_t *scratch = xmalloc((size_t)np * sizeof *scratch);
+        c->sketches = xmalloc((r->sigs->n ? r->sigs->n : 1) * rw * sizeof *c->sketches);
+        for (size_t i = 0; i < r->sigs->n; i++)
+            row_of(c, r, i, np, 1, scratch, c->sketches + i * rw);
+        c->nsketches = r->sigs->n;
+        free(scratch);
+    }
+    struct pairvec small = {NULL, 0, 0};
+    small_pairs(c, r, ents, ne, np, first, need, &small);
+    free(c->sketches);
+    c->sketches = NULL;
+    c->nsketches = 0;
     size_t nc;
-    struct pair *cand = route_pairs(c, ents, ne, first, &nc);
+    struct pair *cand = route_pairs(c, small.v, small.n, first, &nc);
+    free(small.v);
     struct pairvec big = {NULL, 0, 0};
     score_big(c, r, ents, ne, np, rows, first, need, keep_min, &big);
     free(ents);
@@ -813,7 +1027,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
             hi++;
         }
         mpi_phase(c, MP_SIGS);
-        uint32_t *sigs = fetch_sigs(c, r, np, first, want, nwant);
+        uint32_t *sigs = fetch_rows(c, r, np, first, want, nwant, 0);
         mpi_phase(c, MP_VERIFY);
         size_t k = 0;
         size_t pd = 8, pl = (size_t)np * 3; /* measured: better than all of it */

@@ -66,15 +66,24 @@ def single(args, cwd, data=None):
 def mpi(n, args, cwd, env=None, data=None):
     """data: bytes for standard input, through a pipe as a user's would be."""
     cmd = [MPIRUN, "--oversubscribe", "-np", str(n), DEDUP_MPI] + args
-    try:
-        if data is not None:
-            return subprocess.run(cmd, cwd=cwd, capture_output=True, env=env or ENV,
-                                  timeout=TIMEOUT, input=data)
-        return subprocess.run(cmd, cwd=cwd, capture_output=True, env=env or ENV,
-                              timeout=TIMEOUT, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        fail("mpirun -np %d %s: no answer in %d s (a rank waits)"
-             % (n, " ".join(args), TIMEOUT))
+    for attempt in range(3):
+        try:
+            if data is not None:
+                p = subprocess.run(cmd, cwd=cwd, capture_output=True, env=env or ENV,
+                                   timeout=TIMEOUT, input=data)
+            else:
+                p = subprocess.run(cmd, cwd=cwd, capture_output=True, env=env or ENV,
+                                   timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            fail("mpirun -np %d %s: no answer in %d s (a rank waits)"
+                 % (n, " ".join(args), TIMEOUT))
+        # Open MPI 4's mpirun itself (not a rank) can crash forwarding
+        # standard input when the job ends (open-mpi/ompi#7483, fixed in
+        # 5.0): run again, at most twice, only on that crash.
+        if not (p.returncode < 0 and b"orte_iof_hnp_read_local_handler" in p.stderr):
+            return p
+        print("note: mpirun crashed forwarding standard input (ompi#7483); again")
+    return p
 
 
 def read(path):
@@ -479,6 +488,11 @@ def case_buckets():
                        expect=0)
             check(ref.stdout.count(b"\n") > 70 * 69 // 2, "the large cluster's pairs", ref)
         same(["-q", "--lines", "a.txt"], tmp, expect=0, ranks=SOME[0])
+        # one value a band: large buckets of unlike documents too, most of
+        # whose pairs the sketches rule out before any signature moves
+        for i, verify in enumerate(("exact", "estimate")):
+            same(["-q", "--lines", "a.txt", "--output", "pairs", "--bands", "32", "--rows", "1",
+                  "--verify", verify], tmp, expect=0, ranks=SOME[i + 1])
         for n in (2, 3):
             p = mpi(n, ["-q", "--lines", "a.txt", "--output", "pairs", "--stats", "st.json"], tmp)
             check(p.returncode == 0, "--stats run", p)
