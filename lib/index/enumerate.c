@@ -217,12 +217,14 @@ static int sketch_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit
     return 0;
 }
 
-static inline int pair_meet(const pairs_job *j, pairvec *pv, uint32_t x, uint32_t y, uint32_t b)
+/* sketched: the caller has checked the sketches already. */
+static inline int pair_meet(const pairs_job *j, pairvec *pv, uint32_t x, uint32_t y, uint32_t b,
+                            int sketched)
 {
     const struct simlsh_index *ix = j->ix;
     uint32_t eq = 0;
     if (j->fps == NULL) {
-        if (j->sketch != NULL && sketch_agree(j, x, y) < j->need)
+        if (!sketched && j->sketch != NULL && sketch_agree(j, x, y) < j->need)
             return 0;
         const uint32_t *sx = sig_of(ix, x), *sy = sig_of(ix, y);
         for (uint32_t e = 0; e < b; e++)
@@ -283,13 +285,20 @@ static inline void prefetch_sig(const pairs_job *j, uint32_t slot)
 }
 
 /* A meeting of inline entries x (earlier in the run) and y of band b: the
- * same bucket when their rows are equal too, with stored signatures. */
+ * same bucket when their rows are equal too, with stored signatures. The
+ * sketches (fetched ahead) are checked before the rows (two random reads
+ * of the signatures): most meetings of a banding for recall fail them,
+ * and a pair that fails either is not kept, whichever is checked first. */
 static inline int meet_inline(const pairs_job *j, pairvec *pv, meet m, uint32_t b)
 {
     const struct simlsh_index *ix = j->ix;
-    if (j->fps == NULL && !rows_equal(ix, m.y, b, sig_of(ix, m.x) + (size_t)b * ix->rows))
+    if (j->fps != NULL)
+        return pair_meet(j, pv, m.x, m.y, b, 0);
+    if (j->sketch != NULL && sketch_agree(j, m.x, m.y) < j->need)
         return 0;
-    return pair_meet(j, pv, m.x, m.y, b);
+    if (!rows_equal(ix, m.y, b, sig_of(ix, m.x) + (size_t)b * ix->rows))
+        return 0;
+    return pair_meet(j, pv, m.x, m.y, b, 1);
 }
 
 static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
@@ -313,7 +322,7 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
             const ovf_list *l = list_of(ix, e.slot);
             for (uint32_t u = 0; u + 1 < l->n && rc == 0; u++)
                 for (uint32_t v = u + 1; v < l->n && rc == 0; v++)
-                    rc = pair_meet(j, pv, l->slots[u], l->slots[v], b);
+                    rc = pair_meet(j, pv, l->slots[u], l->slots[v], b, 0);
             continue;
         }
         /* The later inline members of e's bucket are in the rest of its run. */
