@@ -883,7 +883,8 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
                 lcap = nwant;
                 live = xrealloc(live, lcap);
             }
-            memset(live, 0, nwant);
+            if (nwant) /* live is NULL until a chunk has members */
+                memset(live, 0, nwant);
             for (size_t k = 0; k < nmem; k++) {
                 size_t lo = 0, hi = nwant;
                 while (lo < hi) {
