@@ -41,6 +41,7 @@
  * the owner of a larger one scores its pairs (m^2 / 2 of them) itself
  * with the members' signatures (m of them). */
 #define SMALL_BUCKET 16
+#define PREFETCH_AHEAD 8 /* pairs: own signatures are asked for this far ahead */
 #define GID_BITS 48
 #define GID_MASK ((UINT64_C(1) << GID_BITS) - 1)
 
@@ -132,16 +133,21 @@ static size_t bucket_end(const struct kent *v, size_t n, size_t i)
     return j;
 }
 
-/* Sorts v in place by bits [shift, shift + 48) of each value (stable:
- * three passes of 16 bits), tmp holding n more. */
-static void sort_bits48(uint64_t *v, uint64_t *tmp, size_t n, int shift)
+/* The distinct ids among mg[0 .. n) into want (sorted) and, for each k,
+ * place[k]: the index in want of mg[k]. The members' indices are sorted
+ * by id (three stable passes of 16 bits: ids are below 2^48), so no
+ * member is searched for; idx and tmp hold n each. Returns the count. */
+static size_t distinct_ids(const uint64_t *mg, size_t n, uint64_t *want, size_t *place, size_t *idx,
+                           size_t *tmp)
 {
     static size_t cnt[1 << 16];
-    uint64_t *src = v, *dst = tmp;
-    for (int sh = shift; sh < shift + GID_BITS; sh += 16) {
+    size_t *src = idx, *dst = tmp;
+    for (size_t k = 0; k < n; k++)
+        src[k] = k;
+    for (int sh = 0; sh < GID_BITS; sh += 16) {
         memset(cnt, 0, sizeof cnt);
         for (size_t i = 0; i < n; i++)
-            cnt[(src[i] >> sh) & 0xFFFF]++;
+            cnt[(mg[src[i]] >> sh) & 0xFFFF]++;
         size_t o = 0;
         for (size_t d = 0; d < (1 << 16); d++) {
             size_t k = cnt[d];
@@ -149,13 +155,19 @@ static void sort_bits48(uint64_t *v, uint64_t *tmp, size_t n, int shift)
             o += k;
         }
         for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> sh) & 0xFFFF]++] = src[i];
-        uint64_t *t = src;
+            dst[cnt[(mg[src[i]] >> sh) & 0xFFFF]++] = src[i];
+        size_t *t = src;
         src = dst;
         dst = t;
     }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t g = mg[src[i]];
+        if (u == 0 || want[u - 1] != g)
+            want[u++] = g;
+        place[src[i]] = u - 1;
+    }
+    return u;
 }
 
 static inline uint32_t popcount64(uint64_t x)
@@ -164,12 +176,6 @@ static inline uint32_t popcount64(uint64_t x)
     x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
     x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
     return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
 }
 
 static int cmp_edge(const void *x, const void *y)
@@ -495,20 +501,6 @@ static uint32_t first_band(const uint32_t *a, const uint32_t *b, uint32_t limit,
     return limit;
 }
 
-static const uint32_t *sig_of(const uint64_t *want, size_t nwant, const uint32_t *sigs, uint32_t np,
-                              uint64_t g)
-{
-    size_t lo = 0, hi = nwant;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (want[mid] < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return sigs + lo * np;
-}
-
 /* One rank holds every document under its global id (local_id() is the
  * identity): its buckets are the index's own, and the library enumerates
  * them as simlsh-dedup does (each pair once, in the first band where it
@@ -620,8 +612,16 @@ static size_t sort_unique_pairs(struct pair *v, size_t n)
     return m;
 }
 
+/* A bucket at its owner: ents[at .. at + n), one band (lead and band are
+ * set for the large buckets, which are ordered by them). */
+struct bkt {
+    uint64_t lead; /* its smallest member */
+    size_t at, n;
+    uint32_t band;
+};
+
 /* Members of small buckets whose sketches are fetched at once. */
-#define SKETCH_CHUNK 32768 /* below 2^16: a member's place fits beside its id */
+#define SKETCH_CHUNK 32768
 
 /* The pairs of this rank's buckets of two to SMALL_BUCKET members (ents
  * sorted by band, key, id) into e, a < b: with need 0 every one, else
@@ -634,7 +634,7 @@ static void small_pairs(struct mpi_ctx *c, const struct run *r, const struct ken
                         uint32_t np, const uint64_t *first, uint32_t need, struct pairvec *e)
 {
     size_t nb = 0, bcap = 0;
-    size_t *bs = NULL; /* starts of the small buckets; ends by bucket_end() */
+    struct bkt *bs = NULL; /* the small buckets (at, n) */
     size_t nchunks = 0, members = 0;
     for (size_t i = 0; i < ne;) {
         size_t j = bucket_end(ents, ne, i);
@@ -648,7 +648,9 @@ static void small_pairs(struct mpi_ctx *c, const struct run *r, const struct ken
                     bcap = bcap ? 2 * bcap : 1024;
                     bs = xrealloc(bs, bcap * sizeof *bs);
                 }
-                bs[nb++] = i;
+                bs[nb].at = i;
+                bs[nb].n = j - i;
+                nb++;
                 if (nchunks == 0 || members + (j - i) > SKETCH_CHUNK) {
                     nchunks++;
                     members = 0;
@@ -662,57 +664,33 @@ static void small_pairs(struct mpi_ctx *c, const struct run *r, const struct ken
         return;
     int rounds = all_rounds(c, nchunks, 1);
     size_t rw = 2 * sketch_words(np), nw = sketch_words(np);
-    uint64_t *mg = xmalloc(SKETCH_CHUNK * sizeof *mg + sizeof *mg * SMALL_BUCKET);
-    uint64_t *want = xmalloc(SKETCH_CHUNK * sizeof *want + sizeof *want * SMALL_BUCKET);
-    uint64_t *tmp = xmalloc(SKETCH_CHUNK * sizeof *tmp + sizeof *tmp * SMALL_BUCKET);
-    size_t *place = xmalloc((SKETCH_CHUNK + SMALL_BUCKET) * sizeof *place);
-    const uint32_t **mpos = xmalloc((SKETCH_CHUNK + SMALL_BUCKET) * sizeof *mpos);
+    size_t most = SKETCH_CHUNK + SMALL_BUCKET;
+    uint64_t *mg = xmalloc(most * sizeof *mg), *want = xmalloc(most * sizeof *want);
+    size_t *place = xmalloc(3 * most * sizeof *place), *idx = place + most, *tmp = idx + most;
     size_t at = 0;
     for (int round = 0; round < rounds; round++) {
         size_t stop = at, nm = 0;
-        while (stop < nb) {
-            size_t j = bucket_end(ents, ne, bs[stop]);
-            if (nm && nm + (j - bs[stop]) > SKETCH_CHUNK)
-                break;
-            for (size_t x = bs[stop]; x < j; x++)
+        while (stop < nb && !(nm && nm + bs[stop].n > SKETCH_CHUNK)) {
+            for (size_t x = bs[stop].at; x < bs[stop].at + bs[stop].n; x++)
                 mg[nm++] = ents[x].gb & GID_MASK;
             stop++;
         }
-        /* (id, member) sorted by id: the distinct ids, and each
-         * member's place among them, without a search per member */
-        for (size_t k = 0; k < nm; k++)
-            want[k] = mg[k] << 16 | k;
-        sort_bits48(want, tmp, nm, 16);
-        size_t nwant = 0;
-        for (size_t i = 0; i < nm; i++) {
-            uint64_t g = want[i] >> 16;
-            if (nwant == 0 || tmp[nwant - 1] != g)
-                tmp[nwant++] = g;
-            place[want[i] & 0xFFFF] = nwant - 1;
-        }
-        memcpy(want, tmp, nwant * sizeof *want);
+        size_t nwant = distinct_ids(mg, nm, want, place, idx, tmp);
         mpi_phase(c, MP_SIGS);
         uint32_t *sk = fetch_rows(c, r, np, first, want, nwant, 1);
         mpi_phase(c, MP_PAIRS);
-        for (size_t k = 0; k < nm; k++)
-            mpos[k] = sk + place[k] * rw;
-        for (size_t b = at, k = 0; b < stop; b++) {
-            size_t m = bucket_end(ents, ne, bs[b]) - bs[b];
-            for (size_t x = 0; x < m; x++)
-                for (size_t y = x + 1; y < m; y++)
-                    if (sketch_agree(mpos[k + x], mpos[k + y], nw) >= need)
-                        pairvec_add(e, mg[k + x], mg[k + y], 0);
-            k += m;
-        }
+        for (size_t b = at, k = 0; b < stop; k += bs[b].n, b++)
+            for (size_t x = k; x < k + bs[b].n; x++)
+                for (size_t y = x + 1; y < k + bs[b].n; y++)
+                    if (sketch_agree(sk + place[x] * rw, sk + place[y] * rw, nw) >= need)
+                        pairvec_add(e, mg[x], mg[y], 0);
         free(sk);
         at = stop;
     }
     free(bs);
     free(mg);
     free(want);
-    free(tmp);
     free(place);
-    free(mpos);
 }
 
 /* Pairs v (a < b) each sent to the rank that scores it; what this rank
@@ -772,14 +750,6 @@ static struct pair *route_pairs(struct mpi_ctx *c, const struct pair *v, size_t 
     return got;
 }
 
-/* A bucket of more than SMALL_BUCKET members at its owner: ents[at .. at
- * + n), one band. */
-struct bkt {
-    uint64_t lead; /* its smallest member */
-    size_t at, n;
-    uint32_t band;
-};
-
 static int cmp_bkt(const void *x, const void *y)
 {
     const struct bkt *p = x, *q = y;
@@ -832,89 +802,63 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
     int rounds = all_rounds(c, nchunks, 1);
     uint64_t *want = NULL, *mg = NULL;
     const uint32_t **mpos = NULL;
-    uint8_t *live = NULL; /* per want entry: in a pair that passes the sketches */
-    size_t *spos = NULL;  /* per member: its place in want */
-    size_t wcap = 0, mcap = 0, lcap = 0, at = 0;
+    size_t *place = NULL; /* per member: its index in want; then idx, tmp */
+    size_t *got = NULL;   /* per want entry: its signature's index, or NONE */
+    const size_t NONE = SIZE_MAX;
+    size_t mcap = 0, at = 0;
     for (int round = 0; round < rounds; round++) {
-        /* this chunk: buckets bk[at .. stop) */
-        size_t stop = at, nwant = 0;
+        /* this chunk: buckets bk[at .. stop), members in bucket order */
+        size_t stop = at, nmem = 0;
         members = 0;
-        while (stop < nb) {
-            size_t mm = bk[stop].n;
-            if (members && members + mm > CHUNK_PAIRS)
-                break;
-            members += mm;
-            if (nwant + mm > wcap) {
-                wcap = (nwant + mm) * 2;
-                want = xrealloc(want, wcap * sizeof *want);
-            }
-            for (size_t k = 0; k < mm; k++)
-                want[nwant++] = ents[bk[stop].at + k].gb & GID_MASK;
-            stop++;
-        }
-        /* the members in bucket order, read again to score: a copy, in
-         * cache order, rather than ents at random */
-        if (nwant > mcap) {
-            mcap = wcap;
+        while (stop < nb && !(members && members + bk[stop].n > CHUNK_PAIRS))
+            members += bk[stop++].n;
+        if (members > mcap) {
+            mcap = members;
             mg = xrealloc(mg, mcap * sizeof *mg);
+            want = xrealloc(want, mcap * sizeof *want);
             mpos = xrealloc(mpos, mcap * sizeof *mpos);
-            spos = xrealloc(spos, mcap * sizeof *spos);
+            place = xrealloc(place, 3 * mcap * sizeof *place);
+            got = xrealloc(got, mcap * sizeof *got);
         }
-        if (nwant)
-            memcpy(mg, want, nwant * sizeof *mg);
-        size_t nmem = nwant;
-        if (nwant > 1) /* want is NULL while no bucket is large */
-            qsort(want, nwant, sizeof *want, cmp_u64);
-        size_t m = 0;
-        for (size_t i = 0; i < nwant; i++)
-            if (m == 0 || want[m - 1] != want[i])
-                want[m++] = want[i];
-        nwant = m;
+        for (size_t i = at; i < stop; i++)
+            for (size_t k = 0; k < bk[i].n; k++)
+                mg[nmem++] = ents[bk[i].at + k].gb & GID_MASK;
+        size_t nwant =
+            nmem ? distinct_ids(mg, nmem, want, place, place + mcap, place + 2 * mcap) : 0;
         /* With a filter, the members' sketches first: only members of a
          * pair whose sketches agree on need fields (few, unless the
          * bucket is of near copies) have their signatures fetched. */
-        uint32_t *sk = NULL;
-        size_t rw = 2 * sketch_words(np), nw = sketch_words(np), nlive = nwant;
+        size_t nlive = 0;
         if (need > 0) {
+            size_t rw = 2 * sketch_words(np), nw = sketch_words(np);
             mpi_phase(c, MP_SIGS);
-            sk = fetch_rows(c, r, np, first, want, nwant, 1);
+            uint32_t *sk = fetch_rows(c, r, np, first, want, nwant, 1);
             mpi_phase(c, MP_VERIFY);
-            if (nwant > lcap) {
-                lcap = nwant;
-                live = xrealloc(live, lcap);
-            }
-            if (nwant) /* live is NULL until a chunk has members */
-                memset(live, 0, nwant);
-            for (size_t k = 0; k < nmem; k++) {
-                size_t lo = 0, hi = nwant;
-                while (lo < hi) {
-                    size_t mid = lo + (hi - lo) / 2;
-                    if (want[mid] < mg[k])
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                spos[k] = lo;
-            }
+            for (size_t u = 0; u < nwant; u++)
+                got[u] = NONE;
             for (size_t i = at, k = 0; i < stop; k += bk[i].n, i++)
-                for (size_t x = 0; x < bk[i].n; x++)
-                    for (size_t y = x + 1; y < bk[i].n; y++)
-                        if (sketch_agree(sk + spos[k + x] * rw, sk + spos[k + y] * rw, nw) >= need)
-                            live[spos[k + x]] = live[spos[k + y]] = 1;
-            nlive = 0;
-            for (size_t i = 0; i < nwant; i++)
-                if (live[i])
-                    want[nlive++] = want[i]; /* in order: still sorted */
+                for (size_t x = k; x < k + bk[i].n; x++)
+                    for (size_t y = x + 1; y < k + bk[i].n; y++)
+                        if (sketch_agree(sk + place[x] * rw, sk + place[y] * rw, nw) >= need)
+                            got[place[x]] = got[place[y]] = 0;
+            free(sk);
+            for (size_t u = 0; u < nwant; u++)
+                if (got[u] != NONE) {
+                    got[u] = nlive;
+                    want[nlive++] = want[u]; /* in order: still sorted */
+                }
+        } else {
+            for (size_t u = 0; u < nwant; u++)
+                got[u] = u;
+            nlive = nwant;
         }
         mpi_phase(c, MP_SIGS);
         uint32_t *sigs = fetch_rows(c, r, np, first, want, nlive, 0);
         mpi_phase(c, MP_VERIFY);
         /* each member's signature, found once (not once per pair); NULL
          * for a member in no pair that can be kept */
-        for (size_t k = 0; k < nmem; k++) {
-            const uint32_t *p = sig_of(want, nlive, sigs, np, mg[k]);
-            mpos[k] = p < sigs + nlive * np && want[(size_t)(p - sigs) / np] == mg[k] ? p : NULL;
-        }
+        for (size_t k = 0; k < nmem; k++)
+            mpos[k] = got[place[k]] == NONE ? NULL : sigs + got[place[k]] * np;
         const uint64_t *bg = mg;
         const uint32_t *const *bs = (const uint32_t *const *)mpos;
         for (size_t i = at; i < stop; i++) {
@@ -943,7 +887,6 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
             bs += mm;
         }
         free(sigs);
-        free(sk);
         at = stop;
     }
     if (at < nb)
@@ -952,8 +895,8 @@ static void score_big(struct mpi_ctx *c, const struct run *r, const struct kent 
     free(mg);
     free(mpos);
     free(want);
-    free(live);
-    free(spos);
+    free(place);
+    free(got);
 }
 
 /* The candidate pairs this rank scored (a < b, in no order; a pair may
@@ -1031,16 +974,15 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         uint32_t *sigs = fetch_rows(c, r, np, first, want, nwant, 0);
         mpi_phase(c, MP_VERIFY);
         size_t k = 0;
-        size_t pd = 8, pl = (size_t)np * 3; /* measured: better than all of it */
         for (size_t i = at; i < hi; i++) {
             uint64_t go = cand[i].a, gw = cand[i].b;
             /* own signatures are read at random: ask for one a few pairs
              * ahead (sorting a chunk's pairs by own instead reads most of
              * the store once per chunk: slower) */
-            if (r->sigs && i + pd < hi) {
-                const char *p =
-                    (const char *)sigstore_at(r->sigs, (size_t)local_id(c, first, cand[i + pd].b));
-                for (size_t l = 0; l < pl; l += 64)
+            if (r->sigs && i + PREFETCH_AHEAD < hi) {
+                const char *p = (const char *)sigstore_at(
+                    r->sigs, (size_t)local_id(c, first, cand[i + PREFETCH_AHEAD].b));
+                for (size_t l = 0; l < (size_t)np * 3; l += 64) /* measured: better than all */
                     __builtin_prefetch(p + l);
             }
             while (want[k] != go)
