@@ -20,6 +20,7 @@ enum mphase {
     MP_KEYS,   /* band keys to their owners */
     MP_PAIRS,  /* buckets to candidate pairs, at the rank of their first document */
     MP_SIGS,   /* signatures of second documents to those ranks */
+    MP_TEXTS,  /* exact: texts of the pairs' documents from their owners */
     MP_VERIFY, /* candidates scored, then (exact) verified */
     MP_GATHER, /* candidates sorted across ranks; names, metadata to rank 0 */
     MP_GROUP,  /* groups formed across ranks */
@@ -33,6 +34,7 @@ struct mpi_ctx {
     uint64_t bytes_sent, bytes_received; /* by this rank, every exchange */
     uint64_t pairs_routed;               /* pairs of small buckets sent to be scored */
     uint64_t large_buckets;              /* buckets whose pairs were scored at their owner */
+    uint64_t texts_fetched;              /* exact: documents whose text other ranks sent */
     uint32_t *sketches; /* mpi-match.c: sketches of this rank's documents, by local id */
     size_t nsketches;
     double phase_wall[MP_COUNT];
@@ -63,6 +65,9 @@ const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid,
  * in bounded rounds. */
 void mpi_exchange(struct mpi_ctx *c, const char *send, const size_t *scount, char **recv,
                   size_t *rlen);
+/* mpi_exchange, and rcount[s]: the bytes received from rank s. */
+void mpi_exchange_counts(struct mpi_ctx *c, const char *send, const size_t *scount, char **recv,
+                         size_t *rlen, size_t *rcount);
 /* Rank 0 receives each rank's bytes in rank order (any size, in pieces);
  * other ranks get *recv NULL. */
 void mpi_gather0(struct mpi_ctx *c, const char *send, size_t len, char **recv, size_t *rlen);
@@ -82,6 +87,14 @@ int mpi_split(struct mpi_ctx *c, struct run *r);
 int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,
               uint32_t rows, const uint64_t *first, double keep_min, struct pair **out,
               size_t *nout);
+
+/* mpi-texts.c: under exact, the documents of this rank's pairs (edges, a
+ * range of the sorted list) that other ranks own are read again by their
+ * owners, which send their texts (or why they could not read them); they
+ * are kept in a temporary file (r->spool_fd) and their r->locs (indexed by
+ * global id - first[0], this rank's own filled in) point at it. */
+void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
+                     const struct pair *edges, size_t n);
 
 /* mpi-group.c: this rank's candidate pairs (any order, copies allowed)
  * become its share of the sorted, unique list of all ranks' pairs (ranks

@@ -288,6 +288,26 @@ static int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *l
     struct vctx *v = w->v;
     struct run *r = v->r;
     const struct docloc *loc = &r->locs[id - r->first_new];
+    if (loc->input == LOC_SPOOL) { /* its owner read it (simlsh-dedup-mpi) */
+        size_t n = (size_t)loc->len;
+        if (w->cap < n + 1) {
+            w->cap = n + 1;
+            w->buf = xrealloc(w->buf, w->cap);
+        }
+        errno = 0;
+        if (!r->spool_open || pread_all(r->spool_fd, w->buf, n, (int64_t)loc->where) != 0) {
+            snprintf(msg, mcap, "cannot read the copy its owner sent: %s",
+                     errno ? strerror(errno) : "truncated");
+            return -1;
+        }
+        if (loc->kind == DOCK_FAILED) {
+            snprintf(msg, mcap, "%.*s", (int)n, w->buf);
+            return -1;
+        }
+        *text = w->buf;
+        *len = n;
+        return 0;
+    }
     if (loc->kind == DOCK_PATH) {
         int64_t mtime = 0;
         const char *path = strlist_get(&r->paths, (size_t)loc->where, NULL);
@@ -1043,7 +1063,7 @@ static void open_sources(struct vctx *v)
     }
     for (size_t k = 0; k < ndocs; k++) {
         const struct docloc *loc = &r->locs[k];
-        if (!(v->state[k] & DS_NEED) || loc->kind == DOCK_PATH)
+        if (!(v->state[k] & DS_NEED) || loc->kind == DOCK_PATH || loc->input == LOC_SPOOL)
             continue;
         struct source *s = &v->src[loc->input];
         if (s->fd >= 0 || s->bad)
@@ -1437,6 +1457,44 @@ int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t 
     *edges = out.v ? out.v : xmalloc(sizeof *out.v);
     *nedges = out.n;
     return 0;
+}
+
+struct text_source {
+    struct vctx v;
+    struct vworker w;
+};
+
+struct text_source *text_source_open(struct run *r, const uint64_t *ids, size_t n, size_t ndocs)
+{
+    struct text_source *t = calloc(1, sizeof *t);
+    uint8_t *state = calloc(ndocs ? ndocs : 1, 1);
+    if (!t || !state)
+        die_oom();
+    t->v.r = r;
+    t->v.ndocs = ndocs;
+    t->v.state = state;
+    for (size_t i = 0; i < n; i++)
+        state[ids[i] - r->first_new] = DS_NEED;
+    open_sources(&t->v);
+    t->w.v = &t->v;
+    return t;
+}
+
+int text_source_read(struct text_source *t, uint64_t id, const char **text, size_t *len,
+                     char *msg, size_t mcap)
+{
+    errno = 0;
+    return doc_text(&t->w, id, text, len, msg, mcap);
+}
+
+void text_source_close(struct text_source *t)
+{
+    if (!t)
+        return;
+    close_sources(&t->v);
+    free(t->v.state);
+    free(t->w.buf);
+    free(t);
 }
 
 int verify_candidates(struct run *r, struct pair **edges, size_t *n)

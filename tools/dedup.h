@@ -116,7 +116,8 @@ enum doc_status {
 enum doc_kind {
     DOCK_PATH,
     DOCK_TEXT,
-    DOCK_JSON
+    DOCK_JSON,
+    DOCK_FAILED /* docloc in the spool only: why its owner could not read it */
 };
 enum id_type {
     ID_NONE,
@@ -234,8 +235,13 @@ struct pathmeta {
 
 /* Where an indexed document came from, so a second pass can read it again
  * (issue 9): a file by its path index, a line by its input and offset. */
+/* docloc.input of a document whose text another process read and sent
+ * (simlsh-dedup-mpi): len bytes at offset where of run.spool_fd, the text
+ * (DOCK_TEXT) or the reason it could not be read (DOCK_FAILED). */
+#define LOC_SPOOL UINT32_MAX
+
 struct docloc {
-    uint32_t input; /* index into the run's inputs */
+    uint32_t input; /* index into the run's inputs, or LOC_SPOOL */
     uint8_t kind;   /* enum doc_kind */
     uint64_t where; /* DOCK_PATH: path index; otherwise the line's src_off */
     uint64_t len;   /* bytes of the line without its newline (0 for files) */
@@ -307,6 +313,8 @@ struct run {
     uint64_t already_indexed, replaced, removed; /* incremental runs */
     struct docloc *locs; /* per new id (id - first_new): where to re-read it */
     size_t locs_cap;
+    int spool_fd;   /* with spool_open: texts of LOC_SPOOL documents */
+    int spool_open;
 
     /* --stats: time spent in each phase; the current one runs since t_phase */
     double phase_wall[PH_COUNT], phase_cpu[PH_COUNT];
@@ -486,6 +494,18 @@ double verify_prefilter(const struct run *r);
  * edges, sorted (the MPI driver, which verifies by ranges of pairs). */
 int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t ndocs,
                        struct pair **edges, size_t *nedges);
+/* This process's documents read again for another one (simlsh-dedup-mpi
+ * sends the texts of a rank's documents to the ranks that verify their
+ * pairs): ids are sorted, distinct new ids whose r->locs are this
+ * process's, ndocs as above. Sources open as the second pass opens them
+ * (a compressed input's needed lines copied once). Not thread-safe. */
+struct text_source;
+struct text_source *text_source_open(struct run *r, const uint64_t *ids, size_t n, size_t ndocs);
+/* The text of id, one of the ids (valid until the next call), or -1 and
+ * the reason in msg, with the second pass's checks (size, time). */
+int text_source_read(struct text_source *t, uint64_t id, const char **text, size_t *len,
+                     char *msg, size_t mcap);
+void text_source_close(struct text_source *t);
 
 /* dedup-output.c */
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, uint64_t *clusters,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 const char *const mphase_names[MP_COUNT] = {"setup",      "split",  "read",   "keys",  "pairs",
-                                            "signatures", "verify", "gather", "group", "write"};
+                                            "signatures", "texts",  "verify", "gather", "group", "write"};
 
 const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np,
                            uint32_t *scratch)
@@ -69,6 +69,12 @@ static int to_int(struct mpi_ctx *c, size_t n)
 void mpi_exchange(struct mpi_ctx *c, const char *send, const size_t *scount, char **recv,
                   size_t *rlen)
 {
+    mpi_exchange_counts(c, send, scount, recv, rlen, NULL);
+}
+
+void mpi_exchange_counts(struct mpi_ctx *c, const char *send, const size_t *scount, char **recv,
+                         size_t *rlen, size_t *rcount)
+{
     int n = c->size;
     int *sc = xmalloc(4 * (size_t)n * sizeof *sc);
     int *sd = sc + n, *rc = sc + 2 * n, *rd = sc + 3 * n;
@@ -86,6 +92,8 @@ void mpi_exchange(struct mpi_ctx *c, const char *send, const size_t *scount, cha
     for (int s = 0; s < n; s++) {
         rd[s] = to_int(c, total);
         total += (size_t)rc[s];
+        if (rcount)
+            rcount[s] = (size_t)rc[s];
         if (s != c->rank)
             c->bytes_received += (size_t)rc[s];
     }

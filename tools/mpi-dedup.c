@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct mpi_ctx ctx;
@@ -133,7 +134,8 @@ static char *allgather_bytes(const void *send, size_t len, size_t *rlen)
 struct rank_stats {
     double phase[MP_COUNT];
     double peak_rss;
-    uint64_t sent, received, docs, bytes, pairs_routed, large_buckets;
+    uint64_t sent, received, docs, bytes, pairs_routed, large_buckets, texts_fetched;
+    uint64_t exact, estimated, docs_unread; /* this rank's pairs, under exact */
 };
 
 static void write_stats(FILE *f, const struct run *r, const struct rank_stats *rs, double elapsed,
@@ -157,9 +159,10 @@ static void write_stats(FILE *f, const struct run *r, const struct rank_stats *r
         fprintf(f,
                 "%s{\"rank\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64
                 ",\"peak_memory_bytes\":%.0f,\"bytes_sent\":%" PRIu64 ",\"bytes_received\":%" PRIu64
-                ",\"pairs_routed\":%" PRIu64 ",\"large_buckets\":%" PRIu64 ",\"phases\":{",
+                ",\"pairs_routed\":%" PRIu64 ",\"large_buckets\":%" PRIu64
+                ",\"texts_fetched\":%" PRIu64 ",\"phases\":{",
                 k ? "," : "", k, rs[k].docs, rs[k].bytes, rs[k].peak_rss, rs[k].sent,
-                rs[k].received, rs[k].pairs_routed, rs[k].large_buckets);
+                rs[k].received, rs[k].pairs_routed, rs[k].large_buckets, rs[k].texts_fetched);
         for (int p = 0; p < MP_COUNT; p++)
             fprintf(f, "%s\"%s\":%.6f", p ? "," : "", mphase_names[p], rs[k].phase[p]);
         fputs("}}", f);
@@ -401,12 +404,31 @@ static int dedup_mpi(struct run *r, struct options *opt)
         /* Every rank needs where each document is (the second pass reads
          * it again and checks its size and time), then verifies its range
          * of pairs. */
-        mpi_phase(&ctx, MP_VERIFY);
-        size_t llen = 0;
-        char *locs = allgather_bytes(r->locs, (size_t)nlocal * sizeof *r->locs, &llen);
+        mpi_phase(&ctx, MP_TEXTS);
+        struct docloc *locs = calloc(total > first_new ? (size_t)(total - first_new) : 1, sizeof *locs);
+        if (!locs)
+            die_oom();
+        if (nlocal)
+            memcpy(locs + (first[ctx.rank] - first_new), r->locs, (size_t)nlocal * sizeof *locs);
         free(r->locs);
-        r->locs = (struct docloc *)(void *)locs;
-        r->locs_cap = (size_t)total;
+        r->locs = locs;
+        r->locs_cap = (size_t)(total - first_new);
+        /* Test hook (SIMLSH_DEDUP_MPI_PAUSE=FILE): rank 0 creates FILE
+         * and every rank waits until it is gone (60 s at most), so a test
+         * can change the inputs between the two passes. */
+        const char *pause = getenv("SIMLSH_DEDUP_MPI_PAUSE");
+        if (pause && *pause) {
+            if (ctx.rank == 0) {
+                FILE *pf = fopen(pause, "w");
+                if (pf)
+                    fclose(pf);
+                for (int i = 0; pf && i < 6000 && access(pause, F_OK) == 0; i++)
+                    nanosleep(&(struct timespec){0, 10000000}, NULL);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        mpi_fetch_texts(&ctx, r, first, edges, nedges);
+        mpi_phase(&ctx, MP_VERIFY);
         struct pair *ver = NULL;
         size_t nver = 0;
         status = verify_exact_pairs(r, edges, nedges, (size_t)(total - first_new), &ver, &nver) != 0
@@ -505,6 +527,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
     me.received = ctx.bytes_received;
     me.pairs_routed = ctx.pairs_routed;
     me.large_buckets = ctx.large_buckets;
+    me.texts_fetched = ctx.texts_fetched;
+    me.exact = r->vs.exact;
+    me.estimated = r->vs.estimated;
+    me.docs_unread = r->vs.docs_unread;
     struct rank_stats *rs = ctx.rank == 0 ? xmalloc((size_t)ctx.size * sizeof *rs) : NULL;
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, rs, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (ctx.rank == 0) {
@@ -530,6 +556,21 @@ static int dedup_mpi(struct run *r, struct options *opt)
                              "ranks x %d threads\n",
                     r->docs, b, clusters, dups, r->skipped, elapsed,
                     elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0, ctx.size, r->nthreads);
+            uint64_t ex = 0, est = 0, unread = 0;
+            for (int k = 0; k < ctx.size; k++) {
+                ex += rs[k].exact;
+                est += rs[k].estimated;
+                unread += rs[k].docs_unread;
+            }
+            if (opt->verify == VERIFY_EXACT)
+                fprintf(stderr, MPI_PROG ": verify exact: %" PRIu64 " pairs by exact Jaccard\n",
+                        ex);
+            if (est)
+                fprintf(stderr,
+                        MPI_PROG ": verify exact: %" PRIu64 " pairs decided by estimate: %s%s%s\n",
+                        est, first_new ? "pairs with a document from --index" : "",
+                        first_new && unread ? ", and " : "",
+                        unread ? "documents that could not be read again" : "");
             if (opt->load_index)
                 fprintf(stderr,
                         MPI_PROG ": %s: %" PRIu64 " documents before, %" PRIu64
@@ -622,6 +663,8 @@ int main(int argc, char **argv)
     strlist_free(&run.skips);
     strlist_free(&run.records);
     free(run.locs);
+    if (run.spool_open)
+        close(run.spool_fd);
     store_free(&run);
     free(run.idset);
     free(run.pmeta);

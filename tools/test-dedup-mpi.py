@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 MPIRUN, DEDUP_MPI, DEDUP, SAMPLE, CASE = sys.argv[1:6]
 # the cases run in temporary directories
@@ -508,7 +509,108 @@ def case_buckets():
                   "--verify", verify], tmp, expect=0, ranks=SOME[i])
 
 
-CASES = {"buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+def mpmd(dirs, args, env=None):
+    """One rank per directory, started in it (mpirun's --wdir): relative
+    input names mean a different copy on every rank, as on nodes that each
+    hold their own disk."""
+    cmd = [MPIRUN, "--oversubscribe"]
+    for i, d in enumerate(dirs):
+        cmd += ([":"] if i else []) + ["-np", "1", "--wdir", d, DEDUP_MPI] + args
+    try:
+        return subprocess.run(cmd, capture_output=True, env=env or ENV, timeout=TIMEOUT,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        fail("mpirun %s: no answer in %d s (a rank waits)" % (" ".join(args), TIMEOUT))
+
+
+def case_pernode():
+    """Under exact, a document is read again by the rank that read it first,
+    which sends its text to the rank verifying its pairs. Each rank runs in
+    a directory of its own with its own copy of the inputs, every copy with
+    another modification time: a rank that opened another rank's copy would
+    find it "changed since it was first read" and fall back to estimates.
+    Files, a line file, a gzip'd line file and JSONL; the output is
+    simlsh-dedup's, with no warning."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "src")
+        os.mkdir(src)
+        lines = bucket_lines(5)
+        write_lines(os.path.join(src, "a.txt"), lines)
+        with gzip.open(os.path.join(src, "b.txt.gz"), "wt", encoding="utf-8", newline="") as f:
+            f.write("\n".join(corpus_lines(tmp, 150, 9)) + "\n")
+        shutil.copytree(SAMPLE, os.path.join(src, "files"))
+        if JSON:
+            with open(os.path.join(src, "c.jsonl"), "w", encoding="utf-8") as f:
+                for i, t in enumerate(corpus_lines(tmp, 120, 4)):
+                    f.write(json.dumps({"id": i, "text": t}) + "\n")
+        jobs = [["--lines", "a.txt", "--lines", "b.txt.gz", "files", "--output", "pairs"],
+                ["--lines", "a.txt", "files"]]
+        if JSON:
+            jobs.append(["--jsonl", "c.jsonl", "--output", "pairs"])
+        for n in (2, 3):
+            dirs = []
+            for k in range(n):
+                d = os.path.join(tmp, "node%d" % k)
+                if not os.path.exists(d):
+                    shutil.copytree(src, d)
+                    stamp = 1_600_000_000 + 1000 * k
+                    for root, _, names in os.walk(d):
+                        for name in names:
+                            os.utime(os.path.join(root, name), (stamp, stamp))
+                dirs.append(d)
+            for args in jobs:
+                ref = single(["-q"] + args, dirs[0])
+                check(ref.returncode == 0 and ref.stdout, "simlsh-dedup %s" % args, ref)
+                p = mpmd(dirs, args + ["--stats", "st.json"])
+                check(p.returncode == 0, "%d nodes %s: status" % (n, args), p)
+                check(p.stdout == ref.stdout, "%d nodes %s: output differs" % (n, args), p)
+                check(b"first read" not in p.stderr and b"estimate" not in p.stderr,
+                      "%d nodes %s: no document read from another node's copy" % (n, args), p)
+                st = json.load(open(os.path.join(dirs[0], "st.json")))
+                check(sum(r["texts_fetched"] for r in st["per_rank"]) > 0,
+                      "%d nodes %s: texts sent between ranks" % (n, args), p)
+
+
+def case_reread():
+    """Inputs changed between the two passes: each owner finds its
+    documents changed and sends the reason instead of the text; the pairs
+    are decided by estimate, as simlsh-dedup decides them, with a warning
+    and the summary's line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp, 200, 8))
+        shutil.copytree(SAMPLE, os.path.join(tmp, "files"))
+        common = ["--output", "pairs", "--bands", "16", "--rows", "6"]
+        for n in (2, 3):
+            est = single(["-q", "--lines", "a.txt", "files", "--verify", "estimate"] + common,
+                         tmp)
+            check(est.returncode == 0 and est.stdout, "estimate run", est)
+            flag = os.path.join(tmp, "paused")
+            env = dict(ENV, SIMLSH_DEDUP_MPI_PAUSE=flag)
+            cmd = [MPIRUN, "--oversubscribe", "-np", str(n), DEDUP_MPI, "--lines", "a.txt",
+                   "files", "--verify", "exact"] + common
+            proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for _ in range(6000):
+                if os.path.exists(flag) or proc.poll() is not None:
+                    break
+                time.sleep(0.01)
+            check(os.path.exists(flag), "the run pauses between the passes")
+            stamp = int(time.time()) + 100 * n
+            for root, _, names in os.walk(tmp):
+                for name in names:
+                    if name != "paused":
+                        os.utime(os.path.join(root, name), (stamp, stamp))
+            os.unlink(flag)
+            out, err = proc.communicate(timeout=TIMEOUT)
+            p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+            check(p.returncode == 0, "-np %d: status" % n, p)
+            check(b"changed since it was first read" in err, "-np %d: the reason given" % n, p)
+            check(b"documents that could not be read again" in err,
+                  "-np %d: the summary says so" % n, p)
+            check(out == est.stdout, "-np %d: pairs decided by estimate" % n, p)
+
+
+CASES = {"pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
