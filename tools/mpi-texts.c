@@ -8,8 +8,8 @@
  * Two steps, both in bounded rounds:
  *  1. requests: each rank sends every owner the ids it needs from it, each
  *     with the reply round it falls in (a rank numbers its rounds so that
- *     the texts it receives in one round stay within TEXT_ROUND bytes, by
- *     the documents' sizes, which every rank knows under exact);
+ *     the texts it receives in one round stay within TEXT_ROUND / N bytes,
+ *     by the documents' sizes, which every rank knows under exact);
  *  2. replies: each owner opens its sources once for every id asked of it
  *     (the second pass's text_source: a compressed line input is copied
  *     once), and in round k sends each rank the texts it asked for in round
@@ -26,9 +26,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Bytes of texts one rank receives in one reply round (one document
- * larger than this comes alone). */
-#define TEXT_ROUND (UINT64_C(64) << 20)
+/* Bytes of texts all ranks receive in one reply round: each rank asks for
+ * at most TEXT_ROUND / N (4 MiB at least; one document larger than that
+ * comes alone), so that an owner asked by every rank sends about
+ * TEXT_ROUND in a round. */
+#define TEXT_ROUND (UINT64_C(256) << 20)
+#define TEXT_ROUND_MIN (UINT64_C(4) << 20)
 /* Requests one rank sends in one request round. */
 #define REQ_ROUND ((size_t)1 << 22)
 /* Room counted for a record's header and a failure's reason. */
@@ -99,10 +102,21 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
 
     /* Reply rounds, numbered by this rank as their texts add up. */
     struct request *req = xmalloc((nn ? nn : 1) * sizeof *req);
+    uint64_t budget = TEXT_ROUND / (uint64_t)size;
+    if (budget < TEXT_ROUND_MIN)
+        budget = TEXT_ROUND_MIN;
+    size_t req_round = REQ_ROUND;
+    /* Test hook (SIMLSH_DEDUP_MPI_TEXT_ROUND=B): rounds of B bytes of
+     * texts and B / 1024 requests, so that small inputs take many. */
+    const char *hook = getenv("SIMLSH_DEDUP_MPI_TEXT_ROUND");
+    if (hook && atoll(hook) > 0) {
+        budget = (uint64_t)atoll(hook);
+        req_round = budget / 1024 ? (size_t)(budget / 1024) : 1;
+    }
     uint64_t round = 0, sum = 0;
     for (size_t i = 0; i < nn; i++) {
         uint64_t bytes = r->id_bytes[need[i]] + REC_EXTRA;
-        if (sum > 0 && sum + bytes > TEXT_ROUND) {
+        if (sum > 0 && sum + bytes > budget) {
             round++;
             sum = 0;
         }
@@ -125,7 +139,7 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
     }
     size_t sent = 0;
     for (;;) {
-        size_t take = nn - sent < REQ_ROUND ? nn - sent : REQ_ROUND;
+        size_t take = nn - sent < req_round ? nn - sent : req_round;
         int more = take > 0, any = 0;
         MPI_Allreduce(&more, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (!any)

@@ -569,6 +569,12 @@ def case_pernode():
                 st = json.load(open(os.path.join(dirs[0], "st.json")))
                 check(sum(r["texts_fetched"] for r in st["per_rank"]) > 0,
                       "%d nodes %s: texts sent between ranks" % (n, args), p)
+            # many rounds: texts of a few KiB each, a few requests each
+            env = dict(ENV, SIMLSH_DEDUP_MPI_TEXT_ROUND="5000")
+            ref = single(["-q"] + jobs[0], dirs[0])
+            p = mpmd(dirs, jobs[0], env=env)
+            check(p.returncode == 0 and p.stdout == ref.stdout,
+                  "%d nodes, small rounds: the same output" % n, p)
 
 
 def case_reread():
