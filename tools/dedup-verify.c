@@ -1480,8 +1480,8 @@ struct text_source *text_source_open(struct run *r, const uint64_t *ids, size_t 
     return t;
 }
 
-int text_source_read(struct text_source *t, uint64_t id, const char **text, size_t *len,
-                     char *msg, size_t mcap)
+int text_source_read(struct text_source *t, uint64_t id, const char **text, size_t *len, char *msg,
+                     size_t mcap)
 {
     errno = 0;
     return doc_text(&t->w, id, text, len, msg, mcap);

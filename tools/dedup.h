@@ -313,7 +313,7 @@ struct run {
     uint64_t already_indexed, replaced, removed; /* incremental runs */
     struct docloc *locs; /* per new id (id - first_new): where to re-read it */
     size_t locs_cap;
-    int spool_fd;   /* with spool_open: texts of LOC_SPOOL documents */
+    int spool_fd; /* with spool_open: texts of LOC_SPOOL documents */
     int spool_open;
 
     /* --stats: time spent in each phase; the current one runs since t_phase */
@@ -503,8 +503,8 @@ struct text_source;
 struct text_source *text_source_open(struct run *r, const uint64_t *ids, size_t n, size_t ndocs);
 /* The text of id, one of the ids (valid until the next call), or -1 and
  * the reason in msg, with the second pass's checks (size, time). */
-int text_source_read(struct text_source *t, uint64_t id, const char **text, size_t *len,
-                     char *msg, size_t mcap);
+int text_source_read(struct text_source *t, uint64_t id, const char **text, size_t *len, char *msg,
+                     size_t mcap);
 void text_source_close(struct text_source *t);
 
 /* dedup-output.c */

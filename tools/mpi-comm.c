@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mphase_names[MP_COUNT] = {"setup",      "split",  "read",   "keys",  "pairs",
-                                            "signatures", "texts",  "verify", "gather", "group", "write"};
+const char *const mphase_names[MP_COUNT] = {"setup",  "split",      "read",  "keys",
+                                            "pairs",  "signatures", "texts", "verify",
+                                            "gather", "group",      "write"};
 
 const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np,
                            uint32_t *scratch)

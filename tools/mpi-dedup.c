@@ -405,7 +405,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
          * it again and checks its size and time), then verifies its range
          * of pairs. */
         mpi_phase(&ctx, MP_TEXTS);
-        struct docloc *locs = calloc(total > first_new ? (size_t)(total - first_new) : 1, sizeof *locs);
+        struct docloc *locs =
+            calloc(total > first_new ? (size_t)(total - first_new) : 1, sizeof *locs);
         if (!locs)
             die_oom();
         if (nlocal)
