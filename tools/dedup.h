@@ -370,14 +370,25 @@ struct run {
     uint64_t *ins_ids;
     uint32_t *ins_values; /* ins_n x num_perm */
     size_t ins_n, ins_cap, ins_flush;
+    /* with threads, one insert call runs on a thread of its own while the
+     * main thread goes on consuming batches into the other buffer */
+    struct {
+        pthread_t thread;
+        int running;
+        int rc;
+        uint64_t *ids; /* the buffer it inserts, and then the spare one */
+        uint32_t *values;
+        size_t n, cap;
+        double wall, cpu; /* of its call, in its thread */
+    } ins_async;
     /* --stats: CPU seconds per thread (CLOCK_THREAD_CPUTIME_ID), and where
      * the read phase's time went */
     double *worker_cpu;    /* one per worker, written as it ends */
     size_t nworkers_run;   /* workers that ran (nworkers is 0 after them) */
     double cpu_reading;    /* all threads: reading and splitting ranges */
     double cpu_signing;    /* all threads: parsing and signing */
-    double wall_inserting; /* main thread: in index insert calls */
-    double cpu_inserting;  /* main thread's CPU in them */
+    double wall_inserting; /* in index insert calls */
+    double cpu_inserting;  /* the CPU of the thread that made them */
     double wall_waiting;   /* main thread: waiting for a signed batch */
     double cpu_main_read;  /* main thread's CPU when reading ended */
 };

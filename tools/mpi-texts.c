@@ -160,7 +160,8 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
                 cap[s] = (nasked[s] + k) * 2;
                 asked[s] = xrealloc(asked[s], cap[s] * sizeof *asked[s]);
             }
-            memcpy(asked[s] + nasked[s], recv + at, k * sizeof *req);
+            if (k > 0) /* asked[s] is NULL until a rank asks */
+                memcpy(asked[s] + nasked[s], recv + at, k * sizeof *req);
             for (size_t i = nasked[s]; i < nasked[s] + k; i++)
                 if (asked[s][i].id < lo || asked[s][i].id >= hi)
                     mpi_die(c, EXIT_DEDUP_INTERNAL, "asked for the text of document %llu, not ours",
