@@ -12,7 +12,16 @@
  *
  * Usage: simlsh-bench-e2e --dedup PATH [--mb N] [--format lines|jsonl]
  *                         [--threads 1,2] [--seed S] [--dup-rate F] [--keep]
- *                         [--verify none|estimate|exact] [--cold]
+ *                         [--verify none|estimate|exact[,...]] [--cold]
+ *                         [--repeat R]
+ *
+ * Each --verify mode (default: the tool's) runs with each thread count.
+ * --repeat R runs every one of those R times, in turn (a round of each, then
+ * the next round), and reports each one's median run with all its times:
+ * on a noisy machine, the ratio of medians of alternating runs is what
+ * tells two settings apart (seconds_over_first: this run's median over the
+ * first thread count's in the same mode; over_first_verify: over the
+ * first mode's with the same threads).
  *
  * The corpus is read once before the timed runs, so they find it in the
  * page cache (a cold disk measures the disk); --cold instead drops it from
@@ -39,6 +48,8 @@
 
 #define DOC_BYTES 2048
 #define MAX_RUNS 8
+#define MAX_MODES 3
+#define MAX_REPEAT 25
 
 static double now(void)
 {
@@ -256,6 +267,7 @@ static void make_corpus(struct corpus *c, const char *path, int jsonl, uint64_t 
 
 struct result {
     int threads;
+    const char *verify;
     double seconds, peak_rss_mb, recall, precision;
     uint64_t found_pairs, true_pairs;
     long minflt, majflt;
@@ -456,15 +468,17 @@ static void usage(void)
 {
     fprintf(stderr, "usage: simlsh-bench-e2e --dedup PATH [--mb N] [--format lines|jsonl]\n"
                     "       [--threads 1,2] [--seed S] [--dup-rate F] [--tmpdir DIR] [--keep]\n"
-                    "       [--verify none|estimate|exact] [--cold]\n");
+                    "       [--verify none|estimate|exact[,...]] [--cold] [--repeat R]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    const char *dedup = NULL, *tmpdir = getenv("TMPDIR"), *verify = NULL;
+    const char *dedup = NULL, *tmpdir = getenv("TMPDIR");
+    const char *modes[MAX_MODES] = {NULL};
+    int nmodes = 1, repeat = 1;
     uint64_t mb = 1024, seed = 42;
-    int jsonl = 0, keep = 0, cold = 0, threads[MAX_RUNS] = {1, 2}, nruns = 2;
+    int jsonl = 0, keep = 0, cold = 0, threads[MAX_RUNS] = {1, 2}, nthreads = 2;
     double dup_rate = 0.1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -489,15 +503,29 @@ int main(int argc, char **argv)
             dup_rate = strtod(v, NULL);
         else if (!strcmp(a, "--tmpdir"))
             tmpdir = v;
-        else if (!strcmp(a, "--verify") &&
-                 (!strcmp(v, "none") || !strcmp(v, "estimate") || !strcmp(v, "exact")))
-            verify = v;
+        else if (!strcmp(a, "--verify")) {
+            static const char *const known[] = {"none", "estimate", "exact"};
+            nmodes = 0;
+            for (const char *p = v; *p;) {
+                size_t l = strcspn(p, ",");
+                int k = 0;
+                while (k < 3 && (strlen(known[k]) != l || strncmp(p, known[k], l)))
+                    k++;
+                if (k == 3 || nmodes == MAX_MODES)
+                    usage();
+                modes[nmodes++] = known[k];
+                p += l + (p[l] == ',');
+            }
+            if (nmodes == 0)
+                usage();
+        } else if (!strcmp(a, "--repeat"))
+            repeat = atoi(v);
         else if (!strcmp(a, "--format") && (!strcmp(v, "jsonl") || !strcmp(v, "lines")))
             jsonl = !strcmp(v, "jsonl");
         else if (!strcmp(a, "--threads")) {
-            nruns = 0;
-            for (char *p = (char *)v; *p && nruns < MAX_RUNS;) {
-                threads[nruns++] = (int)strtol(p, &p, 10);
+            nthreads = 0;
+            for (char *p = (char *)v; *p && nthreads < MAX_RUNS;) {
+                threads[nthreads++] = (int)strtol(p, &p, 10);
                 if (*p == ',')
                     p++;
                 else if (*p)
@@ -506,7 +534,9 @@ int main(int argc, char **argv)
         } else
             usage();
     }
-    if (!dedup || mb == 0 || mb > 1u << 20 || nruns == 0 || dup_rate < 0 || dup_rate > 0.9)
+    int nruns = nthreads * nmodes;
+    if (!dedup || mb == 0 || mb > 1u << 20 || nthreads == 0 || dup_rate < 0 || dup_rate > 0.9 ||
+        repeat < 1 || repeat > MAX_REPEAT || nruns > MAX_RUNS)
         usage();
 
     char dir[4096];
@@ -523,38 +553,76 @@ int main(int argc, char **argv)
     make_corpus(&c, corpus_path, jsonl, mb, seed, dup_rate);
     double gen_s = now() - t0;
 
+    /* runs r = mode * nthreads + thread index, each repeated in rounds */
+    static struct result all[MAX_RUNS][MAX_REPEAT];
     struct result res[MAX_RUNS];
-    memset(res, 0, sizeof res);
+    double secs[MAX_RUNS][MAX_REPEAT];
+    int identical = 1;
     for (int r = 0; r < nruns; r++) {
         snprintf(out[r], sizeof out[r], "%s/pairs-%d.tsv", dir, r);
         snprintf(stats[r], sizeof stats[r], "%s/stats-%d.json", dir, r);
-        res[r].threads = threads[r];
-        prepare_cache(corpus_path, cold);
-        run_dedup(&res[r], dedup, corpus_path, jsonl, out[r], stats[r], verify);
-        if (res[r].status == 0)
-            score(&res[r], &c, out[r], jsonl);
     }
-    int identical = 1;
-    for (int r = 1; r < nruns; r++)
-        identical &= res[r].status == 0 && same_file(out[0], out[r]);
+    for (int k = 0; k < repeat; k++) {
+        for (int r = 0; r < nruns; r++) {
+            struct result *x = &all[r][k];
+            memset(x, 0, sizeof *x);
+            x->threads = threads[r % nthreads];
+            x->verify = modes[r / nthreads];
+            prepare_cache(corpus_path, cold);
+            run_dedup(x, dedup, corpus_path, jsonl, out[r], stats[r], x->verify);
+            if (x->status == 0)
+                score(x, &c, out[r], jsonl);
+            secs[r][k] = x->seconds;
+            /* the same output for every thread count of a mode */
+            int first = r - r % nthreads;
+            if (r != first)
+                identical &= x->status == 0 && same_file(out[first], out[r]);
+        }
+    }
+    /* each run's median: the result reported */
+    for (int r = 0; r < nruns; r++) {
+        int order[MAX_REPEAT];
+        for (int k = 0; k < repeat; k++)
+            order[k] = k;
+        for (int i = 1; i < repeat; i++) /* insertion sort by seconds */
+            for (int j = i; j > 0 && secs[r][order[j]] < secs[r][order[j - 1]]; j--) {
+                int t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        int med = order[(repeat - 1) / 2];
+        res[r] = all[r][med];
+        if (repeat % 2 == 0) /* the mean of the middle two */
+            res[r].seconds = (secs[r][med] + secs[r][order[repeat / 2]]) / 2;
+        for (int k = 0; k < repeat; k++)
+            if (k != med) {
+                free(all[r][k].phases);
+                free(all[r][k].thread_cpu);
+                free(all[r][k].read_phase);
+            }
+    }
 
     printf("{\"benchmark\":\"e2e\",\"dedup\":\"%s\",\"format\":\"%s\",\"mb\":%" PRIu64
            ",\"documents\":%zu,\"text_bytes\":%" PRIu64 ",\"file_bytes\":%" PRIu64
            ",\"doc_bytes\":%d,\"seed\":%" PRIu64 ",\"dup_rate\":%.3f,\"planted_pairs\":%" PRIu64
-           ",\"generate_seconds\":%.2f,\"cache\":\"%s\",\"verify\":\"%s\",\"runs\":[",
+           ",\"generate_seconds\":%.2f,\"cache\":\"%s\",\"repeat\":%d,\"runs\":[",
            dedup, jsonl ? "jsonl" : "lines", mb, c.ndocs, c.text_bytes, c.file_bytes, DOC_BYTES,
-           seed, dup_rate, c.planted_pairs, gen_s, cold ? "cold" : "warm",
-           verify ? verify : "default");
+           seed, dup_rate, c.planted_pairs, gen_s, cold ? "cold" : "warm", repeat);
     for (int r = 0; r < nruns; r++) {
         const struct result *x = &res[r];
-        printf("%s{\"threads\":%d,\"exit\":%d,\"seconds\":%.3f,\"mb_per_s\":%.1f,"
+        printf("%s{\"verify\":\"%s\",\"threads\":%d,\"seconds_all\":[", r ? "," : "",
+               x->verify ? x->verify : "default", x->threads);
+        for (int k = 0; k < repeat; k++)
+            printf("%s%.3f", k ? "," : "", secs[r][k]);
+        printf("],\"seconds_over_first\":%.3f,\"over_first_verify\":%.3f",
+               x->seconds / res[r - r % nthreads].seconds, x->seconds / res[r % nthreads].seconds);
+        printf(",\"exit\":%d,\"seconds\":%.3f,\"mb_per_s\":%.1f,"
                "\"docs_per_s\":%.0f,\"peak_rss_mb\":%.1f,\"minor_faults\":%ld,"
                "\"major_faults\":%ld,\"found_pairs\":%" PRIu64 ",\"true_pairs\":%" PRIu64
                ",\"recall\":%.4f,\"precision\":%.4f",
-               r ? "," : "", x->threads, x->status, x->seconds,
-               (double)c.file_bytes / 1e6 / x->seconds, (double)c.ndocs / x->seconds,
-               x->peak_rss_mb, x->minflt, x->majflt, x->found_pairs, x->true_pairs, x->recall,
-               x->precision);
+               x->status, x->seconds, (double)c.file_bytes / 1e6 / x->seconds,
+               (double)c.ndocs / x->seconds, x->peak_rss_mb, x->minflt, x->majflt, x->found_pairs,
+               x->true_pairs, x->recall, x->precision);
         printf(",\"busiest_thread_share\":%.4f,\"phases\":%s,\"thread_cpu_seconds\":%s,"
                "\"read_phase\":%s}",
                x->busiest_share, x->phases ? x->phases : "null",
@@ -580,7 +648,8 @@ int main(int argc, char **argv)
         free(res[r].read_phase);
     }
     for (int r = 0; r < nruns; r++)
-        if (res[r].status != 0)
-            return 1;
+        for (int k = 0; k < repeat; k++)
+            if (all[r][k].status != 0)
+                return 1;
     return identical ? 0 : 1;
 }
