@@ -288,17 +288,59 @@ static inline void prefetch_sig(const pairs_job *j, uint32_t slot)
  * same bucket when their rows are equal too, with stored signatures. The
  * sketches (fetched ahead) are checked before the rows (two random reads
  * of the signatures): most meetings of a banding for recall fail them,
- * and a pair that fails either is not kept, whichever is checked first. */
-static inline int meet_inline(const pairs_job *j, pairvec *pv, meet m, uint32_t b)
+ * and a pair that fails either is not kept, whichever is checked first.
+ * A meeting that passes the sketches waits in a second ring while the
+ * lines of both signatures it reads next are fetched: band b's rows and
+ * the first line (the earlier bands' rows, the count's start). */
+static inline void prefetch_rows(const pairs_job *j, uint32_t slot, uint32_t b)
 {
     const struct simlsh_index *ix = j->ix;
-    if (j->fps != NULL)
-        return pair_meet(j, pv, m.x, m.y, b, 0);
-    if (j->sketch != NULL && sketch_agree(j, m.x, m.y) < j->need)
-        return 0;
+    const uint32_t *v = sig_of(ix, slot);
+    PREFETCH(v);
+    PREFETCH(v + (size_t)b * ix->rows);
+}
+
+static inline int meet_rows(const pairs_job *j, pairvec *pv, meet m, uint32_t b)
+{
+    const struct simlsh_index *ix = j->ix;
     if (!rows_equal(ix, m.y, b, sig_of(ix, m.x) + (size_t)b * ix->rows))
         return 0;
     return pair_meet(j, pv, m.x, m.y, b, 1);
+}
+
+typedef struct {
+    meet v[PAIRS_AHEAD];
+    size_t head, count;
+} meet_ring;
+
+/* m passed the sketches: into the second ring (its oldest decided first
+ * when full). */
+static inline int ring2_push(const pairs_job *j, pairvec *pv, meet_ring *r2, meet m, uint32_t b)
+{
+    int rc = 0;
+    prefetch_rows(j, m.x, b);
+    prefetch_rows(j, m.y, b);
+    if (r2->count == PAIRS_AHEAD) {
+        rc = meet_rows(j, pv, r2->v[r2->head], b);
+        r2->head = (r2->head + 1) % PAIRS_AHEAD;
+        r2->count--;
+    }
+    r2->v[(r2->head + r2->count) % PAIRS_AHEAD] = m;
+    r2->count++;
+    return rc;
+}
+
+/* The first ring's oldest meeting m: decided now, or (with sketches and
+ * stored rows) after its signatures' lines are fetched. */
+static inline int meet_first(const pairs_job *j, pairvec *pv, meet_ring *r2, meet m, uint32_t b)
+{
+    if (j->fps != NULL)
+        return pair_meet(j, pv, m.x, m.y, b, 0);
+    if (j->sketch == NULL)
+        return meet_rows(j, pv, m, b);
+    if (sketch_agree(j, m.x, m.y) < j->need)
+        return 0;
+    return ring2_push(j, pv, r2, m, b);
 }
 
 static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
@@ -312,6 +354,7 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
     size_t hi = lo + PAIRS_TAB_CHUNK < ix->tcap ? lo + PAIRS_TAB_CHUNK : ix->tcap;
     const band_entry *t = band_tab(ix, b);
     meet ring[PAIRS_AHEAD];
+    meet_ring r2 = {.head = 0, .count = 0};
     size_t head = 0, count = 0;
     int rc = 0;
     for (size_t p = lo; p < hi && rc == 0; p++) {
@@ -336,7 +379,7 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
                 prefetch_sig(j, f.slot);
             }
             if (count == PAIRS_AHEAD) { /* full: the oldest goes first */
-                rc = meet_inline(j, pv, ring[head], b);
+                rc = meet_first(j, pv, &r2, ring[head], b);
                 head = (head + 1) % PAIRS_AHEAD;
                 count--;
             }
@@ -345,7 +388,9 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
         }
     }
     for (; count > 0 && rc == 0; count--, head = (head + 1) % PAIRS_AHEAD)
-        rc = meet_inline(j, pv, ring[head], b);
+        rc = meet_first(j, pv, &r2, ring[head], b);
+    for (; r2.count > 0 && rc == 0; r2.count--, r2.head = (r2.head + 1) % PAIRS_AHEAD)
+        rc = meet_rows(j, pv, r2.v[r2.head], b);
     return rc;
 }
 
