@@ -556,7 +556,6 @@ int main(int argc, char **argv)
     /* runs r = mode * nthreads + thread index, each repeated in rounds */
     static struct result all[MAX_RUNS][MAX_REPEAT];
     struct result res[MAX_RUNS];
-    double secs[MAX_RUNS][MAX_REPEAT];
     int identical = 1;
     for (int r = 0; r < nruns; r++) {
         snprintf(out[r], sizeof out[r], "%s/pairs-%d.tsv", dir, r);
@@ -572,7 +571,6 @@ int main(int argc, char **argv)
             run_dedup(x, dedup, corpus_path, jsonl, out[r], stats[r], x->verify);
             if (x->status == 0)
                 score(x, &c, out[r], jsonl);
-            secs[r][k] = x->seconds;
             /* the same output for every thread count of a mode */
             int first = r - r % nthreads;
             if (r != first)
@@ -585,7 +583,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < repeat; k++)
             order[k] = k;
         for (int i = 1; i < repeat; i++) /* insertion sort by seconds */
-            for (int j = i; j > 0 && secs[r][order[j]] < secs[r][order[j - 1]]; j--) {
+            for (int j = i; j > 0 && all[r][order[j]].seconds < all[r][order[j - 1]].seconds; j--) {
                 int t = order[j];
                 order[j] = order[j - 1];
                 order[j - 1] = t;
@@ -593,7 +591,7 @@ int main(int argc, char **argv)
         int med = order[(repeat - 1) / 2];
         res[r] = all[r][med];
         if (repeat % 2 == 0) /* the mean of the middle two */
-            res[r].seconds = (secs[r][med] + secs[r][order[repeat / 2]]) / 2;
+            res[r].seconds = (all[r][med].seconds + all[r][order[repeat / 2]].seconds) / 2;
         for (int k = 0; k < repeat; k++)
             if (k != med) {
                 free(all[r][k].phases);
@@ -613,7 +611,7 @@ int main(int argc, char **argv)
         printf("%s{\"verify\":\"%s\",\"threads\":%d,\"seconds_all\":[", r ? "," : "",
                x->verify ? x->verify : "default", x->threads);
         for (int k = 0; k < repeat; k++)
-            printf("%s%.3f", k ? "," : "", secs[r][k]);
+            printf("%s%.3f", k ? "," : "", all[r][k].seconds);
         printf("],\"seconds_over_first\":%.3f,\"over_first_verify\":%.3f",
                x->seconds / res[r - r % nthreads].seconds, x->seconds / res[r % nthreads].seconds);
         printf(",\"exit\":%d,\"seconds\":%.3f,\"mb_per_s\":%.1f,"

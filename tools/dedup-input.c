@@ -1387,6 +1387,16 @@ static int insert_failed(struct run *r, const uint64_t *ids, size_t n, int rc)
     return -1;
 }
 
+/* One insert call made by this thread, counted. */
+static int insert_here(struct run *r, const uint64_t *ids, const uint32_t *values, size_t n)
+{
+    double wall = 0, cpu = 0;
+    int rc = insert_now(r, ids, values, n, &wall, &cpu);
+    r->wall_inserting += wall;
+    r->cpu_inserting += cpu;
+    return rc != 0 ? insert_failed(r, ids, n, rc) : 0;
+}
+
 static void *insert_main(void *arg)
 {
     struct run *r = arg;
@@ -1441,18 +1451,10 @@ static int flush_inserts(struct run *r)
             return 0;
         }
         /* no thread: the call is made here */
-        double wall = 0, cpu = 0;
-        int rc = insert_now(r, r->ins_async.ids, r->ins_async.values, r->ins_async.n, &wall, &cpu);
-        r->wall_inserting += wall;
-        r->cpu_inserting += cpu;
-        return rc != 0 ? insert_failed(r, r->ins_async.ids, r->ins_async.n, rc) : 0;
+        return insert_here(r, r->ins_async.ids, r->ins_async.values, r->ins_async.n);
     }
-    double wall = 0, cpu = 0;
-    int rc = insert_now(r, r->ins_ids, r->ins_values, r->ins_n, &wall, &cpu);
-    r->wall_inserting += wall;
-    r->cpu_inserting += cpu;
-    if (rc != 0)
-        return insert_failed(r, r->ins_ids, r->ins_n, rc);
+    if (insert_here(r, r->ins_ids, r->ins_values, r->ins_n) != 0)
+        return -1;
     r->ins_n = 0;
     return 0;
 }

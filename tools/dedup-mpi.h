@@ -44,6 +44,11 @@ struct mpi_ctx {
 
 /* mpi-comm.c */
 void mpi_phase(struct mpi_ctx *c, int phase);
+/* The rank that read global id g: first[k] <= g < first[k + 1] (first as
+ * mpi_match's, n ranks). */
+int mpi_doc_owner(const uint64_t *first, int n, uint64_t g);
+/* v sorted, its repeats dropped: returns the new count. */
+size_t mpi_uniq(uint64_t *v, size_t n);
 /* Print "simlsh-dedup-mpi: rank R: MESSAGE" and stop every rank with
  * status code: for errors in the middle of a collective sequence. */
 void mpi_die(struct mpi_ctx *c, int code, const char *fmt, ...)

@@ -281,6 +281,15 @@ static int pread_all(int fd, char *p, size_t n, int64_t off)
     return 0;
 }
 
+/* w->buf holds at least n bytes. */
+static void buf_room(struct vworker *w, size_t n)
+{
+    if (w->cap < n) {
+        w->cap = n;
+        w->buf = xrealloc(w->buf, w->cap);
+    }
+}
+
 /* The text of document id into *text (w->buf, or inside it). */
 static int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *len, char *msg,
                     size_t mcap)
@@ -290,10 +299,7 @@ static int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *l
     const struct docloc *loc = &r->locs[id - r->first_new];
     if (loc->input == LOC_SPOOL) { /* its owner read it (simlsh-dedup-mpi) */
         size_t n = (size_t)loc->len;
-        if (w->cap < n + 1) {
-            w->cap = n + 1;
-            w->buf = xrealloc(w->buf, w->cap);
-        }
+        buf_room(w, n + 1);
         errno = 0;
         if (!r->spool_open || pread_all(r->spool_fd, w->buf, n, (int64_t)loc->where) != 0) {
             snprintf(msg, mcap, "cannot read the copy its owner sent: %s",
@@ -335,10 +341,7 @@ static int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *l
         off = s->to[f - s->from];
     }
     size_t n = (size_t)loc->len;
-    if (w->cap < n + 1) {
-        w->cap = n + 1;
-        w->buf = xrealloc(w->buf, w->cap);
-    }
+    buf_room(w, n + 1);
     if (pread_all(s->fd, w->buf, n, s->base + (int64_t)off) != 0) {
         snprintf(msg, mcap, "cannot read it again: %s", errno ? strerror(errno) : "truncated");
         return -1;
@@ -357,10 +360,7 @@ static int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *l
     if (t && json_is_string(t)) {
         size_t tl = json_string_length(t);
         /* the text goes after the line, which stays intact */
-        if (w->cap < n + tl + 1) {
-            w->cap = n + tl + 1;
-            w->buf = xrealloc(w->buf, w->cap);
-        }
+        buf_room(w, n + tl + 1);
         memcpy(w->buf + n, json_string_value(t), tl);
         *text = w->buf + n;
         *len = tl;

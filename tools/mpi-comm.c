@@ -31,6 +31,36 @@ const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid,
     return scratch;
 }
 
+int mpi_doc_owner(const uint64_t *first, int n, uint64_t g)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (first[mid] <= g)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+size_t mpi_uniq(uint64_t *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_u64);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || v[m - 1] != v[i])
+            v[m++] = v[i];
+    return m;
+}
+
 void mpi_phase(struct mpi_ctx *c, int phase)
 {
     double t = now_seconds();

@@ -52,12 +52,6 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 static int cmp_gedge(const void *x, const void *y)
 {
     const struct gedge *p = x, *q = y;
@@ -66,18 +60,6 @@ static int cmp_gedge(const void *x, const void *y)
     if (p->a != q->a)
         return p->a < q->a ? -1 : 1;
     return p->b < q->b ? -1 : p->b > q->b;
-}
-
-/* Sorted, unique: returns the new count. */
-static size_t uniq(uint64_t *v, size_t n)
-{
-    if (n > 1)
-        qsort(v, n, sizeof *v, cmp_u64);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (m == 0 || v[m - 1] != v[i])
-            v[m++] = v[i];
-    return m;
 }
 
 static size_t find_id(const uint64_t *v, size_t n, uint64_t x)
@@ -111,7 +93,7 @@ static struct link *forest(const struct link *l, size_t n, size_t *nout)
         ids[2 * i] = l[i].id;
         ids[2 * i + 1] = l[i].root;
     }
-    size_t m = uniq(ids, 2 * n);
+    size_t m = mpi_uniq(ids, 2 * n);
     size_t *parent = xmalloc((m ? m : 1) * sizeof *parent);
     for (size_t i = 0; i < m; i++)
         parent[i] = i;
@@ -204,7 +186,7 @@ static void owner_groups(struct mpi_ctx *c, struct run *r, const struct gedge *e
                 ids[2 * (k - i)] = e[k].a;
                 ids[2 * (k - i) + 1] = e[k].b;
             }
-            size_t m = uniq(ids, 2 * (j - i));
+            size_t m = mpi_uniq(ids, 2 * (j - i));
             /* the largest id is new whenever the component is a cluster,
              * so the star's edges link under --only-new too */
             uint64_t hub = ids[m - 1], nnew = m - find_id(ids, m, first_new);
@@ -233,7 +215,7 @@ static void owner_groups(struct mpi_ctx *c, struct run *r, const struct gedge *e
         order[2 * i] = e[i].a;
         order[2 * i + 1] = e[i].b;
     }
-    size_t m = uniq(order, 2 * n), norder = 0;
+    size_t m = mpi_uniq(order, 2 * n), norder = 0;
     if (r->opt->keep != KEEP_FIRST || first_new > 0) {
         order_run = r;
         if (m > 1)
@@ -450,7 +432,7 @@ void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_
         need[nn++] = edges[i].a;
         need[nn++] = edges[i].b;
     }
-    nn = uniq(need, nn);
+    nn = mpi_uniq(need, nn);
     uint64_t *label = xmalloc((nn ? nn : 1) * sizeof *label);
     memcpy(label, need, nn * sizeof *label); /* a root labels itself */
     uint64_t total = nf;

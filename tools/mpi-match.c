@@ -188,20 +188,6 @@ static int cmp_edge(const void *x, const void *y)
     return 0;
 }
 
-/* The rank that read global id g: first[k] <= g < first[k + 1]. */
-static int doc_owner(const uint64_t *first, int n, uint64_t g)
-{
-    int lo = 0, hi = n - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (first[mid] <= g)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
 /* The id under which this rank's index stores global id g: a document of
  * --index keeps its id (every rank loaded the index), a new one is the
  * base (first[0], the loaded ids) plus its place in this rank's share. */
@@ -402,7 +388,7 @@ static uint32_t *fetch_rows(struct mpi_ctx *c, const struct run *r, uint32_t np,
         memset(count, 0, (size_t)c->size * sizeof *count);
         /* want is sorted and ranks hold contiguous ids: already grouped */
         for (size_t i = lo; i < lo + m; i++)
-            count[doc_owner(first, c->size, want[i])] += sizeof(uint64_t);
+            count[mpi_doc_owner(first, c->size, want[i])] += sizeof(uint64_t);
         /* this rank's own members (a run of want) are not sent to itself:
          * their values are copied straight from the index */
         size_t before = 0;
@@ -541,10 +527,10 @@ static int pair_dest(const struct mpi_ctx *c, const uint64_t *first, uint64_t a,
 {
     if (b < first[0])
         return (int)(a * (uint64_t)c->size / first[0]);
-    int rb = doc_owner(first, c->size, b);
+    int rb = mpi_doc_owner(first, c->size, b);
     if (a < first[0])
         return rb;
-    int ra = doc_owner(first, c->size, a);
+    int ra = mpi_doc_owner(first, c->size, a);
     if (ra == rb)
         return ra;
     return mix64(a * UINT64_C(0x9E3779B97F4A7C15) ^ b) & 1 ? ra : rb;

@@ -42,26 +42,6 @@ struct request {
     uint64_t id, round;
 };
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* The rank whose new documents include id (first as mpi_match's). */
-static int owner_of(const uint64_t *first, int size, uint64_t id)
-{
-    int lo = 0, hi = size - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (first[mid] <= id)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
 static void put64(char *p, uint64_t v)
 {
     memcpy(p, &v, 8);
@@ -91,13 +71,7 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
             if (x[j] >= first_new && (x[j] < lo || x[j] >= hi))
                 need[nn++] = x[j];
     }
-    if (nn > 1)
-        qsort(need, nn, sizeof *need, cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < nn; i++)
-        if (u == 0 || need[i] != need[u - 1])
-            need[u++] = need[i];
-    nn = u;
+    nn = mpi_uniq(need, nn);
     c->texts_fetched = nn;
 
     /* Reply rounds, numbered by this rank as their texts add up. */
@@ -133,6 +107,7 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
     size_t *nasked = xmalloc((size_t)size * sizeof *nasked);
     size_t *cap = xmalloc((size_t)size * sizeof *cap);
     size_t *scount = xmalloc((size_t)size * sizeof *scount);
+    size_t *rcount = xmalloc((size_t)size * sizeof *rcount);
     for (int s = 0; s < size; s++) {
         asked[s] = NULL;
         nasked[s] = cap[s] = 0;
@@ -147,10 +122,9 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
         for (int d = 0; d < size; d++)
             scount[d] = 0;
         for (size_t i = sent; i < sent + take; i++)
-            scount[owner_of(first, size, req[i].id)] += sizeof *req;
+            scount[mpi_doc_owner(first, size, req[i].id)] += sizeof *req;
         char *recv = NULL;
         size_t rlen = 0;
-        size_t *rcount = xmalloc((size_t)size * sizeof *rcount);
         mpi_exchange_counts(c, (const char *)(req + sent), scount, &recv, &rlen, rcount);
         sent += take;
         size_t at = 0;
@@ -169,9 +143,9 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
             nasked[s] += k;
             at += rcount[s];
         }
-        free(rcount);
         free(recv);
     }
+    free(rcount);
     free(req);
 
     /* 2. Replies: the sources opened once for every id asked of this rank. */
@@ -183,13 +157,8 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
     for (int s = 0; s < size; s++)
         for (size_t i = 0; i < nasked[s]; i++)
             ids[ni++] = asked[s][i].id;
-    if (ni > 1)
-        qsort(ids, ni, sizeof *ids, cmp_u64);
-    u = 0;
-    for (size_t i = 0; i < ni; i++)
-        if (u == 0 || ids[i] != ids[u - 1])
-            ids[u++] = ids[i];
-    struct text_source *ts = ni ? text_source_open(r, ids, u, ndocs) : NULL;
+    ni = mpi_uniq(ids, ni);
+    struct text_source *ts = ni ? text_source_open(r, ids, ni, ndocs) : NULL;
     free(ids);
 
     if (all_rounds > 0 && nn > 0) {

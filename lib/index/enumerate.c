@@ -313,6 +313,20 @@ typedef struct {
     size_t head, count;
 } meet_ring;
 
+static inline meet ring_pop(meet_ring *r)
+{
+    meet m = r->v[r->head];
+    r->head = (r->head + 1) % PAIRS_AHEAD;
+    r->count--;
+    return m;
+}
+
+static inline void ring_push(meet_ring *r, meet m)
+{
+    r->v[(r->head + r->count) % PAIRS_AHEAD] = m;
+    r->count++;
+}
+
 /* m passed the sketches: into the second ring (its oldest decided first
  * when full). */
 static inline int ring2_push(const pairs_job *j, pairvec *pv, meet_ring *r2, meet m, uint32_t b)
@@ -320,13 +334,9 @@ static inline int ring2_push(const pairs_job *j, pairvec *pv, meet_ring *r2, mee
     int rc = 0;
     prefetch_rows(j, m.x, b);
     prefetch_rows(j, m.y, b);
-    if (r2->count == PAIRS_AHEAD) {
-        rc = meet_rows(j, pv, r2->v[r2->head], b);
-        r2->head = (r2->head + 1) % PAIRS_AHEAD;
-        r2->count--;
-    }
-    r2->v[(r2->head + r2->count) % PAIRS_AHEAD] = m;
-    r2->count++;
+    if (r2->count == PAIRS_AHEAD)
+        rc = meet_rows(j, pv, ring_pop(r2), b);
+    ring_push(r2, m);
     return rc;
 }
 
@@ -353,9 +363,7 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
     size_t lo = (unit % j->chunks) * PAIRS_TAB_CHUNK;
     size_t hi = lo + PAIRS_TAB_CHUNK < ix->tcap ? lo + PAIRS_TAB_CHUNK : ix->tcap;
     const band_entry *t = band_tab(ix, b);
-    meet ring[PAIRS_AHEAD];
-    meet_ring r2 = {.head = 0, .count = 0};
-    size_t head = 0, count = 0;
+    meet_ring r1 = {.head = 0, .count = 0}, r2 = {.head = 0, .count = 0};
     int rc = 0;
     for (size_t p = lo; p < hi && rc == 0; p++) {
         band_entry e = t[p];
@@ -378,19 +386,15 @@ static int pairs_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
                 prefetch_sig(j, e.slot);
                 prefetch_sig(j, f.slot);
             }
-            if (count == PAIRS_AHEAD) { /* full: the oldest goes first */
-                rc = meet_first(j, pv, &r2, ring[head], b);
-                head = (head + 1) % PAIRS_AHEAD;
-                count--;
-            }
-            ring[(head + count) % PAIRS_AHEAD] = (meet){e.slot, f.slot};
-            count++;
+            if (r1.count == PAIRS_AHEAD) /* full: the oldest goes first */
+                rc = meet_first(j, pv, &r2, ring_pop(&r1), b);
+            ring_push(&r1, (meet){e.slot, f.slot});
         }
     }
-    for (; count > 0 && rc == 0; count--, head = (head + 1) % PAIRS_AHEAD)
-        rc = meet_first(j, pv, &r2, ring[head], b);
-    for (; r2.count > 0 && rc == 0; r2.count--, r2.head = (r2.head + 1) % PAIRS_AHEAD)
-        rc = meet_rows(j, pv, r2.v[r2.head], b);
+    while (r1.count > 0 && rc == 0)
+        rc = meet_first(j, pv, &r2, ring_pop(&r1), b);
+    while (r2.count > 0 && rc == 0)
+        rc = meet_rows(j, pv, ring_pop(&r2), b);
     return rc;
 }
 
