@@ -4,13 +4,15 @@
  *
  * In exact mode (the default) the first pass keeps only signatures. The
  * candidate pairs are cut into batches of whole components
- * (simlsh_group_batches()) that fit --verify-memory, and a second pass reads
- * again only the documents of candidate pairs, one batch at a time, builds
- * their shingle sets (32-bit hashes: distinct values in text order, 4 bytes
- * a shingle; 64-bit: sorted), decides each pair by its exact Jaccard and
+ * (simlsh_group_batches()) that fit --verify-memory (and SET_BATCH_BYTES),
+ * and a second pass reads again only the documents of candidate pairs, one
+ * batch at a time, builds their shingle sets (32-bit hashes: distinct
+ * values in text order, 4 bytes a shingle; 64-bit: sorted), decides each
+ * pair by its exact Jaccard (32-bit: aligned first, dedup-jaccard.c) and
  * frees the batch. A pair whose two documents are in no other pair (with
  * 32-bit hashes) skips the batches: one worker hashes both texts and counts
- * the Jaccard through one table (lone_row()), keeping no set.
+ * the Jaccard of the two hash sequences (lone_row(), jc_count_seq()),
+ * keeping no set.
  * Files are opened again by path; lines are read at their offset (pread), and
  * the needed lines of a compressed input are first copied, in one streaming
  * pass, to an unlinked temporary file. Standard input was spooled to such a
@@ -871,6 +873,11 @@ static int cmp_blockrow(const void *x, const void *y)
     return p->row < q->row ? -1 : p->row > q->row;
 }
 
+/* The sets of a batch: at most this much even when the budget allows more,
+ * so that a batch's sets are still in cache when its rows are verified and
+ * the next batch reuses their memory instead of faulting in more. */
+#define SET_BATCH_BYTES (UINT64_C(16) << 20)
+
 /* Rows verified at once: bounds the per-row scratch whatever the batch. */
 #define SLICE 65536
 
@@ -1219,7 +1226,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
     /* Batches of whole components while they fit: max_docs from the mean
      * planned size (verify_batch cuts a batch that is larger still). */
     r->vs.budget = verify_budget(r);
-    uint64_t budget = r->vs.budget;
+    uint64_t budget = r->vs.budget < SET_BATCH_BYTES ? r->vs.budget : SET_BATCH_BYTES;
     size_t max_docs;
     if (planned <= budget)
         max_docs = cdocs;
@@ -1262,6 +1269,8 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
     /* Sets of large documents come and go: a fixed threshold maps each
      * block of 1 MiB or more on its own, and gives it back when freed. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    /* and memory freed at the end of a batch stays for the next one */
+    mallopt(M_TRIM_THRESHOLD, (int)(SET_BATCH_BYTES * 2));
     /* The first pass and the pairs left freed memory in the main arena;
      * the workers' sets go to arenas of their own, so that memory would
      * stay resident under them. Give it back first. */

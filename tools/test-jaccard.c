@@ -202,7 +202,9 @@ int main(void)
     enum {
         MAXN = 6000
     };
-    uint32_t *a = xmalloc(MAXN * sizeof *a), *b = xmalloc(4 * MAXN * sizeof *b);
+    uint32_t *a = calloc(MAXN, sizeof *a), *b = calloc(4 * MAXN, sizeof *b);
+    if (a == NULL || b == NULL)
+        abort();
 
     /* empty, single, identical, all zeros */
     check(&s, "empty", 0, a, 0, b, 0, 0);
