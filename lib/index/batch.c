@@ -256,6 +256,18 @@ static int append(batch *bt, band_state *bs, ovf_list *l, uint32_t slot, int glo
     return 0;
 }
 
+/* The inline entries of the bucket (fp, bv) in band b. */
+static uint32_t same_inline(const batch *bt, const band_state *bs, uint32_t b, uint32_t fp,
+                            const uint32_t *bv)
+{
+    const struct simlsh_index *ix = bt->ix;
+    const band_entry *t = band_tab(ix, b);
+    uint32_t n = 0;
+    for (size_t p = fastrange(fp, ix->tcap); t[p].slot != NO_SLOT; p = next_pos(p, ix->tcap))
+        n += !is_ref(t[p].slot) && matches(bt, bs, b, t[p], fp, bv);
+    return n;
+}
+
 static int band_unit(batch *bt, simlsh__par *par, uint32_t b)
 {
     struct simlsh_index *ix = bt->ix;
@@ -280,21 +292,26 @@ static int band_unit(batch *bt, simlsh__par *par, uint32_t b)
         uint32_t slot = slot_at(bt, i);
         const uint32_t *bv = ix->store ? sig_of(ix, slot) + off : NULL;
         size_t p = fastrange(fp, cap);
-        uint32_t same = 0;
+        /* Inline entries are counted by fingerprint: the stored rows of
+         * each (a cache miss apiece, and bands of few rows put unrelated
+         * documents in one bucket often) are compared only when the count
+         * reaches INLINE_MAX, which decides the same way. */
+        uint32_t same_fp = 0;
         for (;;) {
             band_entry e = t[p];
             if (e.slot == NO_SLOT)
                 break;
-            if (matches(bt, bs, b, e, fp, bv)) {
-                if (is_ref(e.slot))
+            if (e.fp == fp) {
+                if (!is_ref(e.slot))
+                    same_fp++;
+                else if (matches(bt, bs, b, e, fp, bv))
                     break;
-                same++;
             }
             p = next_pos(p, cap);
         }
         if (t[p].slot != NO_SLOT)
             rc = append(bt, bs, lst(bt, bs, t[p].slot), slot, (t[p].slot & ~REF_BIT) < bt->base);
-        else if (same >= INLINE_MAX)
+        else if (same_fp >= INLINE_MAX && same_inline(bt, bs, b, fp, bv) >= INLINE_MAX)
             rc = convert(bt, bs, b, fp, bv, slot);
         else
             t[p] = (band_entry){fp, slot};

@@ -16,7 +16,8 @@ static inline int plan_inline(uint32_t v)
 }
 
 /* Scan the run of band b from the home of fp, counting the inline members
- * of the bucket (fp, bv) into *same, up to the end of the run or to the
+ * of the bucket (fp, bv) into *same (below INLINE_MAX, those with its
+ * fingerprint: it is compared with INLINE_MAX only), up to the end of the run or to the
  * bucket's list reference, whichever comes first: returns that position,
  * an empty entry (where a new inline member goes) or the reference. The
  * table must exist. */
@@ -24,18 +25,27 @@ static inline size_t scan_bucket(const struct simlsh_index *ix, uint32_t b, uint
                                  const uint32_t *bv, uint32_t *same)
 {
     const band_entry *t = ix->tab + (size_t)b * ix->tcap;
-    size_t p = fastrange(fp, ix->tcap);
+    size_t home = fastrange(fp, ix->tcap), p = home;
     uint32_t n = 0;
+    /* Inline entries are counted by fingerprint, their stored rows compared
+     * only when that count reaches INLINE_MAX (as batch.c does): callers
+     * only ask whether *same reaches it. */
     for (;;) {
         band_entry e = t[p];
         if (e.slot == NO_SLOT)
             break;
-        if (entry_matches(ix, b, e, fp, bv)) {
-            if (is_ref(e.slot))
+        if (e.fp == fp) {
+            if (!is_ref(e.slot))
+                n++;
+            else if (entry_matches(ix, b, e, fp, bv))
                 break;
-            n++;
         }
         p = next_pos(p, ix->tcap);
+    }
+    if (n >= INLINE_MAX && bv != NULL) {
+        n = 0;
+        for (size_t q = home; q != p; q = next_pos(q, ix->tcap))
+            n += !is_ref(t[q].slot) && entry_matches(ix, b, t[q], fp, bv);
     }
     *same = n;
     return p;
