@@ -134,14 +134,18 @@ size_t jc_aligned(const struct jc_scratch *s)
 static void tab_reset(struct jc_table *t, size_t n, int tags)
 {
     size_t cap = 16;
-    while (cap < 4 * n)
+    unsigned shift = 28;
+    while (cap < 4 * n) {
         cap *= 2;
+        shift--;
+    }
     if (cap > t->v_n) {
         free(t->v);
         t->v = xmalloc(cap * sizeof *t->v);
         t->v_n = cap;
     }
     t->cap = cap;
+    t->shift = shift;
     t->zero = 0;
     memset(t->v, 0, cap * sizeof *t->v);
     if (tags) {
@@ -154,15 +158,17 @@ static void tab_reset(struct jc_table *t, size_t n, int tags)
     }
 }
 
-static inline size_t home(uint32_t v, size_t cap)
+/* The values are MurmurHash3 outputs: their top bits are as good a home
+ * as any mix of them, and cost no multiply. */
+static inline size_t home(uint32_t v, unsigned shift)
 {
-    return (size_t)(((uint64_t)(v * 0x9E3779B1u) * cap) >> 32);
+    return (size_t)(v >> shift);
 }
 
 /* The entry of v (not 0): where it is, or the empty entry where it goes. */
 static inline size_t slot(const struct jc_table *t, uint32_t v)
 {
-    size_t p = home(v, t->cap), mask = t->cap - 1;
+    size_t p = home(v, t->shift), mask = t->cap - 1;
     while (t->v[p] != v && t->v[p] != 0)
         p = (p + 1) & mask;
     return p;
@@ -227,10 +233,30 @@ void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint
     /* paired values: in both; their own table, untagged */
     tab_reset(&s->c, paired, 0);
     size_t both = 0;
-    for (size_t r = 0; r < s->nruns; r += 3) {
-        const uint32_t *c = a + s->runs[r];
-        for (size_t t = 0; t < s->runs[r + 2]; t++)
-            both += (size_t)add(&s->c, c[t]);
+    {
+        /* add() by hand, most of the count: the table in locals (its
+         * stores cannot change them) */
+        uint32_t *restrict tab = s->c.v;
+        size_t mask = s->c.cap - 1;
+        unsigned shift = s->c.shift;
+        int zero = 0;
+        for (size_t r = 0; r < s->nruns; r += 3) {
+            const uint32_t *c = a + s->runs[r];
+            for (size_t t = 0, n = s->runs[r + 2]; t < n; t++) {
+                uint32_t v = c[t];
+                if (v == 0) {
+                    both += !zero;
+                    zero = 1;
+                    continue;
+                }
+                size_t p = home(v, shift);
+                while (tab[p] != v && tab[p] != 0)
+                    p = (p + 1) & mask;
+                both += tab[p] == 0;
+                tab[p] = v;
+            }
+        }
+        s->c.zero = (unsigned)zero;
     }
     /* left-over values not among them: tagged with their side */
     size_t da = both, db = both;
@@ -276,6 +302,32 @@ size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const u
     size_t both = paired;
     FOR_LEFT_OVER(s, large, nlarge, sb, x, { both += (size_t)has(&s->x, x); });
     return both;
+}
+
+size_t jc_distinct(struct jc_scratch *s, const uint64_t *h, size_t n, uint32_t *out)
+{
+    tab_reset(&s->c, n, 0);
+    uint32_t *restrict tab = s->c.v;
+    size_t mask = s->c.cap - 1, m = 0;
+    unsigned shift = s->c.shift;
+    int zero = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = (uint32_t)h[i];
+        if (v == 0) {
+            if (!zero)
+                out[m++] = 0;
+            zero = 1;
+            continue;
+        }
+        size_t p = home(v, shift);
+        while (tab[p] != v && tab[p] != 0)
+            p = (p + 1) & mask;
+        /* written either way, kept (m moves on) only when new */
+        out[m] = v;
+        m += tab[p] == 0;
+        tab[p] = v;
+    }
+    return m;
 }
 
 void jc_free(struct jc_scratch *s)

@@ -16,14 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Scratch of one thread, reused between calls (zero it before the first
- * call; jc_free() releases it). */
 /* An open-addressing table of 32-bit values, 0 empty (value 0 is kept
  * aside), with a byte of tags per entry when asked for. */
 struct jc_table {
     uint32_t *v;
     uint8_t *tag;
     size_t cap;        /* entries in use (a power of 2) */
+    unsigned shift;    /* 32 - log2(cap): a value's home is its top bits */
     size_t v_n, tag_n; /* entries allocated */
     unsigned zero;     /* value 0: 1 present (its tags | 1) */
 };
@@ -50,6 +49,10 @@ void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint
 /* |A and B| for a and b that each hold distinct values (in any order). */
 size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
                      size_t nb);
+
+/* The distinct values among the low 32 bits of h[0..n), in the order
+ * first seen, into out (room for n); their number. */
+size_t jc_distinct(struct jc_scratch *s, const uint64_t *h, size_t n, uint32_t *out);
 
 /* Values of a and b paired by the alignment walk of the last call, for
  * tests and statistics. */

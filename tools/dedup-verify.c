@@ -185,9 +185,6 @@ struct vworker {
     size_t cap;
     uint64_t *hashes; /* a text's shingle hashes (32-bit sets) */
     size_t hcap;
-    uint32_t *tab; /* open addressing, 0 empty: a text's values, repeats dropped */
-    size_t tcap;
-    int tab_zero;      /* 0 is one of the values */
     uint64_t *hashes2; /* lone pairs: the second text's hashes */
     size_t hcap2;
     uint32_t *v32[2]; /* lone pairs: both texts' hashes, 32 bits */
@@ -407,59 +404,10 @@ static void load_slot(struct vworker *w, size_t k)
         free(w->hashes);
         w->hashes = NULL;
         w->hcap = 0;
-        free(w->tab);
-        w->tab = NULL;
-        w->tcap = 0;
         jc_free(&w->jc);
     }
     if (big)
         pthread_mutex_unlock(&v->big);
-}
-
-/* The table of w, emptied, with room for n values at load <= 1/4 (as
- * dedup-jaccard.c's, for the same reason). */
-static void tab_reset(struct vworker *w, size_t n)
-{
-    size_t cap = 16;
-    while (cap < 4 * n)
-        cap *= 2;
-    if (cap > w->tcap) {
-        free(w->tab);
-        w->tab = xmalloc(cap * sizeof *w->tab);
-        w->tcap = cap;
-    }
-    memset(w->tab, 0, w->tcap * sizeof *w->tab);
-    w->tab_zero = 0;
-}
-
-static inline size_t tab_home(uint32_t v, size_t cap)
-{
-    return (size_t)(((uint64_t)(v * 0x9E3779B1u) * cap) >> 32);
-}
-
-/* The entry of v (not 0) in a table of cap entries: where it is, or the
- * empty entry where it goes. */
-static inline size_t tab_slot(const uint32_t *tab, size_t cap, uint32_t v)
-{
-    size_t p = tab_home(v, cap);
-    while (tab[p] != v && tab[p] != 0)
-        p = (p + 1) & (cap - 1);
-    return p;
-}
-
-/* Insert v; 1 if it was new. */
-static inline int tab_add(struct vworker *w, uint32_t v)
-{
-    if (v == 0) {
-        int fresh = !w->tab_zero;
-        w->tab_zero = 1;
-        return fresh;
-    }
-    size_t p = tab_slot(w->tab, w->tcap, v);
-    if (w->tab[p] == v)
-        return 0;
-    w->tab[p] = v;
-    return 1;
 }
 
 /* The text's shingle set through the library's set object (sorted, its
@@ -537,7 +485,7 @@ static int text_hashes(struct vworker *w, uint64_t **buf, size_t *cap, const cha
 }
 
 /* 32-bit hashes (HASH_BITS 32): the text's shingle hashes in text order,
- * their repeats dropped through the worker's table, kept in that order at
+ * their repeats dropped (jc_distinct()), kept in that order at
  * 4 bytes a shingle. No sort: sorting a set costs several times hashing it,
  * and the Jaccard below needs only membership. */
 static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text, size_t len)
@@ -549,14 +497,8 @@ static void shingle_slot32(struct vworker *w, struct slot *sl, const char *text,
     }
     if (text_hashes(w, &w->hashes, &w->hcap, text, len, &n) != 0)
         return;
-    tab_reset(w, n);
     uint32_t *o = xmalloc((n ? n : 1) * sizeof *o);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t x = (uint32_t)w->hashes[i];
-        if (tab_add(w, x))
-            o[m++] = x;
-    }
+    size_t m = jc_distinct(&w->jc, w->hashes, n, o);
     void *shrunk = m < n ? realloc(o, (m ? m : 1) * sizeof *o) : o;
     sl->vals = shrunk ? shrunk : o;
     sl->n = m;
@@ -1328,7 +1270,6 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
         simlsh_shingleset_free(v.w[t].set);
         free(v.w[t].buf);
         free(v.w[t].hashes);
-        free(v.w[t].tab);
         jc_free(&v.w[t].jc);
         free(v.w[t].v32[0]);
         free(v.w[t].v32[1]);
