@@ -141,7 +141,8 @@ static void tab_reset(struct jc_table *t, size_t n, int tags)
         cap *= 2;
         shift--;
     }
-    if (cap > t->v_n) {
+    /* grown for a long text, given back when the texts are short again */
+    if (cap > t->v_n || (t->v_n > ((size_t)1 << 16) && t->v_n / 16 > cap)) {
         free(t->v);
         t->v = xmalloc(cap * sizeof *t->v);
         t->v_n = cap;
@@ -151,7 +152,7 @@ static void tab_reset(struct jc_table *t, size_t n, int tags)
     t->zero = 0;
     memset(t->v, 0, cap * sizeof *t->v);
     if (tags) {
-        if (cap > t->tag_n) {
+        if (cap > t->tag_n || (t->tag_n > ((size_t)1 << 16) && t->tag_n / 16 > cap)) {
             free(t->tag);
             t->tag = xmalloc(cap);
             t->tag_n = cap;

@@ -87,24 +87,47 @@ static struct jc_counts reference(const uint32_t *a, size_t na, const uint32_t *
     return (struct jc_counts){ma, mb, both};
 }
 
+struct vi {
+    uint32_t v;
+    size_t i;
+};
+
+static int cmp_vi(const void *x, const void *y)
+{
+    const struct vi *p = x, *q = y;
+    if (p->v != q->v)
+        return p->v < q->v ? -1 : 1;
+    return p->i < q->i ? -1 : p->i > q->i;
+}
+
+static int cmp_i(const void *x, const void *y)
+{
+    const struct vi *p = x, *q = y;
+    return p->i < q->i ? -1 : p->i > q->i;
+}
+
 /* v's distinct values in first-seen order (or sorted); their number. */
 static size_t as_set(uint32_t *out, const uint32_t *v, size_t n, int sorted)
 {
     if (sorted)
         return uniq(out, v, n);
+    struct vi *t = xmalloc(n * sizeof *t);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (struct vi){v[i], i};
+    qsort(t, n, sizeof *t, cmp_vi);
     size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t k = 0;
-        while (k < m && out[k] != v[i])
-            k++;
-        if (k == m)
-            out[m++] = v[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || t[i].v != t[i - 1].v)
+            t[m++] = t[i];
+    qsort(t, m, sizeof *t, cmp_i);
+    for (size_t i = 0; i < m; i++)
+        out[i] = t[i].v;
+    free(t);
     return m;
 }
 
 static void check(struct jc_scratch *s, const char *what, int iter, const uint32_t *a, size_t na,
-                  const uint32_t *b, size_t nb, double min_paired)
+                  const uint32_t *b, size_t nb, long max_lost)
 {
     struct jc_counts want = reference(a, na, b, nb), got;
     jc_count_seq(s, a, na, b, nb, &got);
@@ -114,9 +137,10 @@ static void check(struct jc_scratch *s, const char *what, int iter, const uint32
         failures++;
     }
     size_t shorter = na < nb ? na : nb;
-    if (jc_aligned(s) < (size_t)(min_paired * (double)shorter)) {
-        printf("FAIL %s %d: %zu of %zu values paired, want %.2f of them\n", what, iter,
-               jc_aligned(s), shorter, min_paired);
+    /* max_lost < 0: the pairing is not checked */
+    if (max_lost >= 0 && jc_aligned(s) + (size_t)max_lost < shorter) {
+        printf("FAIL %s %d: %zu of %zu values paired, want all but %ld\n", what, iter,
+               jc_aligned(s), shorter, max_lost);
         failures++;
     }
     uint32_t *x = xmalloc(na * sizeof *x), *y = xmalloc(nb * sizeof *y);
@@ -226,13 +250,26 @@ int main(void)
     check(&s, "one-empty", 0, a, 1, b, 0, 0);
     check(&s, "empty-one", 0, b, 0, a, 1, 0);
     b[0] = 7;
-    check(&s, "one-one", 0, a, 1, b, 1, 1);
+    check(&s, "one-one", 0, a, 1, b, 1, 0);
     b[0] = 0;
-    check(&s, "one-zero", 0, a, 1, b, 1, 0);
+    check(&s, "one-zero", 0, a, 1, b, 1, 1);
     for (size_t i = 0; i < 300; i++)
         a[i] = b[i] = 0;
-    check(&s, "zeros", 0, a, 300, b, 300, 1);
-    check(&s, "zeros-short", 0, a, 300, b, 5, 1);
+    check(&s, "zeros", 0, a, 300, b, 300, 0);
+    check(&s, "zeros-short", 0, a, 300, b, 5, 0);
+
+    /* a long pair first: the tables grow for it, and are given back for
+     * the short ones that follow (their counts must not change) */
+    {
+        size_t nl = 12000; /* a table of 2^17 entries, given back below 2^13 */
+        uint32_t *la = xmalloc(nl * sizeof *la), *lb = xmalloc(2 * nl * sizeof *lb);
+        for (size_t i = 0; i < nl; i++)
+            la[i] = value(1u << 20);
+        size_t nlb = edit(lb, la, nl, 30, 40, 1u << 20, 0);
+        check(&s, "long", 0, la, nl, lb, nlb, -1);
+        free(la);
+        free(lb);
+    }
 
     /* near-duplicates: few short edits, as texts with words replaced; the
      * walk must pair nearly all of them */
@@ -242,12 +279,11 @@ int main(void)
         for (size_t i = 0; i < na; i++)
             a[i] = value(alpha);
         size_t nb = edit(b, a, na, 1 + below(5), 12, alpha, 0);
-        /* at most 5 edits of at most 12 values; an edit in the last 128
-         * values can end the walk there. With hash-like values (a large
-         * alphabet) the least paired is 0.96 of the shorter sequence with
-         * this seed; small alphabets repeat so much that the walk's
-         * anchors mislead it, and only the counts are checked */
-        check(&s, "near", it, a, na, b, nb, alpha == 0 || alpha >= 4096 ? 0.9 : 0);
+        /* With hash-like values (a large alphabet) the walk loses at most
+         * the edited values (5 x 12 on each side) and, when edits crowd
+         * the end, the last 128 + 1; small alphabets repeat so much that
+         * the walk's anchors mislead it, and only the counts are checked */
+        check(&s, "near", it, a, na, b, nb, alpha == 0 || alpha >= 4096 ? 2 * 5 * 12 + 129 : -1);
     }
     /* long edits, moves, many edits: counts still exact */
     for (int it = 0; it < 400; it++) {
@@ -256,7 +292,7 @@ int main(void)
         for (size_t i = 0; i < na; i++)
             a[i] = value(alpha);
         size_t nb = edit(b, a, na, below(60), 1 + below(400), alpha, it % 2);
-        check(&s, "edited", it, a, na, b, nb, 0);
+        check(&s, "edited", it, a, na, b, nb, -1);
     }
     /* unrelated: nothing to pair but chance */
     for (int it = 0; it < 200; it++) {
@@ -266,7 +302,7 @@ int main(void)
             a[i] = value(alpha);
         for (size_t i = 0; i < nb; i++)
             b[i] = value(alpha);
-        check(&s, "unrelated", it, a, na, b, nb, 0);
+        check(&s, "unrelated", it, a, na, b, nb, -1);
     }
     /* a text repeated: b is a twice, a b three times */
     for (int it = 0; it < 50; it++) {
@@ -275,7 +311,7 @@ int main(void)
             a[i] = value(alpha);
         for (size_t i = 0; i < 2 * na; i++)
             b[i] = a[i % na];
-        check(&s, "repeated", it, a, na, b, 2 * na, 0.99);
+        check(&s, "repeated", it, a, na, b, 2 * na, 0);
     }
     jc_free(&s);
     free(a);
