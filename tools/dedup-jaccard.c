@@ -127,7 +127,8 @@ size_t jc_aligned(const struct jc_scratch *s)
     return n;
 }
 
-/* Table t emptied, with room for n values at load <= 1/8, and tags if
+/* Table t emptied, with room for n values at load <= 1/8 (1/2 for more
+ * than 8,192 values), and tags if
  * asked for. Most lookups end at their first entry at that load, which
  * pays for a table larger than the first-level cache: the lone pairs of
  * the e2e benchmark were counted in 4.3 us a pair, against 4.6 us at load
@@ -137,7 +138,10 @@ static void tab_reset(struct jc_table *t, size_t n, int tags)
 {
     size_t cap = 16;
     unsigned shift = 28;
-    while (cap < 8 * n) {
+    /* 8 entries a value while that stays in the second-level cache (up to
+     * 2^16 entries), 2 beyond: a larger table would miss it */
+    size_t want = n <= ((size_t)1 << 13) ? 8 * n : 2 * n;
+    while (cap < want) {
         cap *= 2;
         shift--;
     }
@@ -282,10 +286,14 @@ void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint
     out->both = both;
 }
 
-size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
-                     size_t nb)
+size_t jc_walk(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
 {
-    size_t paired = align(s, a, na, b, nb);
+    return align(s, a, na, b, nb);
+}
+
+size_t jc_inter_left(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
+                     size_t nb, size_t paired)
+{
     size_t xa = na - paired, xb = nb - paired;
     if (xa == 0 || xb == 0)
         return paired;
@@ -305,6 +313,38 @@ size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const u
     size_t both = paired;
     FOR_LEFT_OVER(s, large, nlarge, sb, x, { both += (size_t)has(&s->x, x); });
     return both;
+}
+
+size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
+                     size_t nb)
+{
+    return jc_inter_left(s, a, na, b, nb, align(s, a, na, b, nb));
+}
+
+void jc_fill(struct jc_table *t, const uint32_t *a, size_t na)
+{
+    tab_reset(t, na, 0);
+    for (size_t i = 0; i < na; i++)
+        add(t, a[i]);
+}
+
+size_t jc_probe(const struct jc_table *t, const uint32_t *b, size_t nb, size_t need)
+{
+    size_t both = 0;
+    for (size_t j = 0; j < nb; j++) {
+        both += (size_t)has(t, b[j]);
+        /* every 256 values: can the rest still reach need? */
+        if ((j & 255) == 255 && both + (nb - 1 - j) < need)
+            return both;
+    }
+    return both;
+}
+
+void jc_table_free(struct jc_table *t)
+{
+    free(t->v);
+    free(t->tag);
+    memset(t, 0, sizeof *t);
 }
 
 size_t jc_distinct(struct jc_scratch *s, const uint64_t *h, size_t n, uint32_t *out)
@@ -335,10 +375,8 @@ size_t jc_distinct(struct jc_scratch *s, const uint64_t *h, size_t n, uint32_t *
 
 void jc_free(struct jc_scratch *s)
 {
-    free(s->c.v);
-    free(s->c.tag);
-    free(s->x.v);
-    free(s->x.tag);
+    jc_table_free(&s->c);
+    jc_table_free(&s->x);
     free(s->runs);
     memset(s, 0, sizeof *s);
 }

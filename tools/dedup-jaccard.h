@@ -50,6 +50,23 @@ void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint
 size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
                      size_t nb);
 
+/* The two steps of jc_inter_sets(), for a caller that chooses between
+ * them and jc_probe(): the walk (the number of values it paired), then,
+ * for the same a and b, |A and B| from what it left over. */
+size_t jc_walk(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b, size_t nb);
+size_t jc_inter_left(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
+                     size_t nb, size_t paired);
+
+/* Table t made to hold the distinct values a[0..na). */
+void jc_fill(struct jc_table *t, const uint32_t *a, size_t na);
+
+/* |A and B| for A in t (jc_fill()) and b of distinct values; once the
+ * rest of b cannot bring it to need, it stops and returns less than need
+ * (0: always exact). */
+size_t jc_probe(const struct jc_table *t, const uint32_t *b, size_t nb, size_t need);
+
+void jc_table_free(struct jc_table *t);
+
 /* The distinct values among the low 32 bits of h[0..n), in the order
  * first seen, into out (room for n); their number. */
 size_t jc_distinct(struct jc_scratch *s, const uint64_t *h, size_t n, uint32_t *out);

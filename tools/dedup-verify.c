@@ -190,6 +190,10 @@ struct vworker {
     uint32_t *v32[2]; /* lone pairs: both texts' hashes, 32 bits */
     size_t v32cap[2];
     struct jc_scratch jc; /* the Jaccard counts' */
+    struct jc_table held; /* with held_valid: the values of document held_id */
+    uint64_t held_id;
+    int held_valid;
+    int held_nowalk; /* a walk with held_id failed */
     char msg[160];
     pthread_t thread;
 };
@@ -405,6 +409,8 @@ static void load_slot(struct vworker *w, size_t k)
         w->hashes = NULL;
         w->hcap = 0;
         jc_free(&w->jc);
+        jc_table_free(&w->held);
+        w->held_valid = 0;
     }
     if (big)
         pthread_mutex_unlock(&v->big);
@@ -566,10 +572,14 @@ static size_t min_inter(size_t total, double t)
     return uni == 0 ? 1.0 : (double)inter / (double)uni;
 
 /* |A and B| / |A or B| of two 32-bit sets of distinct values (in text
- * order), as simlsh_shingleset_jaccard() computes it, through the aligned
- * counts (dedup-jaccard.c): near-duplicate sets are compared side by side
- * and only what does not line up goes to a table. A pair that cannot reach
- * t (too different in size) gives 0 at once. */
+ * order), as simlsh_shingleset_jaccard() computes it. Near-duplicates
+ * line up: the walk of dedup-jaccard.c pairs most values and only what is
+ * left over goes to a table. Sets that do not line up (candidates of
+ * a large component, most of them below the threshold) are counted
+ * through a table of x kept while the next rows share x, as rows in batch
+ * order mostly do, stopping once too few values are left to reach t; once
+ * a walk with x has failed, its next rows go to the table directly. A
+ * pair that cannot reach t (too different in size) gives 0 at once. */
 static double jaccard32(struct vworker *w, const struct slot *x, const struct slot *y, double t)
 {
     const uint32_t *xa = x->vals, *ya = y->vals;
@@ -579,7 +589,22 @@ static double jaccard32(struct vworker *w, const struct slot *x, const struct sl
     size_t need = min_inter(na + nb, t);
     if ((na < nb ? na : nb) < need)
         return 0.0;
-    size_t inter = jc_inter_sets(&w->jc, xa, na, ya, nb);
+    int held = w->held_valid && w->held_id == x->id;
+    size_t inter;
+    /* after one walk with x failed, the next rows with x skip it: in a
+     * large component of unlike documents most would fail too */
+    size_t paired = held && w->held_nowalk ? 0 : jc_walk(&w->jc, xa, na, ya, nb);
+    if (paired > 0 && na + nb - 2 * paired <= (na + nb) / 4) {
+        inter = jc_inter_left(&w->jc, xa, na, ya, nb, paired);
+    } else {
+        if (!held) {
+            jc_fill(&w->held, xa, na);
+            w->held_id = x->id;
+            w->held_valid = 1;
+        }
+        w->held_nowalk = 1;
+        inter = jc_probe(&w->held, ya, nb, need);
+    }
     if (inter < need)
         return 0.0;
     size_t uni = na + nb - inter;
@@ -1271,6 +1296,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
         free(v.w[t].buf);
         free(v.w[t].hashes);
         jc_free(&v.w[t].jc);
+        jc_table_free(&v.w[t].held);
         free(v.w[t].v32[0]);
         free(v.w[t].v32[1]);
         free(v.w[t].hashes2);

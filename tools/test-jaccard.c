@@ -157,6 +157,22 @@ static void check(struct jc_scratch *s, const char *what, int iter, const uint32
     }
     free(h);
     free(d);
+    /* jc_fill() and jc_probe(): exact with need 0, below need when it
+     * cannot be reached, the count when it can */
+    {
+        struct jc_table t;
+        memset(&t, 0, sizeof t);
+        size_t ma = as_set(x, a, na, 0), mb = as_set(y, b, nb, 0);
+        jc_fill(&t, x, ma);
+        size_t all = jc_probe(&t, y, mb, 0), over = jc_probe(&t, y, mb, want.both + 1),
+               at = jc_probe(&t, y, mb, want.both);
+        if (all != want.both || over > want.both || at != want.both) {
+            printf("FAIL %s %d: probe %zu, %zu for need %zu, %zu for need %zu; want %zu\n", what,
+                   iter, all, over, want.both + 1, at, want.both, want.both);
+            failures++;
+        }
+        jc_table_free(&t);
+    }
     for (int sorted = 0; sorted < 2; sorted++) {
         size_t mx = as_set(x, a, na, sorted), my = as_set(y, b, nb, sorted);
         size_t both = jc_inter_sets(s, x, mx, y, my);
