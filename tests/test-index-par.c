@@ -323,11 +323,64 @@ static void test_oom(int cluster, uint32_t nthreads)
     CHECK(st.live == 0);
 }
 
+/* A bucket far larger than one block of list_meets() (NUM_PERM 64: 256
+ * sketches a block): 700 documents sharing 36 of 44 features, so most
+ * bands put all of them in one overflow list, with their last 8 features
+ * from one of 350 variants (pairs of one variant are copies, the others
+ * near 0.6). Pairs above a threshold must be the unthresholded pairs
+ * whose score reaches it, for every thread count. */
+static void test_big_lists(void)
+{
+    simlsh_params *p = mk_params(NULL, 1, 0.5);
+    simlsh_index *ix = NULL;
+    simlsh_signature *sg = NULL;
+    CHECK_OK(simlsh_index_new(&ix, p));
+    CHECK_OK(simlsh_signature_new(&sg, p));
+    for (size_t i = 0; i < 700; i++) {
+        uint64_t f[44];
+        for (size_t k = 0; k < 36; k++)
+            f[k] = feat(7777, k);
+        for (size_t k = 0; k < 8; k++)
+            f[36 + k] = feat(8000 + i % 350, k);
+        CHECK_OK(simlsh_signature_clear(sg));
+        CHECK_OK(simlsh_signature_add_features(sg, f, 44));
+        CHECK_OK(simlsh_index_insert(ix, doc_id(i), sg));
+    }
+    simlsh_results *all = NULL, *got = NULL;
+    CHECK_OK(simlsh_results_new(&all, NULL));
+    CHECK_OK(simlsh_results_new(&got, NULL));
+    CHECK_OK(simlsh_index_pairs(all, ix, 0, 0));
+    CHECK(simlsh_results_count(all) > 700 * 699 / 4); /* most pairs meet */
+    double ts[2] = {0.6, 0.9};
+    for (int k = 0; k < 2; k++)
+        for (size_t t = 0; t < NTC; t++) {
+            CHECK_OK(
+                simlsh_index_pairs_v2(got, ix, SIMLSH_QUERY_VERIFY, 0, ts[k], thread_counts[t]));
+            size_t m = 0, ok = 1;
+            for (size_t i = 0; i < simlsh_results_count(all); i++) {
+                if (simlsh_results_scores(all)[i] < ts[k])
+                    continue;
+                ok &= m < simlsh_results_count(got) &&
+                      simlsh_results_a(got)[m] == simlsh_results_a(all)[i] &&
+                      simlsh_results_b(got)[m] == simlsh_results_b(all)[i];
+                m++;
+            }
+            CHECK(ok && m == simlsh_results_count(got));
+            CHECK(m >= 350);
+        }
+    simlsh_results_free(all);
+    simlsh_results_free(got);
+    simlsh_signature_free(sg);
+    simlsh_index_free(ix);
+    simlsh_params_free(p);
+}
+
 int main(void)
 {
     test_identical(1);
     test_identical(0);
     test_threshold();
+    test_big_lists();
     for (int c = 0; c < 2; c++) {
         test_oom(c, 1);
         test_oom(c, 2);
