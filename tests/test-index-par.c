@@ -217,6 +217,24 @@ static void test_identical(int store)
 
 /* A per-call threshold t acts as an index whose params say t: pairs are
  * the unverified ones with score >= t, clusters those of that index. */
+/* got holds exactly the rows of all (unthresholded pairs) that score t
+ * or more, in the same order; *m their number. */
+static int thresholded(const simlsh_results *all, const simlsh_results *got, double t, size_t *m)
+{
+    size_t n = 0;
+    int ok = 1;
+    for (size_t i = 0; i < simlsh_results_count(all); i++) {
+        if (simlsh_results_scores(all)[i] < t)
+            continue;
+        ok &= n < simlsh_results_count(got) &&
+              simlsh_results_a(got)[n] == simlsh_results_a(all)[i] &&
+              simlsh_results_b(got)[n] == simlsh_results_b(all)[i];
+        n++;
+    }
+    *m = n;
+    return ok && n == simlsh_results_count(got);
+}
+
 static void test_threshold(void)
 {
     simlsh_params *p = mk_params(NULL, 1, 0.7);
@@ -229,16 +247,8 @@ static void test_threshold(void)
     double ts[3] = {0.3, 0.6, 0.95};
     for (int k = 0; k < 3; k++) {
         CHECK_OK(simlsh_index_pairs_v2(got, ix, SIMLSH_QUERY_VERIFY, 0, ts[k], 2));
-        size_t m = 0, ok = 1;
-        for (size_t i = 0; i < simlsh_results_count(all); i++) {
-            if (simlsh_results_scores(all)[i] < ts[k])
-                continue;
-            ok &= m < simlsh_results_count(got) &&
-                  simlsh_results_a(got)[m] == simlsh_results_a(all)[i] &&
-                  simlsh_results_b(got)[m] == simlsh_results_b(all)[i];
-            m++;
-        }
-        CHECK(ok && m == simlsh_results_count(got));
+        size_t m = 0;
+        CHECK(thresholded(all, got, ts[k], &m));
         CHECK(m > 0 && m < simlsh_results_count(all));
 
         simlsh_params *q = mk_params(NULL, 1, ts[k]);
@@ -356,16 +366,8 @@ static void test_big_lists(void)
         for (size_t t = 0; t < NTC; t++) {
             CHECK_OK(
                 simlsh_index_pairs_v2(got, ix, SIMLSH_QUERY_VERIFY, 0, ts[k], thread_counts[t]));
-            size_t m = 0, ok = 1;
-            for (size_t i = 0; i < simlsh_results_count(all); i++) {
-                if (simlsh_results_scores(all)[i] < ts[k])
-                    continue;
-                ok &= m < simlsh_results_count(got) &&
-                      simlsh_results_a(got)[m] == simlsh_results_a(all)[i] &&
-                      simlsh_results_b(got)[m] == simlsh_results_b(all)[i];
-                m++;
-            }
-            CHECK(ok && m == simlsh_results_count(got));
+            size_t m = 0;
+            CHECK(thresholded(all, got, ts[k], &m));
             CHECK(m >= 350);
         }
     simlsh_results_free(all);

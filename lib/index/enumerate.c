@@ -370,42 +370,35 @@ typedef uint32_t (*sketch_pass_fn)(const uint64_t *su, const uint64_t *sv, uint3
                                    uint32_t words, uint32_t need, uint32_t *out);
 
 /* The indices v < nv whose sketch sv[v] agrees with su in need fields or
- * more, into out; their number. */
+ * more, into out; their number. POPCOUNT counts a word's set bits. */
+#define SKETCH_PASS_BODY(POPCOUNT)                                \
+    uint32_t n = 0;                                               \
+    for (uint32_t v = 0; v < nv; v++) {                           \
+        const uint64_t *q = sv + (size_t)v * words;               \
+        uint64_t c = 0;                                           \
+        for (uint32_t w = 0; w < words; w++) {                    \
+            uint64_t d = su[w] ^ q[w];                            \
+            c += POPCOUNT(~(d | d >> 1) & 0x5555555555555555ULL); \
+        }                                                         \
+        out[n] = v;                                               \
+        n += c >= need;                                           \
+    }                                                             \
+    return n;
+
 static uint32_t sketch_pass_scalar(const uint64_t *su, const uint64_t *sv, uint32_t nv,
                                    uint32_t words, uint32_t need, uint32_t *out)
 {
-    uint32_t n = 0;
-    for (uint32_t v = 0; v < nv; v++) {
-        const uint64_t *q = sv + (size_t)v * words;
-        uint64_t c = 0;
-        for (uint32_t w = 0; w < words; w++) {
-            uint64_t d = su[w] ^ q[w];
-            c += popcount64(~(d | d >> 1) & 0x5555555555555555ULL);
-        }
-        out[n] = v;
-        n += c >= need;
-    }
-    return n;
+    SKETCH_PASS_BODY(popcount64)
 }
 
 #ifdef SIMLSH__HAVE_X86
+#define POPCNT_INSN(x) ((uint64_t)__builtin_popcountll(x))
 __attribute__((target("popcnt"))) static uint32_t sketch_pass_popcnt(const uint64_t *su,
                                                                      const uint64_t *sv,
                                                                      uint32_t nv, uint32_t words,
                                                                      uint32_t need, uint32_t *out)
 {
-    uint32_t n = 0;
-    for (uint32_t v = 0; v < nv; v++) {
-        const uint64_t *q = sv + (size_t)v * words;
-        uint64_t c = 0;
-        for (uint32_t w = 0; w < words; w++) {
-            uint64_t d = su[w] ^ q[w];
-            c += (uint64_t)__builtin_popcountll(~(d | d >> 1) & 0x5555555555555555ULL);
-        }
-        out[n] = v;
-        n += c >= need;
-    }
-    return n;
+    SKETCH_PASS_BODY(POPCNT_INSN)
 }
 #endif
 
