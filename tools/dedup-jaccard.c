@@ -128,12 +128,12 @@ size_t jc_aligned(const struct jc_scratch *s)
 }
 
 /* Table t emptied, with room for n values at load <= 1/8 (1/2 for more
- * than 8,192 values), and tags if
- * asked for. Most lookups end at their first entry at that load, which
- * pays for a table larger than the first-level cache: the lone pairs of
- * the e2e benchmark were counted in 4.3 us a pair, against 4.6 us at load
- * 1/4 and 6.1 us at 1/2 (best of nine runs each), and the second pass took
- * 0.75 s instead of 0.82 s at 1/4 (best of six). */
+ * than 8,192 values), and tags if asked for. Most lookups end at their
+ * first entry at load 1/8, which pays for a table larger than the
+ * first-level cache: the lone pairs of the e2e benchmark were counted in
+ * 4.3 us a pair, against 4.6 us at load 1/4 and 6.1 us at 1/2 (best of
+ * nine runs each), and the second pass took 0.75 s instead of 0.82 s at
+ * 1/4 (best of six). */
 static void tab_reset(struct jc_table *t, size_t n, int tags)
 {
     size_t cap = 16;
