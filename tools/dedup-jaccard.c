@@ -95,8 +95,7 @@ static void push_run(struct jc_scratch *s, size_t i, size_t j, size_t len)
 }
 
 /* The walk: runs into s->runs; the number of values paired. */
-static size_t align(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
-                    size_t nb)
+size_t jc_walk(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
 {
     size_t i = 0, j = 0, paired = 0;
     s->nruns = 0;
@@ -181,6 +180,19 @@ static inline size_t slot(const struct jc_table *t, uint32_t v)
     return p;
 }
 
+/* Puts v (not 0) in the entries tab[0..mask] (homes v >> shift): 1 if it
+ * was not there. The counting loops call it with the table in locals, so
+ * that its stores cannot change them. */
+static inline int put(uint32_t *restrict tab, size_t mask, unsigned shift, uint32_t v)
+{
+    size_t p = home(v, shift);
+    while (tab[p] != v && tab[p] != 0)
+        p = (p + 1) & mask;
+    int fresh = tab[p] == 0;
+    tab[p] = v;
+    return fresh;
+}
+
 /* Adds v to t: 1 if it was not there. */
 static inline int add(struct jc_table *t, uint32_t v)
 {
@@ -189,11 +201,7 @@ static inline int add(struct jc_table *t, uint32_t v)
         t->zero = 1;
         return !had;
     }
-    size_t p = slot(t, v);
-    if (t->v[p] == v)
-        return 0;
-    t->v[p] = v;
-    return 1;
+    return put(t->v, t->cap - 1, t->shift, v);
 }
 
 static inline int has(const struct jc_table *t, uint32_t v)
@@ -236,13 +244,12 @@ static inline unsigned mark(struct jc_table *t, uint32_t v, unsigned g)
 void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
                   struct jc_counts *out)
 {
-    size_t paired = align(s, a, na, b, nb);
+    size_t paired = jc_walk(s, a, na, b, nb);
     /* paired values: in both; their own table, untagged */
     tab_reset(&s->c, paired, 0);
     size_t both = 0;
     {
-        /* add() by hand, most of the count: the table in locals (its
-         * stores cannot change them) */
+        /* most of the count: add() with the table in locals */
         uint32_t *restrict tab = s->c.v;
         size_t mask = s->c.cap - 1;
         unsigned shift = s->c.shift;
@@ -251,16 +258,12 @@ void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint
             const uint32_t *c = a + s->runs[r];
             for (size_t t = 0, n = s->runs[r + 2]; t < n; t++) {
                 uint32_t v = c[t];
-                if (v == 0) {
+                if (v != 0) {
+                    both += (size_t)put(tab, mask, shift, v);
+                } else {
                     both += !zero;
                     zero = 1;
-                    continue;
                 }
-                size_t p = home(v, shift);
-                while (tab[p] != v && tab[p] != 0)
-                    p = (p + 1) & mask;
-                both += tab[p] == 0;
-                tab[p] = v;
             }
         }
         s->c.zero = (unsigned)zero;
@@ -286,11 +289,6 @@ void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint
     out->both = both;
 }
 
-size_t jc_walk(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
-{
-    return align(s, a, na, b, nb);
-}
-
 size_t jc_inter_left(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
                      size_t nb, size_t paired)
 {
@@ -313,12 +311,6 @@ size_t jc_inter_left(struct jc_scratch *s, const uint32_t *a, size_t na, const u
     size_t both = paired;
     FOR_LEFT_OVER(s, large, nlarge, sb, x, { both += (size_t)has(&s->x, x); });
     return both;
-}
-
-size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
-                     size_t nb)
-{
-    return jc_inter_left(s, a, na, b, nb, align(s, a, na, b, nb));
 }
 
 void jc_fill(struct jc_table *t, const uint32_t *a, size_t na)
@@ -362,13 +354,9 @@ size_t jc_distinct(struct jc_scratch *s, const uint64_t *h, size_t n, uint32_t *
             zero = 1;
             continue;
         }
-        size_t p = home(v, shift);
-        while (tab[p] != v && tab[p] != 0)
-            p = (p + 1) & mask;
         /* written either way, kept (m moves on) only when new */
         out[m] = v;
-        m += tab[p] == 0;
-        tab[p] = v;
+        m += (size_t)put(tab, mask, shift, v);
     }
     return m;
 }

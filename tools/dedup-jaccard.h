@@ -46,13 +46,10 @@ struct jc_counts {
 void jc_count_seq(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
                   struct jc_counts *out);
 
-/* |A and B| for a and b that each hold distinct values (in any order). */
-size_t jc_inter_sets(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
-                     size_t nb);
-
-/* The two steps of jc_inter_sets(), for a caller that chooses between
- * them and jc_probe(): the walk (the number of values it paired), then,
- * for the same a and b, |A and B| from what it left over. */
+/* |A and B| for a and b that each hold distinct values (in any order), in
+ * two steps, so that a caller may choose jc_probe() instead after the
+ * first: the walk (the number of values it paired), then, for the same a
+ * and b, |A and B| from what it left over. */
 size_t jc_walk(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b, size_t nb);
 size_t jc_inter_left(struct jc_scratch *s, const uint32_t *a, size_t na, const uint32_t *b,
                      size_t nb, size_t paired);

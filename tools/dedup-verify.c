@@ -190,10 +190,10 @@ struct vworker {
     uint32_t *v32[2]; /* lone pairs: both texts' hashes, 32 bits */
     size_t v32cap[2];
     struct jc_scratch jc; /* the Jaccard counts' */
-    struct jc_table held; /* with held_valid: the values of document held_id */
+    struct jc_table held; /* with held_valid: the values of document held_id,
+                           * whose walk with another set failed */
     uint64_t held_id;
     int held_valid;
-    int held_nowalk; /* a walk with held_id failed */
     char msg[160];
     pthread_t thread;
 };
@@ -589,11 +589,12 @@ static double jaccard32(struct vworker *w, const struct slot *x, const struct sl
     size_t need = min_inter(na + nb, t);
     if ((na < nb ? na : nb) < need)
         return 0.0;
+    /* x's table is made only after a walk with x failed: the next rows
+     * with x skip the walk (in a large component of unlike documents most
+     * would fail too) */
     int held = w->held_valid && w->held_id == x->id;
     size_t inter;
-    /* after one walk with x failed, the next rows with x skip it: in a
-     * large component of unlike documents most would fail too */
-    size_t paired = held && w->held_nowalk ? 0 : jc_walk(&w->jc, xa, na, ya, nb);
+    size_t paired = held ? 0 : jc_walk(&w->jc, xa, na, ya, nb);
     if (paired > 0 && na + nb - 2 * paired <= (na + nb) / 4) {
         inter = jc_inter_left(&w->jc, xa, na, ya, nb, paired);
     } else {
@@ -602,7 +603,6 @@ static double jaccard32(struct vworker *w, const struct slot *x, const struct sl
             w->held_id = x->id;
             w->held_valid = 1;
         }
-        w->held_nowalk = 1;
         inter = jc_probe(&w->held, ya, nb, need);
     }
     if (inter < need)

@@ -175,14 +175,14 @@ static void check(struct jc_scratch *s, const char *what, int iter, const uint32
     }
     for (int sorted = 0; sorted < 2; sorted++) {
         size_t mx = as_set(x, a, na, sorted), my = as_set(y, b, nb, sorted);
-        size_t both = jc_inter_sets(s, x, mx, y, my);
+        size_t both = jc_inter_left(s, x, mx, y, my, jc_walk(s, x, mx, y, my));
         if (both != want.both) {
             printf("FAIL %s %d: set (%s) both %zu, want %zu\n", what, iter,
                    sorted ? "sorted" : "first seen", both, want.both);
             failures++;
         }
         /* and the other way round */
-        both = jc_inter_sets(s, y, my, x, mx);
+        both = jc_inter_left(s, y, my, x, mx, jc_walk(s, y, my, x, mx));
         if (both != want.both) {
             printf("FAIL %s %d: set (%s, swapped) both %zu, want %zu\n", what, iter,
                    sorted ? "sorted" : "first seen", both, want.both);

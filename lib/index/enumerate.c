@@ -189,15 +189,21 @@ static inline uint64_t popcount64(uint64_t x)
     return (x * 0x0101010101010101ULL) >> 56;
 }
 
+/* The fields where sketch words a and b agree: one bit each, in the
+ * field's low bit. */
+static inline uint64_t fields_agree(uint64_t a, uint64_t b)
+{
+    uint64_t d = a ^ b;
+    return ~(d | d >> 1) & 0x5555555555555555ULL;
+}
+
 static inline uint32_t sketch_agree(const pairs_job *j, uint32_t x, uint32_t y)
 {
     const uint64_t *a = j->sketch + (size_t)x * j->sketch_words;
     const uint64_t *b = j->sketch + (size_t)y * j->sketch_words;
     uint64_t n = 0;
-    for (uint32_t w = 0; w < j->sketch_words; w++) {
-        uint64_t d = a[w] ^ b[w];
-        n += popcount64(~(d | d >> 1) & 0x5555555555555555ULL);
-    }
+    for (uint32_t w = 0; w < j->sketch_words; w++)
+        n += popcount64(fields_agree(a[w], b[w]));
     return (uint32_t)n;
 }
 
@@ -371,18 +377,16 @@ typedef uint32_t (*sketch_pass_fn)(const uint64_t *su, const uint64_t *sv, uint3
 
 /* The indices v < nv whose sketch sv[v] agrees with su in need fields or
  * more, into out; their number. POPCOUNT counts a word's set bits. */
-#define SKETCH_PASS_BODY(POPCOUNT)                                \
-    uint32_t n = 0;                                               \
-    for (uint32_t v = 0; v < nv; v++) {                           \
-        const uint64_t *q = sv + (size_t)v * words;               \
-        uint64_t c = 0;                                           \
-        for (uint32_t w = 0; w < words; w++) {                    \
-            uint64_t d = su[w] ^ q[w];                            \
-            c += POPCOUNT(~(d | d >> 1) & 0x5555555555555555ULL); \
-        }                                                         \
-        out[n] = v;                                               \
-        n += c >= need;                                           \
-    }                                                             \
+#define SKETCH_PASS_BODY(POPCOUNT)                    \
+    uint32_t n = 0;                                   \
+    for (uint32_t v = 0; v < nv; v++) {               \
+        const uint64_t *q = sv + (size_t)v * words;   \
+        uint64_t c = 0;                               \
+        for (uint32_t w = 0; w < words; w++)          \
+            c += POPCOUNT(fields_agree(su[w], q[w])); \
+        out[n] = v;                                   \
+        n += c >= need;                               \
+    }                                                 \
     return n;
 
 static uint32_t sketch_pass_scalar(const uint64_t *su, const uint64_t *sv, uint32_t nv,
