@@ -1390,6 +1390,190 @@ SIMLSH_API int simlsh_index_set_userdata(simlsh_index *index, const void *data, 
 SIMLSH_API int simlsh_index_userdata(SIMLSH_OUT const void **data, SIMLSH_OUT size_t *len,
                                      const simlsh_index *index);
 
+/* ------------------------------------------------------------------------ */
+/* Deduplication engine (0.3)                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Groups that are safe to delete from, straight from an index's buckets,
+ * with no list of all candidate pairs: the work follows the documents and
+ * the members of their buckets, not the square of a bucket's size.
+ *
+ * The rule is the star of simlsh_group_star() over the verified candidate
+ * pairs: documents are visited by priority; each that no group holds yet
+ * becomes a centre and claims every document that shares a bucket with it
+ * in some band, is in no group yet and passes verification against it.
+ * Verification is, by mode:
+ *  - SIMLSH_DEDUP_NONE: none (every bucket-mate is claimed);
+ *  - SIMLSH_DEDUP_ESTIMATE: the signature estimate >= threshold;
+ *  - SIMLSH_DEDUP_EXACT: the estimate >= a prefilter (SIMLSH_DEDUP_PREFILTER),
+ *    then the exact Jaccard of the two texts' shingle sets >= threshold.
+ *    A member's score is then its exact Jaccard with the centre.
+ * The groups are the same as simlsh_group_star() gives for the pairs that
+ * simlsh_index_pairs_v2() enumerates (with the same threshold or prefilter)
+ * once verified, with the same priority.
+ *
+ * Exact mode is a pull loop with no callbacks, so that any FFI can drive
+ * it: simlsh_dedup_next() names the documents whose texts it needs next,
+ * the caller hands them over with simlsh_dedup_texts() (or says they cannot
+ * be had with simlsh_dedup_missing()), and so on until simlsh_dedup_next()
+ * names none. The engine asks for a bounded batch at a time
+ * (SIMLSH_DEDUP_MEMORY) and keeps only the shingle sets of the batch's
+ * centres. Texts that are byte for byte the same as their centre's are
+ * decided without shingling.
+ *
+ * The engine keeps no pointer to the index: every call that reads it takes
+ * it, and it must be the index given to simlsh_dedup_new(), unchanged
+ * (SIMLSH_ESTATE after an insert, remove or clear).
+ * Threads: an engine needs exclusive access; the index is only read, so
+ * queries on it may run at the same time, and several engines may share it.
+ */
+typedef struct simlsh_dedup simlsh_dedup;
+
+/** Verification modes of simlsh_dedup_new(). */
+enum simlsh_dedup_mode {
+    SIMLSH_DEDUP_NONE = 0,
+    SIMLSH_DEDUP_ESTIMATE = 1,
+    SIMLSH_DEDUP_EXACT = 2
+};
+
+/** Settings of simlsh_dedup_set(), before the first simlsh_dedup_next(). */
+enum simlsh_dedup_key {
+    /** Threads of simlsh_dedup_texts() (0: one per online CPU; default 1). */
+    SIMLSH_DEDUP_THREADS = 0,
+    /** Bytes of text one batch may ask for (default 64 MiB, at least 1): with
+     *  simlsh_dedup_sizes(), the sizes given; without, 4 KiB a document. A
+     *  batch always holds at least one centre and one document to verify. */
+    SIMLSH_DEDUP_MEMORY = 1,
+    /** Exact mode: the estimate a pair needs before its texts are compared.
+     *  Default simlsh_dedup_prefilter(threshold, num_perm); 0 compares every
+     *  bucket-mate's text. */
+    SIMLSH_DEDUP_PREFILTER = 2,
+    /** Ids below this value are kept documents (already in the collection):
+     *  they are centres when their turn comes and never claimed (default 0). */
+    SIMLSH_DEDUP_KEEP_BELOW = 3
+};
+
+/** Counters of simlsh_dedup_stat(). */
+enum simlsh_dedup_stat {
+    SIMLSH_DEDUP_STAT_VISITS = 0,     /**< bucket members looked at */
+    SIMLSH_DEDUP_STAT_CANDIDATES = 1, /**< pairs (centre, unplaced mate) that passed the
+                                           estimate or prefilter */
+    SIMLSH_DEDUP_STAT_EXACT = 2,      /**< pairs decided by comparing texts */
+    SIMLSH_DEDUP_STAT_IDENTICAL = 3,  /**< ... of them, texts identical to the centre's */
+    SIMLSH_DEDUP_STAT_ESTIMATED = 4,  /**< exact mode: pairs decided by the estimate (a
+                                           text missing) */
+    SIMLSH_DEDUP_STAT_TEXTS = 5,      /**< texts handed over (with repeats) */
+    SIMLSH_DEDUP_STAT_BATCHES = 6,    /**< batches of texts asked for */
+    SIMLSH_DEDUP_STAT_SET_BYTES = 7,  /**< most bytes of shingle sets held at once */
+    SIMLSH_DEDUP_STAT_GROUPS = 8,     /**< groups with at least one member */
+    SIMLSH_DEDUP_STAT_MEMBERS = 9     /**< documents claimed by a centre */
+};
+
+/**
+ * The exact mode's default prefilter: @p threshold less 3.5 standard
+ * deviations of the estimate at the threshold, sqrt(t (1 - t) / num_perm),
+ * or 0 when that is negative. A pair at the threshold falls below it with
+ * probability about 2.3e-4. @return the prefilter, or -1 for a threshold
+ * outside (0, 1] or num_perm 0. Threads: safe.
+ */
+SIMLSH_API double simlsh_dedup_prefilter(double threshold, uint32_t num_perm);
+
+/**
+ * A new engine over @p index (which must store signatures) for @p mode and
+ * @p threshold in (0, 1] (ignored by SIMLSH_DEDUP_NONE). Priority is by
+ * ascending id until simlsh_dedup_order() says otherwise. Memory comes from
+ * @p index's allocator; the engine uses about 40 bytes a document slot.
+ * @return 0, SIMLSH_EINVAL (NULL, bad mode or threshold),
+ * SIMLSH_EUNSUPPORTED (an index without stored signatures), SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_dedup_new(SIMLSH_OUT simlsh_dedup **out, const simlsh_index *index, int mode,
+                                double threshold);
+/** Free the engine (NULL: no-op). */
+SIMLSH_API void simlsh_dedup_free(simlsh_dedup *d);
+/**
+ * Change a setting (enum simlsh_dedup_key) before the first
+ * simlsh_dedup_next(). @return 0, SIMLSH_EINVAL (unknown key, value out of
+ * range: threads 0 .. 256, memory >= 1, prefilter in [0, 1], keep-below
+ * >= 0, or NaN), SIMLSH_ESTATE (the engine has started).
+ */
+SIMLSH_API int simlsh_dedup_set(simlsh_dedup *d, int key, double value);
+/**
+ * Priority of documents (the --keep policy of a tool): @p ids[0 .. n) first,
+ * the first occurrence of an id counting and ids the index does not hold
+ * ignored, then every other document by ascending id. Replaces an earlier
+ * order. @return 0, SIMLSH_EINVAL (NULL with n > 0), SIMLSH_ESTATE (started),
+ * SIMLSH_ENOMEM (then the previous order stays).
+ */
+SIMLSH_API int simlsh_dedup_order(simlsh_dedup *d, const uint64_t *ids, size_t n);
+/**
+ * Text sizes in bytes, for batches of SIMLSH_DEDUP_MEMORY bytes (ids not
+ * held are ignored; documents without a size count 4 KiB).
+ * @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (started).
+ */
+SIMLSH_API int simlsh_dedup_sizes(simlsh_dedup *d, const uint64_t *ids, const uint64_t *bytes,
+                                  size_t n);
+/**
+ * Advance: place every document that needs no text, and fill @p need with
+ * the documents whose texts are needed next (rows (id, id, -1), centres
+ * first, then by id), those already handed over left out. A count of 0
+ * means the groups are complete (always so for the modes without texts).
+ * Call it again after handing over texts.
+ * @return 0, SIMLSH_EINVAL (NULL, @p index not the engine's),
+ * SIMLSH_ESTATE (@p index changed since simlsh_dedup_new()), SIMLSH_ENOMEM
+ * (the engine stays usable: the call may be repeated).
+ */
+SIMLSH_API int simlsh_dedup_next(simlsh_results *need, simlsh_dedup *d, const simlsh_index *index);
+/**
+ * Hand over the texts of @p n documents that the last simlsh_dedup_next()
+ * asked for, in any order and in as many calls as the caller likes: text
+ * i is @p lens[i] bytes at @p texts[i] (NULL only with length 0), shingled
+ * with the index's params. The pairs whose texts are all here are decided
+ * on up to SIMLSH_DEDUP_THREADS threads; the texts are not kept.
+ * @return 0, SIMLSH_EINVAL (NULL arrays with n > 0, an id not asked for or
+ * given twice: nothing is taken then), SIMLSH_EUTF8 (SIMLSH_UTF8_REJECT and
+ * invalid UTF-8: that document counts as missing, the others are taken),
+ * SIMLSH_ENOMEM (nothing taken).
+ */
+SIMLSH_API int simlsh_dedup_texts(simlsh_dedup *d, const uint64_t *ids, const void *const *texts,
+                                  const size_t *lens, size_t n);
+/**
+ * The texts of @p ids cannot be had (a file gone or changed): their pairs
+ * are decided by the signature estimate >= threshold.
+ * @return as simlsh_dedup_texts().
+ */
+SIMLSH_API int simlsh_dedup_missing(simlsh_dedup *d, const uint64_t *ids, size_t n);
+/**
+ * The groups with at least one member, in simlsh_group_star()'s rows: (id,
+ * centre id, score), score 1.0 for the centre and the member's verified
+ * similarity with its centre otherwise (-1 for SIMLSH_DEDUP_NONE); groups
+ * in their centres' priority order, members by priority, the centre first.
+ * A document in no group is kept alone. @p *ngroups (may be NULL) receives
+ * the number of groups.
+ * @return 0, SIMLSH_EINVAL, SIMLSH_ESTATE (simlsh_dedup_next() has not yet
+ * returned a count of 0), SIMLSH_ENOMEM.
+ */
+SIMLSH_API int simlsh_dedup_groups(simlsh_results *res, SIMLSH_OUT size_t *ngroups,
+                                   const simlsh_dedup *d);
+/**
+ * A counter (enum simlsh_dedup_stat) of the work done so far.
+ * @return 0 or SIMLSH_EINVAL (NULL, unknown key).
+ */
+SIMLSH_API int simlsh_dedup_stat(SIMLSH_OUT uint64_t *value, const simlsh_dedup *d, int key);
+
+/**
+ * The @p k largest buckets of @p index with at least @p min_size members:
+ * rows (smallest member id, band, size), largest first (then by band and
+ * id), one query's offsets; @p *docs_above (may be NULL) receives the number
+ * of documents in at least one bucket of @p min_size or more members. For
+ * --stats of a tool: a bucket that holds a large share of a corpus is a
+ * template or boilerplate that every member shares.
+ * @return 0, SIMLSH_EINVAL (NULL @p res or @p index), SIMLSH_ENOMEM.
+ * Threads: a const call on @p index.
+ */
+SIMLSH_API int simlsh_index_largest_buckets(simlsh_results *res, SIMLSH_OUT uint64_t *docs_above,
+                                            const simlsh_index *index, size_t k, size_t min_size);
+
 #ifdef __cplusplus
 }
 #endif

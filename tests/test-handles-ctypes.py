@@ -21,7 +21,7 @@ with open(sys.argv[2], encoding="utf-8") as f:
     api = json.load(f)
 EINVAL = next(c["value"] for c in api["constants"] if c["name"] == "SIMLSH_EINVAL")
 TAGGED = ("simlsh_params", "simlsh_shingleset", "simlsh_signature", "simlsh_results",
-          "simlsh_index", "simlsh_forest", "simlsh_ensemble")
+          "simlsh_index", "simlsh_forest", "simlsh_ensemble", "simlsh_dedup")
 
 CTYPES = {"int": C.c_int, "unsigned int": C.c_uint, "int64_t": C.c_int64,
           "uint32_t": C.c_uint32, "uint64_t": C.c_uint64, "size_t": C.c_size_t,
@@ -68,9 +68,10 @@ check(fns["simlsh_index_insert"](I, 7, G), "index_insert")
 check(fns["simlsh_forest_insert"](F, 7, G), "forest_insert")
 check(fns["simlsh_ensemble_insert"](E, 7, G, 10), "ensemble_insert")
 check(fns["simlsh_index_query"](R, I, G, 0), "index_query")
+D = new("simlsh_dedup_new", I, 1, 0.8)
 live = {"simlsh_params": P, "simlsh_shingleset": S, "simlsh_signature": G,
         "simlsh_results": R, "simlsh_index": I, "simlsh_forest": F,
-        "simlsh_ensemble": E}
+        "simlsh_ensemble": E, "simlsh_dedup": D}
 
 
 def state():
@@ -155,7 +156,7 @@ d = C.c_double()
 check(fns["simlsh_signature_jaccard"](C.byref(d), G, G), "jaccard")
 if d.value != 1.0:
     sys.exit("FAIL: the signature no longer works")
-for name, h in (("simlsh_ensemble_free", E), ("simlsh_forest_free", F),
+for name, h in (("simlsh_dedup_free", D), ("simlsh_ensemble_free", E), ("simlsh_forest_free", F),
                 ("simlsh_index_free", I),
                 ("simlsh_results_free", R), ("simlsh_signature_free", G),
                 ("simlsh_shingleset_free", S), ("simlsh_params_free", P)):

@@ -530,6 +530,7 @@ done:
         if (n > npop)
             ix->nslots += n - npop;
         ix->count += n;
+        ix->gen++;
     }
     for (uint32_t b = 0; b < ix->bands; b++)
         simlsh__free_sized(&bt.la.al, bt.bands[b].v, bt.bands[b].cap * sizeof *bt.bands[b].v);

@@ -164,6 +164,7 @@ int simlsh_index_clear(simlsh_index *index)
     index->ovf_bytes = 0;
     index->ovf_free = NO_SLOT;
     index->count = 0;
+    index->gen++;
     index->nslots = 0;
     index->free_head = NO_SLOT;
     return 0;

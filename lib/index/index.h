@@ -100,6 +100,7 @@ struct simlsh_index {
     ovf_list *ovf; /* overflow lists of large buckets, all bands */
     size_t novf, ovf_cap, ovf_nfree, ovf_bytes;
     uint32_t ovf_free;
+    uint64_t gen;   /* changes with every insertion, removal or clear (dedup engine's check) */
     uint8_t *udata; /* caller bytes saved with the index (persist.c), NULL: none */
     size_t udata_len;
 };

@@ -248,6 +248,7 @@ static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
         }
     }
     ix->count++;
+    ix->gen++;
     simlsh__free_sized(&ix->params.alloc, pr->v, pr->vcap * sizeof *pr->v);
     memset(pr, 0, sizeof *pr);
 }
@@ -293,6 +294,7 @@ static int put_fast(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
         memcpy(ix->sigs + (size_t)slot * ix->num_perm, values, ix->num_perm * sizeof *values);
     idmap_put(ix->idmap, ix->idcap, id, slot);
     ix->count++;
+    ix->gen++;
     return 1;
 undo:
     while (b-- > 0) {
@@ -373,4 +375,5 @@ void simlsh__ix_del(struct simlsh_index *ix, size_t pos)
     ix->ids[slot] = ix->free_head;
     ix->free_head = slot;
     ix->count--;
+    ix->gen++;
 }

@@ -1,0 +1,1207 @@
+/* The deduplication engine: star groups straight from the index's buckets
+ * (include/simlsh.h, "Deduplication engine").
+ *
+ * Documents are visited by priority (rank). A document that no group holds
+ * when its turn comes is a centre; its candidates are the bucket-mates that
+ * are still unplaced (closed[] clear) and pass the estimate (or, in exact
+ * mode, the prefilter), found through the index's band tables
+ * (index/mates.h). Without texts the centre claims them at once.
+ *
+ * Exact mode works in batches. A batch is built by walking on from the
+ * cursor: each unplaced document is certainly a centre unless it is a
+ * candidate of a centre of the batch (pend[] == win), whose verdict is not
+ * known yet, so the walk stops there. The batch asks for the texts of its
+ * centres and their candidates (at most SIMLSH_DEDUP_MEMORY bytes); when
+ * all are in, the claims are applied in the centres' order, which is what
+ * the sequential star would do, and the next batch starts. A centre with
+ * more candidates than a batch holds keeps its set and goes on with the
+ * rest in the next batches (the carry).
+ *
+ * Cost: a centre looks at the members of its buckets once; a claimed
+ * document never looks at its own, so a bucket of m copies costs O(m)
+ * visits and m verifications.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "dedup.h"
+#include "handle.h"
+#include "index/mates.h"
+#include "results.h"
+
+#define DEFAULT_MEMORY (UINT64_C(64) << 20)
+#define DEFAULT_WEIGHT 4096
+#define PREFILTER_SD 3.5
+#define NSTATS 10
+
+typedef struct dx_idslot {
+    uint64_t id;
+    uint32_t slot;
+} idslot;
+
+/* A text handed over for a candidate whose centre's text is not in yet. */
+typedef struct {
+    char *text;
+    size_t len;
+} dx_held;
+
+struct simlsh_dedup {
+    uint32_t tag; /* SIMLSH__TAG_DEDUP */
+    simlsh_allocator al;
+    struct simlsh_params params; /* the index's: shingling for exact mode */
+    const void *ix;              /* only compared, never read through */
+    uint64_t gen;
+    size_t nslots, slot_cap; /* slot_cap: the per-slot arrays' length */
+    uint32_t num_perm;
+    int mode;
+    double threshold, prefilter;
+    uint32_t nthreads;
+    uint64_t memory, keep_below;
+    int started, finished;
+    /* before the start: the caller's priority and sizes, by id */
+    uint64_t *order_ids;
+    size_t norder;
+    uint64_t *size_ids, *size_bytes;
+    size_t nsizes;
+    /* per slot */
+    uint64_t *ids;
+    uint32_t *rank;  /* DX_NONE: free slot */
+    uint32_t *order; /* rank -> slot */
+    size_t nlive;
+    uint32_t *cent; /* centre's slot, or DX_NONE while unplaced */
+    double *score;
+    uint8_t *closed; /* not a candidate: placed, or kept (keep_below) */
+    uint32_t *seen, stamp;
+    uint32_t *pend; /* == win: a candidate of the batch */
+    uint32_t *got;  /* == win: its text (or its absence) is in */
+    uint32_t *wpos; /* in the batch: index of a centre or a candidate */
+    uint64_t *weight;
+    size_t cur;   /* ranks below are placed for good */
+    uint32_t win; /* batch number */
+    /* the batch */
+    uint32_t *wc; /* centres, in rank order */
+    dx_set *wset; /* their sets */
+    size_t nwc, cap_wc;
+    dx_pair *pairs; /* by centre */
+    size_t *cfirst; /* nwc + 1: each centre's pairs */
+    size_t npairs, cap_pairs;
+    uint32_t *wm; /* candidates */
+    size_t nwm, cap_wm;
+    size_t *mfirst;  /* nwm + 1: each candidate's pairs in mpair */
+    uint32_t *mpair; /* npairs */
+    uint8_t *mdone, *mmissing;
+    dx_held *held;
+    struct dx_idslot *bidx; /* the batch's documents by id */
+    size_t nbidx, cap_bidx;
+    size_t need_left;
+    int open; /* a batch was handed out and is not resolved */
+    /* the carry: a centre whose candidates span several batches */
+    uint32_t carry;
+    simlsh__matevec cands;
+    size_t carry_at;
+    dx_set carry_set;
+    uint64_t set_bytes;
+    uint64_t st[NSTATS];
+};
+
+double simlsh_dedup_prefilter(double t, uint32_t num_perm)
+{
+    if (!(t > 0 && t <= 1) || num_perm == 0)
+        return -1;
+    double low = t - PREFILTER_SD * sqrt(t * (1 - t) / (double)num_perm);
+    return low > 0 ? low : 0;
+}
+
+/* ---- lifetime and settings ------------------------------------------------------- */
+
+#define FREE_N(p, n) simlsh__free_sized(&d->al, (p), (n) * sizeof *(p))
+
+static void free_batch(simlsh_dedup *d)
+{
+    for (size_t i = 0; i < d->nwc; i++)
+        simlsh__dx_set_free(&d->al, &d->wset[i]);
+    for (size_t i = 0; i < d->nwm && d->held != NULL; i++)
+        simlsh__free_sized(&d->al, d->held[i].text, d->held[i].len);
+    FREE_N(d->bidx, d->cap_bidx);
+    d->bidx = NULL;
+    d->nbidx = d->cap_bidx = 0;
+    FREE_N(d->wc, d->cap_wc);
+    FREE_N(d->wset, d->cap_wc);
+    FREE_N(d->cfirst, d->cap_wc + 1);
+    FREE_N(d->pairs, d->cap_pairs);
+    FREE_N(d->mpair, d->cap_pairs);
+    FREE_N(d->wm, d->cap_wm);
+    FREE_N(d->mfirst, d->cap_wm + 1);
+    FREE_N(d->mdone, d->cap_wm);
+    FREE_N(d->mmissing, d->cap_wm);
+    FREE_N(d->held, d->cap_wm);
+    d->wc = NULL;
+    d->wset = NULL;
+    d->cfirst = NULL;
+    d->pairs = NULL;
+    d->mpair = NULL;
+    d->wm = NULL;
+    d->mfirst = NULL;
+    d->mdone = d->mmissing = NULL;
+    d->held = NULL;
+    d->nwc = d->cap_wc = d->npairs = d->cap_pairs = d->nwm = d->cap_wm = 0;
+}
+
+void simlsh_dedup_free(simlsh_dedup *d)
+{
+    if (!simlsh__handle_is(d, SIMLSH__TAG_DEDUP))
+        return;
+    size_t n = d->slot_cap;
+    free_batch(d);
+    simlsh__dx_set_free(&d->al, &d->carry_set);
+    FREE_N(d->cands.v, d->cands.cap);
+    FREE_N(d->order_ids, d->norder);
+    FREE_N(d->size_ids, d->nsizes);
+    FREE_N(d->size_bytes, d->nsizes);
+    FREE_N(d->ids, n);
+    FREE_N(d->rank, n);
+    FREE_N(d->order, n);
+    FREE_N(d->cent, n);
+    FREE_N(d->score, n);
+    FREE_N(d->closed, n);
+    FREE_N(d->seen, n);
+    FREE_N(d->pend, n);
+    FREE_N(d->got, n);
+    FREE_N(d->wpos, n);
+    FREE_N(d->weight, n);
+    simlsh_allocator al = d->al;
+    d->tag = SIMLSH__TAG_DEAD;
+    simlsh__free_sized(&al, d, sizeof *d);
+}
+
+int simlsh_dedup_new(simlsh_dedup **out, const simlsh_index *index, int mode, double threshold)
+{
+    SIMLSH__CHECK_INDEX(index);
+    if (out == NULL || mode < SIMLSH_DEDUP_NONE || mode > SIMLSH_DEDUP_EXACT)
+        return SIMLSH_EINVAL;
+    if (mode != SIMLSH_DEDUP_NONE && !(threshold > 0 && threshold <= 1))
+        return SIMLSH_EINVAL;
+    if (!simlsh__ix_has_sigs(index))
+        return SIMLSH_EUNSUPPORTED;
+    const struct simlsh_params *p = simlsh__ix_params(index);
+    size_t n = simlsh__ix_nslots(index);
+    simlsh_dedup *d = simlsh__calloc(&p->alloc, 1, sizeof *d);
+    if (d == NULL)
+        return SIMLSH_ENOMEM;
+    d->tag = SIMLSH__TAG_DEDUP;
+    d->al = p->alloc;
+    d->params = *p;
+    d->ix = index;
+    d->gen = simlsh__ix_gen(index);
+    d->nslots = n;
+    d->num_perm = simlsh__ix_num_perm(index);
+    d->mode = mode;
+    d->threshold = mode == SIMLSH_DEDUP_NONE ? 0 : threshold;
+    d->prefilter = mode == SIMLSH_DEDUP_EXACT ? simlsh_dedup_prefilter(threshold, d->num_perm) : 0;
+    d->nthreads = 1;
+    d->memory = DEFAULT_MEMORY;
+    d->carry = DX_NONE;
+    d->win = 1;
+    d->stamp = 0;
+    size_t m = n ? n : 1;
+    d->slot_cap = m;
+    d->ids = simlsh__calloc(&d->al, m, sizeof *d->ids);
+    d->rank = simlsh__calloc(&d->al, m, sizeof *d->rank);
+    d->order = simlsh__calloc(&d->al, m, sizeof *d->order);
+    d->cent = simlsh__calloc(&d->al, m, sizeof *d->cent);
+    d->score = simlsh__calloc(&d->al, m, sizeof *d->score);
+    d->closed = simlsh__calloc(&d->al, m, sizeof *d->closed);
+    d->seen = simlsh__calloc(&d->al, m, sizeof *d->seen);
+    d->pend = simlsh__calloc(&d->al, m, sizeof *d->pend);
+    d->got = simlsh__calloc(&d->al, m, sizeof *d->got);
+    d->wpos = simlsh__calloc(&d->al, m, sizeof *d->wpos);
+    d->weight = simlsh__calloc(&d->al, m, sizeof *d->weight);
+    d->slot_cap = m;
+    if (!d->ids || !d->rank || !d->order || !d->cent || !d->score || !d->closed || !d->seen ||
+        !d->pend || !d->got || !d->wpos || !d->weight) {
+        simlsh_dedup_free(d);
+        return SIMLSH_ENOMEM;
+    }
+    *out = d;
+    return 0;
+}
+
+int simlsh_dedup_set(simlsh_dedup *d, int key, double value)
+{
+    SIMLSH__CHECK_DEDUP(d);
+    if (value != value)
+        return SIMLSH_EINVAL;
+    if (d->started)
+        return SIMLSH_ESTATE;
+    switch (key) {
+    case SIMLSH_DEDUP_THREADS:
+        if (!(value >= 0 && value <= 256) || value != floor(value))
+            return SIMLSH_EINVAL;
+        d->nthreads = (uint32_t)value;
+        return 0;
+    case SIMLSH_DEDUP_MEMORY:
+        if (!(value >= 1 && value <= 1.8e19))
+            return SIMLSH_EINVAL;
+        d->memory = (uint64_t)value;
+        return 0;
+    case SIMLSH_DEDUP_PREFILTER:
+        if (!(value >= 0 && value <= 1))
+            return SIMLSH_EINVAL;
+        if (d->mode == SIMLSH_DEDUP_EXACT)
+            d->prefilter = value;
+        return 0;
+    case SIMLSH_DEDUP_KEEP_BELOW:
+        if (!(value >= 0 && value <= 1.8e19))
+            return SIMLSH_EINVAL;
+        d->keep_below = (uint64_t)value;
+        return 0;
+    default:
+        return SIMLSH_EINVAL;
+    }
+}
+
+/* Copy n values into *dst (freeing what was there), or fail changing nothing. */
+static int copy_u64(simlsh_dedup *d, uint64_t **dst, size_t *dn, const uint64_t *src, size_t n)
+{
+    size_t bytes;
+    if (!simlsh__mul_ok(n, sizeof *src, &bytes))
+        return SIMLSH_ENOMEM;
+    uint64_t *c = NULL;
+    if (n > 0) {
+        if ((c = simlsh__malloc(&d->al, bytes)) == NULL)
+            return SIMLSH_ENOMEM;
+        memcpy(c, src, bytes);
+    }
+    FREE_N(*dst, *dn);
+    *dst = c;
+    *dn = n;
+    return 0;
+}
+
+int simlsh_dedup_order(simlsh_dedup *d, const uint64_t *ids, size_t n)
+{
+    SIMLSH__CHECK_DEDUP(d);
+    if (ids == NULL && n > 0)
+        return SIMLSH_EINVAL;
+    if (d->started)
+        return SIMLSH_ESTATE;
+    return copy_u64(d, &d->order_ids, &d->norder, ids, n);
+}
+
+int simlsh_dedup_sizes(simlsh_dedup *d, const uint64_t *ids, const uint64_t *bytes, size_t n)
+{
+    SIMLSH__CHECK_DEDUP(d);
+    if ((ids == NULL || bytes == NULL) && n > 0)
+        return SIMLSH_EINVAL;
+    if (d->started)
+        return SIMLSH_ESTATE;
+    uint64_t *oi = NULL, *ob = NULL;
+    size_t ni = 0, nb = 0;
+    int rc = copy_u64(d, &oi, &ni, ids, n);
+    if (rc == 0 && (rc = copy_u64(d, &ob, &nb, bytes, n)) < 0)
+        FREE_N(oi, ni);
+    if (rc < 0)
+        return rc;
+    FREE_N(d->size_ids, d->nsizes);
+    FREE_N(d->size_bytes, d->nsizes);
+    d->size_ids = oi;
+    d->size_bytes = ob;
+    d->nsizes = n;
+    return 0;
+}
+
+int simlsh_dedup_stat(uint64_t *value, const simlsh_dedup *d, int key)
+{
+    SIMLSH__CHECK_DEDUP(d);
+    if (value == NULL || key < 0 || key >= NSTATS)
+        return SIMLSH_EINVAL;
+    *value = d->st[key];
+    return 0;
+}
+
+/* ---- the start: ranks, sizes --------------------------------------------------- */
+
+static int idslot_cmp(const void *x, const void *y)
+{
+    const idslot *a = x, *b = y;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int start(simlsh_dedup *d, const simlsh_index *ix)
+{
+    size_t n = d->nslots, live = 0;
+    idslot *rest = simlsh__calloc(&d->al, n ? n : 1, sizeof *rest);
+    if (rest == NULL)
+        return SIMLSH_ENOMEM;
+    for (size_t s = 0; s < n; s++) {
+        d->rank[s] = DX_NONE;
+        d->cent[s] = DX_NONE;
+        d->closed[s] = 1;
+        uint64_t id;
+        if (simlsh__ix_slot_id(ix, (uint32_t)s, &id)) {
+            d->ids[s] = id;
+            d->closed[s] = id < d->keep_below;
+            rest[live].id = id;
+            rest[live].slot = (uint32_t)s;
+            live++;
+        }
+    }
+    size_t r = 0;
+    for (size_t i = 0; i < d->norder; i++) {
+        uint32_t s = simlsh__ix_slot_of(ix, d->order_ids[i]);
+        if (s == DX_NONE || s >= n || d->rank[s] != DX_NONE)
+            continue;
+        d->rank[s] = (uint32_t)r;
+        d->order[r++] = s;
+    }
+    qsort(rest, live, sizeof *rest, idslot_cmp);
+    for (size_t i = 0; i < live; i++) {
+        if (d->rank[rest[i].slot] != DX_NONE)
+            continue;
+        d->rank[rest[i].slot] = (uint32_t)r;
+        d->order[r++] = rest[i].slot;
+    }
+    simlsh__free_sized(&d->al, rest, (n ? n : 1) * sizeof *rest);
+    d->nlive = r;
+    for (size_t i = 0; i < d->nsizes; i++) {
+        uint32_t s = simlsh__ix_slot_of(ix, d->size_ids[i]);
+        if (s != DX_NONE && s < n)
+            d->weight[s] = d->size_bytes[i];
+    }
+    d->started = 1;
+    return 0;
+}
+
+/* ---- candidates ------------------------------------------------------------------ */
+
+/* The candidates of centre x into d->cands: unplaced bucket-mates whose
+ * estimate reaches thr. */
+static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, double thr)
+{
+    if (++d->stamp == 0) {
+        memset(d->seen, 0, d->nslots * sizeof *d->seen);
+        d->stamp = 1;
+    }
+    d->cands.n = 0;
+    uint32_t need = simlsh__ix_need(d->num_perm, thr);
+    int rc = simlsh__ix_mates(ix, x, need, d->closed, d->seen, d->stamp, &d->al, &d->cands,
+                              &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+    if (rc < 0)
+        return rc;
+    d->st[SIMLSH_DEDUP_STAT_CANDIDATES] += d->cands.n;
+    return 0;
+}
+
+static void place_centre(simlsh_dedup *d, uint32_t x)
+{
+    d->cent[x] = x;
+    d->score[x] = 1.0;
+    d->closed[x] = 1;
+}
+
+static void claim(simlsh_dedup *d, uint32_t x, uint32_t v, double s)
+{
+    d->cent[v] = x;
+    d->score[v] = s;
+    d->closed[v] = 1;
+}
+
+/* The modes without texts: the whole star at once. */
+static int star_now(simlsh_dedup *d, const simlsh_index *ix)
+{
+    for (; d->cur < d->nlive; d->cur++) {
+        uint32_t x = d->order[d->cur];
+        if (d->cent[x] != DX_NONE)
+            continue;
+        int rc = candidates(d, ix, x, d->threshold);
+        if (rc < 0)
+            return rc; /* x is unplaced still: a repeated call goes on here */
+        place_centre(d, x);
+        for (size_t i = 0; i < d->cands.n; i++) {
+            const simlsh__mate *m = &d->cands.v[i];
+            double s = d->mode == SIMLSH_DEDUP_NONE ? -1.0 : (double)m->eq / d->num_perm;
+            claim(d, x, m->slot, s);
+        }
+    }
+    return 0;
+}
+
+/* ---- exact mode: batches ----------------------------------------------------------- */
+
+static uint64_t weight_of(const simlsh_dedup *d, uint32_t s)
+{
+    return d->weight[s] ? d->weight[s] : DEFAULT_WEIGHT;
+}
+
+/* Room for nc centres, np pairs and nm candidates in the batch arrays. */
+static int batch_room(simlsh_dedup *d, size_t nc, size_t np, size_t nm)
+{
+    if (nc > d->cap_wc) {
+        size_t c = d->cap_wc ? d->cap_wc * 2 : 64;
+        while (c < nc)
+            c *= 2;
+        uint32_t *wc = simlsh__calloc(&d->al, c, sizeof *wc);
+        dx_set *ws = simlsh__calloc(&d->al, c, sizeof *ws);
+        size_t *cf = simlsh__calloc(&d->al, c + 1, sizeof *cf);
+        if (!wc || !ws || !cf) {
+            simlsh__free_sized(&d->al, wc, c * sizeof *wc);
+            simlsh__free_sized(&d->al, ws, c * sizeof *ws);
+            simlsh__free_sized(&d->al, cf, (c + 1) * sizeof *cf);
+            return SIMLSH_ENOMEM;
+        }
+        if (d->nwc) {
+            memcpy(wc, d->wc, d->nwc * sizeof *wc);
+            memcpy(ws, d->wset, d->nwc * sizeof *ws);
+            memcpy(cf, d->cfirst, (d->nwc + 1) * sizeof *cf);
+        }
+        FREE_N(d->wc, d->cap_wc);
+        FREE_N(d->wset, d->cap_wc);
+        if (d->cfirst)
+            FREE_N(d->cfirst, d->cap_wc + 1);
+        d->wc = wc;
+        d->wset = ws;
+        d->cfirst = cf;
+        d->cap_wc = c;
+    }
+    if (np > d->cap_pairs) {
+        size_t c = d->cap_pairs ? d->cap_pairs * 2 : 256;
+        while (c < np)
+            c *= 2;
+        dx_pair *p = simlsh__calloc(&d->al, c, sizeof *p);
+        uint32_t *mp = simlsh__calloc(&d->al, c, sizeof *mp);
+        if (!p || !mp) {
+            simlsh__free_sized(&d->al, p, c * sizeof *p);
+            simlsh__free_sized(&d->al, mp, c * sizeof *mp);
+            return SIMLSH_ENOMEM;
+        }
+        if (d->npairs)
+            memcpy(p, d->pairs, d->npairs * sizeof *p);
+        FREE_N(d->pairs, d->cap_pairs);
+        FREE_N(d->mpair, d->cap_pairs);
+        d->pairs = p;
+        d->mpair = mp;
+        d->cap_pairs = c;
+    }
+    if (nm > d->cap_wm) {
+        size_t c = d->cap_wm ? d->cap_wm * 2 : 256;
+        while (c < nm)
+            c *= 2;
+        uint32_t *wm = simlsh__calloc(&d->al, c, sizeof *wm);
+        size_t *mf = simlsh__calloc(&d->al, c + 1, sizeof *mf);
+        uint8_t *md = simlsh__calloc(&d->al, c, 1), *mm = simlsh__calloc(&d->al, c, 1);
+        dx_held *h = simlsh__calloc(&d->al, c, sizeof *h);
+        if (!wm || !mf || !md || !mm || !h) {
+            simlsh__free_sized(&d->al, wm, c * sizeof *wm);
+            simlsh__free_sized(&d->al, mf, (c + 1) * sizeof *mf);
+            simlsh__free_sized(&d->al, md, c);
+            simlsh__free_sized(&d->al, mm, c);
+            simlsh__free_sized(&d->al, h, c * sizeof *h);
+            return SIMLSH_ENOMEM;
+        }
+        if (d->nwm)
+            memcpy(wm, d->wm, d->nwm * sizeof *wm);
+        FREE_N(d->wm, d->cap_wm);
+        if (d->mfirst)
+            FREE_N(d->mfirst, d->cap_wm + 1);
+        FREE_N(d->mdone, d->cap_wm);
+        FREE_N(d->mmissing, d->cap_wm);
+        FREE_N(d->held, d->cap_wm);
+        d->wm = wm;
+        d->mfirst = mf;
+        d->mdone = md;
+        d->mmissing = mm;
+        d->held = h;
+        d->cap_wm = c;
+    }
+    return 0;
+}
+
+/* Add centre x with candidates d->cands.v[from .. to) to the batch. */
+static int batch_add(simlsh_dedup *d, uint32_t x, size_t from, size_t to, uint64_t *bytes)
+{
+    size_t nnew = 0;
+    for (size_t i = from; i < to; i++)
+        nnew += d->pend[d->cands.v[i].slot] != d->win;
+    int rc = batch_room(d, d->nwc + 1, d->npairs + (to - from), d->nwm + nnew);
+    if (rc < 0)
+        return rc;
+    size_t ci = d->nwc++;
+    d->wc[ci] = x;
+    memset(&d->wset[ci], 0, sizeof d->wset[ci]);
+    if (x == d->carry && d->carry_set.ready + d->carry_set.missing > 0) {
+        d->wset[ci] = d->carry_set; /* kept from the last batch */
+        memset(&d->carry_set, 0, sizeof d->carry_set);
+        d->got[x] = d->win;
+    } else {
+        d->got[x] = 0;
+        *bytes += weight_of(d, x);
+        d->need_left++;
+    }
+    d->wpos[x] = (uint32_t)ci;
+    d->cfirst[ci] = d->npairs;
+    for (size_t i = from; i < to; i++) {
+        uint32_t v = d->cands.v[i].slot;
+        if (d->pend[v] != d->win) {
+            d->pend[v] = d->win;
+            d->got[v] = 0;
+            d->wpos[v] = (uint32_t)d->nwm;
+            d->wm[d->nwm] = v;
+            d->mdone[d->nwm] = 0;
+            d->mmissing[d->nwm] = 0;
+            d->held[d->nwm].text = NULL;
+            d->held[d->nwm].len = 0;
+            d->nwm++;
+            *bytes += weight_of(d, v);
+            d->need_left++;
+        }
+        dx_pair *p = &d->pairs[d->npairs++];
+        p->centre = x;
+        p->mate = v;
+        p->eq = d->cands.v[i].eq;
+        p->verdict = -1;
+        p->score = 0;
+    }
+    d->cfirst[d->nwc] = d->npairs;
+    return 0;
+}
+
+/* Each candidate's pairs, for the texts calls (a counting sort). */
+static int bidx_cmp(const void *x, const void *y);
+
+static int index_mates(simlsh_dedup *d)
+{
+    size_t nb = d->nwc + d->nwm;
+    d->nbidx = 0;
+    if (d->nwc == 0)
+        return 0; /* the cursor reached the end: no batch */
+    if (nb > d->cap_bidx) {
+        size_t c = d->cap_bidx ? d->cap_bidx : 256;
+        while (c < nb)
+            c *= 2;
+        idslot *b = simlsh__calloc(&d->al, c, sizeof *b);
+        if (b == NULL)
+            return SIMLSH_ENOMEM;
+        FREE_N(d->bidx, d->cap_bidx);
+        d->bidx = b;
+        d->cap_bidx = c;
+    }
+    for (size_t i = 0; i < d->nwc; i++) {
+        d->bidx[i].id = d->ids[d->wc[i]];
+        d->bidx[i].slot = d->wc[i];
+    }
+    for (size_t i = 0; i < d->nwm; i++) {
+        d->bidx[d->nwc + i].id = d->ids[d->wm[i]];
+        d->bidx[d->nwc + i].slot = d->wm[i];
+    }
+    d->nbidx = nb;
+    qsort(d->bidx, nb, sizeof *d->bidx, bidx_cmp);
+    size_t *f = d->mfirst;
+    memset(f, 0, (d->nwm + 1) * sizeof *f);
+    for (size_t k = 0; k < d->npairs; k++)
+        f[d->wpos[d->pairs[k].mate] + 1]++;
+    for (size_t m = 0; m < d->nwm; m++)
+        f[m + 1] += f[m];
+    for (size_t k = 0; k < d->npairs; k++)
+        d->mpair[f[d->wpos[d->pairs[k].mate]]++] = (uint32_t)k;
+    for (size_t m = d->nwm; m > 0; m--)
+        f[m] = f[m - 1];
+    f[0] = 0;
+    return 0;
+}
+
+/* Build the next batch from the cursor (or the carry). 0 with an empty
+ * batch when everything is placed. */
+static int form_batch(simlsh_dedup *d, const simlsh_index *ix)
+{
+    uint64_t bytes = 0;
+    d->nwc = d->npairs = d->nwm = 0;
+    d->need_left = 0;
+    if (d->carry != DX_NONE) {
+        /* the rest of a large centre's candidates; no other centre joins */
+        uint32_t x = d->carry;
+        size_t to = d->carry_at;
+        uint64_t b = 0;
+        while (to < d->cands.n &&
+               (to == d->carry_at || b + weight_of(d, d->cands.v[to].slot) <= d->memory))
+            b += weight_of(d, d->cands.v[to++].slot);
+        int rc = batch_add(d, x, d->carry_at, to, &bytes);
+        if (rc < 0)
+            return rc;
+        d->carry_at = to;
+        return index_mates(d);
+    }
+    while (d->cur < d->nlive) {
+        uint32_t x = d->order[d->cur];
+        if (d->cent[x] != DX_NONE) {
+            d->cur++;
+            continue;
+        }
+        if (d->pend[x] == d->win)
+            break; /* a candidate of this batch: its fate is not known yet */
+        int rc = candidates(d, ix, x, d->prefilter);
+        if (rc < 0)
+            return rc;
+        if (d->cands.n == 0) {
+            place_centre(d, x);
+            d->cur++;
+            continue;
+        }
+        uint64_t more = weight_of(d, x);
+        for (size_t i = 0; i < d->cands.n; i++)
+            if (d->pend[d->cands.v[i].slot] != d->win)
+                more += weight_of(d, d->cands.v[i].slot);
+        if (d->nwc > 0 && bytes + more > d->memory)
+            break;
+        if (d->nwc == 0 && more > d->memory && d->cands.n > 1) {
+            /* too many for one batch: this centre alone, in parts */
+            size_t to = 0;
+            uint64_t b = weight_of(d, x);
+            while (to < d->cands.n &&
+                   (to == 0 || b + weight_of(d, d->cands.v[to].slot) <= d->memory))
+                b += weight_of(d, d->cands.v[to++].slot);
+            rc = batch_add(d, x, 0, to, &bytes);
+            if (rc < 0)
+                return rc;
+            place_centre(d, x);
+            d->cur++;
+            d->carry = x;
+            d->carry_at = to;
+            return index_mates(d);
+        }
+        rc = batch_add(d, x, 0, d->cands.n, &bytes);
+        if (rc < 0)
+            return rc;
+        place_centre(d, x);
+        d->cur++;
+    }
+    return index_mates(d);
+}
+
+/* All texts are in and every pair decided: claims in centre order. */
+static void resolve_batch(simlsh_dedup *d)
+{
+    for (size_t ci = 0; ci < d->nwc; ci++) {
+        uint32_t x = d->wc[ci];
+        for (size_t k = d->cfirst[ci]; k < d->cfirst[ci + 1]; k++) {
+            dx_pair *p = &d->pairs[k];
+            if (p->verdict == 1 && d->cent[p->mate] == DX_NONE)
+                claim(d, x, p->mate, p->score);
+        }
+    }
+    /* the carry keeps its centre's set while candidates remain */
+    int carry_on = d->carry != DX_NONE && d->carry_at < d->cands.n;
+    for (size_t ci = 0; ci < d->nwc; ci++) {
+        if (carry_on && d->wc[ci] == d->carry) {
+            d->carry_set = d->wset[ci];
+            memset(&d->wset[ci], 0, sizeof d->wset[ci]);
+        } else {
+            d->set_bytes -= simlsh__dx_set_bytes(&d->wset[ci]);
+            simlsh__dx_set_free(&d->al, &d->wset[ci]);
+        }
+    }
+    if (!carry_on && d->carry != DX_NONE) {
+        d->carry = DX_NONE;
+        d->cands.n = 0;
+    }
+    d->nwc = d->npairs = d->nwm = 0;
+    d->open = 0;
+    d->win++;
+    if (d->win == 0) { /* wrapped: no stale stamp may look current */
+        memset(d->pend, 0, d->nslots * sizeof *d->pend);
+        memset(d->got, 0, d->nslots * sizeof *d->got);
+        d->win = 1;
+    }
+}
+
+static void count_groups(simlsh_dedup *d)
+{
+    uint64_t groups = 0, members = 0;
+    for (size_t s = 0; s < d->nslots; s++) {
+        if (d->rank[s] == DX_NONE || d->cent[s] == DX_NONE)
+            continue;
+        if (d->cent[s] != s) {
+            members++;
+            /* a centre counts once: when its first member is seen */
+            if (d->seen[d->cent[s]] != d->stamp) {
+                d->seen[d->cent[s]] = d->stamp;
+                groups++;
+            }
+        }
+    }
+    d->st[SIMLSH_DEDUP_STAT_GROUPS] = groups;
+    d->st[SIMLSH_DEDUP_STAT_MEMBERS] = members;
+}
+
+static void finish(simlsh_dedup *d)
+{
+    if (++d->stamp == 0) {
+        memset(d->seen, 0, d->nslots * sizeof *d->seen);
+        d->stamp = 1;
+    }
+    count_groups(d);
+    d->finished = 1;
+}
+
+static int check_index(const simlsh_dedup *d, const simlsh_index *ix)
+{
+    SIMLSH__CHECK_INDEX(ix);
+    if ((const void *)ix != d->ix)
+        return SIMLSH_EINVAL;
+    if (simlsh__ix_gen(ix) != d->gen || simlsh__ix_nslots(ix) != d->nslots)
+        return SIMLSH_ESTATE;
+    return 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The ids of the batch still to come: centres in rank order, then the
+ * others by id. */
+static int list_needed(const simlsh_dedup *d, simlsh_results *need)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->nwc; i++)
+        n += d->got[d->wc[i]] != d->win;
+    size_t nc = n;
+    for (size_t i = 0; i < d->nwm; i++)
+        n += d->got[d->wm[i]] != d->win;
+    int rc = simlsh__results_reserve(need, n, 0);
+    if (rc < 0)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < d->nwc; i++)
+        if (d->got[d->wc[i]] != d->win)
+            need->a[k++] = d->ids[d->wc[i]];
+    for (size_t i = 0; i < d->nwm; i++)
+        if (d->got[d->wm[i]] != d->win)
+            need->a[k++] = d->ids[d->wm[i]];
+    if (n > nc)
+        qsort(need->a + nc, n - nc, sizeof *need->a, cmp_u64);
+    for (size_t i = 0; i < n; i++) {
+        need->b[i] = need->a[i];
+        need->score[i] = -1.0;
+    }
+    need->count = n;
+    need->nq = 0;
+    need->truncated = 0;
+    return 0;
+}
+
+int simlsh_dedup_next(simlsh_results *need, simlsh_dedup *d, const simlsh_index *index)
+{
+    SIMLSH__CHECK_RESULTS(need);
+    SIMLSH__CHECK_DEDUP(d);
+    int rc = check_index(d, index);
+    if (rc < 0)
+        return rc;
+    if (!d->started && (rc = start(d, index)) < 0)
+        return rc;
+    /* room for an answer first, so that nothing below fails after it moved on */
+    if (d->mode != SIMLSH_DEDUP_EXACT) {
+        if ((rc = star_now(d, index)) < 0)
+            return rc;
+        finish(d);
+        return list_needed(d, need);
+    }
+    for (;;) {
+        if (d->open && d->need_left > 0)
+            return list_needed(d, need);
+        if (d->open)
+            resolve_batch(d);
+        if (d->cur >= d->nlive && d->carry == DX_NONE) {
+            if (!d->finished)
+                finish(d);
+            return list_needed(d, need);
+        }
+        if ((rc = form_batch(d, index)) < 0) {
+            /* an unfinished batch is dropped: its centres were placed, so
+             * undo them and start it again next time */
+            for (size_t i = 0; i < d->nwc; i++) {
+                uint32_t x = d->wc[i];
+                if (x != d->carry) {
+                    d->cent[x] = DX_NONE;
+                    d->closed[x] = d->ids[x] < d->keep_below;
+                }
+            }
+            if (d->nwc > 0 && d->wc[0] != d->carry)
+                d->cur = d->rank[d->wc[0]];
+            d->nwc = d->npairs = d->nwm = 0;
+            d->win++;
+            return rc;
+        }
+        if (d->nwc == 0)
+            continue; /* the cursor reached the end */
+        d->open = 1;
+        d->st[SIMLSH_DEDUP_STAT_BATCHES]++;
+    }
+}
+
+/* ---- texts -------------------------------------------------------------------------- */
+
+/* The batch's documents by id, for the texts calls. */
+static int bidx_cmp(const void *x, const void *y)
+{
+    const idslot *a = x, *b = y;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static uint32_t batch_slot(const simlsh_dedup *d, uint64_t id)
+{
+    size_t lo = 0, hi = d->nbidx;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->bidx[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->nbidx && d->bidx[lo].id == id ? d->bidx[lo].slot : DX_NONE;
+}
+
+static int is_centre(const simlsh_dedup *d, uint32_t s)
+{
+    return d->wpos[s] < d->nwc && d->wc[d->wpos[s]] == s && d->pend[s] != d->win;
+}
+
+static void decide_by_estimate(simlsh_dedup *d, dx_pair *p)
+{
+    p->score = (double)p->eq / (double)d->num_perm;
+    p->verdict = p->score >= d->threshold;
+    d->st[SIMLSH_DEDUP_STAT_ESTIMATED]++;
+}
+
+/* Every centre of candidate m has its text (or its absence) in, counting
+ * the centres of this call (marked by stamp in seen[]). */
+static int centres_in(const simlsh_dedup *d, size_t m, uint32_t stamp)
+{
+    for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++) {
+        uint32_t c = d->pairs[d->mpair[k]].centre;
+        if (d->got[c] != d->win && d->seen[c] != stamp)
+            return 0;
+    }
+    return 1;
+}
+
+/* Take the texts (or, texts NULL, the absence) of n documents of the open
+ * batch. */
+static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, const size_t *lens,
+                size_t n)
+{
+    if (n > 0 && (ids == NULL || (texts != NULL && lens == NULL)))
+        return SIMLSH_EINVAL;
+    if (!d->open)
+        return n == 0 ? 0 : SIMLSH_EINVAL;
+    /* check everything before anything changes */
+    if (++d->stamp == 0) {
+        memset(d->seen, 0, d->nslots * sizeof *d->seen);
+        d->stamp = 1;
+    }
+    uint32_t st = d->stamp;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = batch_slot(d, ids[i]);
+        if (s == DX_NONE || d->got[s] == d->win || d->seen[s] == st)
+            return SIMLSH_EINVAL;
+        if (texts != NULL && texts[i] == NULL && lens[i] > 0)
+            return SIMLSH_EINVAL;
+        d->seen[s] = st;
+    }
+    /* the job: this call's centres and the candidates ready to decide */
+    size_t cap = n + d->nwm, rc = 0;
+    const void **tx = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *tx);
+    size_t *tl = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *tl);
+    size_t *jc = simlsh__calloc(&d->al, n ? n : 1, sizeof *jc);
+    dx_set **jcs = simlsh__calloc(&d->al, n ? n : 1, sizeof *jcs);
+    size_t *jm = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *jm);
+    size_t *jmi = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *jmi); /* candidate index */
+    size_t *jf = simlsh__calloc(&d->al, cap + 1, sizeof *jf);
+    uint32_t *jp = simlsh__calloc(&d->al, d->npairs ? d->npairs : 1, sizeof *jp);
+    dx_set **so = simlsh__calloc(&d->al, d->npairs ? d->npairs : 1, sizeof *so);
+    uint8_t *jmiss = simlsh__calloc(&d->al, cap ? cap : 1, 1);
+    uint8_t *jdone = simlsh__calloc(&d->al, cap ? cap : 1, 1);
+    uint8_t *newheld = simlsh__calloc(&d->al, d->nwm ? d->nwm : 1, 1);
+    size_t nt = 0, nc = 0, nm = 0, np = 0;
+    if (!tx || !tl || !jc || !jcs || !jm || !jmi || !jf || !jp || !so || !jmiss || !jdone ||
+        !newheld) {
+        rc = (size_t)-1;
+        goto out;
+    }
+    /* centres said to be missing are so for the candidates decided below
+     * (undone if the call fails) */
+    for (size_t i = 0; i < n && texts == NULL; i++) {
+        uint32_t s = batch_slot(d, ids[i]);
+        if (is_centre(d, s))
+            d->wset[d->wpos[s]].missing = 1;
+    }
+    for (size_t i = 0; i < n && texts != NULL; i++) {
+        uint32_t s = batch_slot(d, ids[i]);
+        if (!is_centre(d, s))
+            continue;
+        tx[nt] = texts[i];
+        tl[nt] = lens[i];
+        jc[nc] = nt++;
+        jcs[nc++] = &d->wset[d->wpos[s]];
+    }
+    /* candidates with a text now, or held from before, whose centres are all in */
+    for (size_t i = 0; i < n + d->nwm; i++) {
+        size_t m;
+        const void *t;
+        size_t len;
+        if (i < n) {
+            uint32_t s = batch_slot(d, ids[i]);
+            if (is_centre(d, s) || texts == NULL)
+                continue;
+            m = d->wpos[s];
+            t = texts[i];
+            len = lens[i];
+        } else {
+            m = i - n;
+            if (d->mdone[m] || d->held[m].text == NULL || d->seen[d->wm[m]] == st)
+                continue;
+            t = d->held[m].text;
+            len = d->held[m].len;
+        }
+        if (!centres_in(d, m, st)) {
+            if (i >= n)
+                continue;
+            /* its centre's text is still to come: keep a copy until then */
+            char *c = len > 0 ? simlsh__malloc(&d->al, len) : NULL;
+            if (len > 0 && c == NULL) {
+                rc = (size_t)-1;
+                goto out;
+            }
+            if (len > 0)
+                memcpy(c, t, len);
+            d->held[m].text = c;
+            d->held[m].len = len;
+            newheld[m] = 1;
+            continue;
+        }
+        tx[nt] = t;
+        tl[nt] = len;
+        jm[nm] = nt++;
+        jmi[nm] = m;
+        jf[nm] = np;
+        for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++) {
+            jp[np] = d->mpair[k];
+            so[d->mpair[k]] = &d->wset[d->wpos[d->pairs[d->mpair[k]].centre]];
+            np++;
+        }
+        nm++;
+    }
+    jf[nm] = np;
+    /* pair_of in the job indexes d->pairs; set_of is by pair index too */
+    dx_job job = {0};
+    job.params = &d->params;
+    job.threshold = d->threshold;
+    job.num_perm = d->num_perm;
+    job.texts = tx;
+    job.lens = tl;
+    job.centres = jc;
+    job.centre_sets = jcs;
+    job.ncentres = nc;
+    job.mates = jm;
+    job.first = jf;
+    job.pair_of = jp;
+    job.nmates = nm;
+    job.pairs = d->pairs;
+    job.set_of = so;
+    job.mate_missing = jmiss;
+    job.mate_done = jdone;
+    job.nthreads = d->nthreads;
+    job.al = &d->al;
+    if (simlsh__dx_run(&job) < 0) {
+        rc = (size_t)-1;
+        goto out;
+    }
+    /* commit: nothing below fails */
+    int bad_utf8 = 0;
+    for (size_t k = 0; k < nc; k++) {
+        d->set_bytes += simlsh__dx_set_bytes(jcs[k]);
+        bad_utf8 |= jcs[k]->missing;
+    }
+    if (d->set_bytes > d->st[SIMLSH_DEDUP_STAT_SET_BYTES])
+        d->st[SIMLSH_DEDUP_STAT_SET_BYTES] = d->set_bytes;
+    for (size_t k = 0; k < nm; k++) {
+        size_t m = jmi[k];
+        d->mdone[m] = 1;
+        bad_utf8 |= jmiss[k];
+        if (d->held[m].text != NULL && !newheld[m]) {
+            simlsh__free_sized(&d->al, d->held[m].text, d->held[m].len);
+            d->held[m].text = NULL;
+            d->held[m].len = 0;
+        }
+    }
+    d->st[SIMLSH_DEDUP_STAT_EXACT] += job.exact;
+    d->st[SIMLSH_DEDUP_STAT_IDENTICAL] += job.identical;
+    d->st[SIMLSH_DEDUP_STAT_ESTIMATED] += job.estimated;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = batch_slot(d, ids[i]);
+        d->got[s] = d->win;
+        if (texts != NULL) {
+            d->st[SIMLSH_DEDUP_STAT_TEXTS]++;
+            continue;
+        }
+        if (is_centre(d, s))
+            continue; /* marked above */
+        size_t m = d->wpos[s];
+        for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++)
+            decide_by_estimate(d, &d->pairs[d->mpair[k]]);
+        d->mdone[m] = 1;
+    }
+    d->need_left -= n;
+    rc = bad_utf8 ? (size_t)-2 : 0;
+out:
+    if (rc == (size_t)-1) {
+        for (size_t i = 0; i < n && texts == NULL; i++) {
+            uint32_t s = batch_slot(d, ids[i]);
+            if (is_centre(d, s))
+                d->wset[d->wpos[s]].missing = 0;
+        }
+        for (size_t m = 0; newheld != NULL && m < d->nwm; m++) {
+            if (!newheld[m])
+                continue;
+            simlsh__free_sized(&d->al, d->held[m].text, d->held[m].len);
+            d->held[m].text = NULL;
+            d->held[m].len = 0;
+        }
+    }
+    simlsh__free_sized(&d->al, tx, (cap ? cap : 1) * sizeof *tx);
+    simlsh__free_sized(&d->al, tl, (cap ? cap : 1) * sizeof *tl);
+    simlsh__free_sized(&d->al, jc, (n ? n : 1) * sizeof *jc);
+    simlsh__free_sized(&d->al, jcs, (n ? n : 1) * sizeof *jcs);
+    simlsh__free_sized(&d->al, jm, (cap ? cap : 1) * sizeof *jm);
+    simlsh__free_sized(&d->al, jmi, (cap ? cap : 1) * sizeof *jmi);
+    simlsh__free_sized(&d->al, jf, (cap + 1) * sizeof *jf);
+    simlsh__free_sized(&d->al, jp, (d->npairs ? d->npairs : 1) * sizeof *jp);
+    simlsh__free_sized(&d->al, so, (d->npairs ? d->npairs : 1) * sizeof *so);
+    simlsh__free_sized(&d->al, jmiss, cap ? cap : 1);
+    simlsh__free_sized(&d->al, jdone, cap ? cap : 1);
+    simlsh__free_sized(&d->al, newheld, d->nwm ? d->nwm : 1);
+    if (rc == (size_t)-1)
+        return SIMLSH_ENOMEM;
+    return rc == (size_t)-2 ? SIMLSH_EUTF8 : 0;
+}
+
+int simlsh_dedup_texts(simlsh_dedup *d, const uint64_t *ids, const void *const *texts,
+                       const size_t *lens, size_t n)
+{
+    SIMLSH__CHECK_DEDUP(d);
+    if (n > 0 && (texts == NULL || lens == NULL))
+        return SIMLSH_EINVAL;
+    return take(d, ids, texts, lens, n);
+}
+
+int simlsh_dedup_missing(simlsh_dedup *d, const uint64_t *ids, size_t n)
+{
+    SIMLSH__CHECK_DEDUP(d);
+    return take(d, ids, NULL, NULL, n);
+}
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+int simlsh_dedup_groups(simlsh_results *res, size_t *ngroups, const simlsh_dedup *d)
+{
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_DEDUP(d);
+    if (!d->finished)
+        return SIMLSH_ESTATE;
+    size_t n = d->nslots, ng = 0, rows = 0;
+    /* members of each centre, counted; groups in their centres' rank order */
+    size_t *at = simlsh__calloc(&d->al, n ? n : 1, sizeof *at);
+    if (at == NULL)
+        return SIMLSH_ENOMEM;
+    for (size_t r = 0; r < d->nlive; r++) {
+        uint32_t s = d->order[r];
+        if (d->cent[s] != s)
+            at[d->cent[s]]++;
+    }
+    for (size_t r = 0; r < d->nlive; r++) {
+        uint32_t s = d->order[r];
+        if (d->cent[s] == s && at[s] > 0) {
+            ng++;
+            rows += at[s] + 1;
+        }
+    }
+    int rc = simlsh__results_reserve(res, rows, ng);
+    if (rc < 0) {
+        simlsh__free_sized(&d->al, at, (n ? n : 1) * sizeof *at);
+        return rc;
+    }
+    size_t pos = 0, g = 0;
+    for (size_t r = 0; r < d->nlive; r++) {
+        uint32_t s = d->order[r];
+        if (d->cent[s] != s || at[s] == 0)
+            continue;
+        res->offsets[g++] = pos;
+        size_t members = at[s];
+        res->a[pos] = res->b[pos] = d->ids[s];
+        res->score[pos] = 1.0;
+        at[s] = ++pos; /* where its next member goes */
+        pos += members;
+    }
+    for (size_t r = 0; r < d->nlive; r++) {
+        uint32_t s = d->order[r];
+        uint32_t c = d->cent[s];
+        if (c == s)
+            continue;
+        size_t p = at[c]++;
+        res->a[p] = d->ids[s];
+        res->b[p] = d->ids[c];
+        res->score[p] = d->score[s];
+    }
+    if (ng > 0)
+        res->offsets[ng] = rows;
+    res->count = rows;
+    res->nq = ng;
+    res->truncated = 0;
+    if (ngroups != NULL)
+        *ngroups = ng;
+    simlsh__free_sized(&d->al, at, (n ? n : 1) * sizeof *at);
+    return 0;
+}
+
+/* ---- the census -------------------------------------------------------------------- */
+
+int simlsh_index_largest_buckets(simlsh_results *res, uint64_t *docs_above,
+                                 const simlsh_index *index, size_t k, size_t min_size)
+{
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
+    const simlsh_allocator *al = &res->alloc;
+    size_t bytes, found = 0;
+    uint64_t above = 0;
+    if (k > SIZE_MAX / 2 || !simlsh__mul_ok(k ? k : 1, sizeof(uint64_t), &bytes))
+        return SIMLSH_ENOMEM;
+    if (min_size < 1)
+        min_size = 1;
+    uint64_t *sizes = simlsh__malloc(al, bytes), *sample = simlsh__malloc(al, bytes);
+    uint32_t *bands = simlsh__calloc(al, k ? k : 1, sizeof *bands);
+    int rc = SIMLSH_ENOMEM;
+    if (sizes && sample && bands)
+        rc = simlsh__ix_census(index, k, min_size, sizes, bands, sample, &found, &above, al);
+    if (rc == 0)
+        rc = simlsh__results_reserve(res, found, 1);
+    if (rc == 0) {
+        for (size_t i = 0; i < found; i++) {
+            res->a[i] = sample[i];
+            res->b[i] = bands[i];
+            res->score[i] = (double)sizes[i];
+        }
+        res->offsets[0] = 0;
+        res->offsets[1] = found;
+        res->count = found;
+        res->nq = 1;
+        res->truncated = 0;
+        if (docs_above != NULL)
+            *docs_above = above;
+    }
+    simlsh__free_sized(al, sizes, bytes);
+    simlsh__free_sized(al, sample, bytes);
+    simlsh__free_sized(al, bands, (k ? k : 1) * sizeof *bands);
+    return rc;
+}

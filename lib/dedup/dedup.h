@@ -1,0 +1,82 @@
+/* The deduplication engine (layer 5): the bucket star of simlsh_dedup_*
+ * (dedup.c) and the exact comparison of texts it asks for (exact.c).
+ * Private to lib/dedup/. */
+#ifndef SIMLSH_DEDUP_DEDUP_H
+#define SIMLSH_DEDUP_DEDUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "params.h"
+#include "simlsh.h"
+
+#define DX_NONE 0xFFFFFFFFu
+
+/* A centre's shingle set as a hash table (open addressing on the hashes'
+ * top bits; 0 marks an empty entry, and the hash 0 is kept aside in
+ * zero), with its text kept to recognise identical copies. */
+typedef struct {
+    uint64_t *tab;
+    size_t cap; /* a power of 2, or 0 */
+    unsigned shift;
+    size_t n; /* distinct hashes */
+    int zero; /* the hash 0 is in the set */
+    char *text;
+    size_t len;
+    int ready;   /* built from a text */
+    int missing; /* its text cannot be had */
+} dx_set;
+
+/* A pair of the current batch: a centre, a document it may claim, the
+ * values their signatures share, and the verdict. */
+typedef struct {
+    uint32_t centre, mate, eq;
+    int8_t verdict; /* -1 undecided, 0 below, 1 claims */
+    double score;
+} dx_pair;
+
+/* The exact comparison of one batch (exact.c). */
+typedef struct dx_exact dx_exact;
+
+/* Bytes a set holds (its table and kept text). */
+size_t simlsh__dx_set_bytes(const dx_set *s);
+void simlsh__dx_set_free(const simlsh_allocator *al, dx_set *s);
+
+/* The fewest shared hashes that make |A and B| / |A or B| >= t for
+ * |A| + |B| = total, as the division decides it. */
+size_t simlsh__dx_min_inter(size_t total, double t);
+
+/* Texts of one call: centres[] and mates[] index texts[]; each mate has the
+ * pairs pair_of[first[m] .. first[m + 1]) (indices into pairs). set_of[]
+ * gives each pair's centre set. Centres' sets are built, then every mate
+ * whose centres are all ready or missing decides its pairs; the verdicts
+ * go to the pairs. done_mate[m] is set for the mates decided. */
+typedef struct {
+    const struct simlsh_params *params;
+    double threshold;
+    uint32_t num_perm;
+    const void *const *texts;
+    const size_t *lens;
+    const size_t *centres; /* indices into texts */
+    dx_set **centre_sets;  /* where each centre's set goes */
+    size_t ncentres;
+    const size_t *mates; /* indices into texts */
+    const size_t *first; /* nmates + 1 */
+    const uint32_t *pair_of;
+    size_t nmates;
+    dx_pair *pairs;
+    dx_set *const *set_of; /* per pair: its centre's set */
+    uint8_t *mate_missing; /* out: the mate's text failed (EUTF8) */
+    uint8_t *mate_done;    /* out: every pair of the mate decided */
+    uint32_t nthreads;
+    const simlsh_allocator *al;
+    /* counters, added to */
+    uint64_t exact, identical, estimated;
+} dx_job;
+
+/* Run a job: 0, or SIMLSH_ENOMEM (then no set was built and no verdict
+ * written). */
+int simlsh__dx_run(dx_job *job);
+
+#endif

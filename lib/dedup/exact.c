@@ -1,0 +1,510 @@
+/* The exact comparison of the texts a batch of the dedup engine asked for:
+ * each centre's shingle set becomes a hash table, then each other text is
+ * shingled once, its distinct hashes found, and each of its pairs decided
+ * by probing its centre's table, stopping as soon as the threshold can no
+ * longer be reached. A text identical to its centre's is decided without
+ * shingling. Sets hold 64-bit values (32-bit hashes widened), so both hash
+ * widths give the Jaccard of the same sets the rest of the library
+ * compares. */
+#include <string.h>
+
+#include "checked.h"
+#include "dedup.h"
+#include "pool.h"
+#include "shingle.h"
+
+static inline size_t home_of(uint64_t h, unsigned shift)
+{
+    return (size_t)((h * UINT64_C(0x9E3779B97F4A7C15)) >> shift);
+}
+
+size_t simlsh__dx_min_inter(size_t total, double t)
+{
+    double guess = t * (double)total / (1.0 + t);
+    size_t i = guess > 2.0 ? (size_t)guess - 2 : 0;
+    while (i > 0 && (double)(i - 1) / (double)(total - i + 1) >= t)
+        i--;
+    while (i < total && (double)i / (double)(total - i) < t)
+        i++;
+    return i;
+}
+
+size_t simlsh__dx_set_bytes(const dx_set *s)
+{
+    return s->cap * sizeof *s->tab + s->len;
+}
+
+void simlsh__dx_set_free(const simlsh_allocator *al, dx_set *s)
+{
+    simlsh__free_sized(al, s->tab, s->cap * sizeof *s->tab);
+    simlsh__free_sized(al, s->text, s->len);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- a worker's scratch -------------------------------------------------------- */
+
+typedef struct {
+    simlsh__shingler *sh;
+    uint64_t *h; /* hashes of the text, with repeats */
+    size_t hn, hcap;
+    uint64_t *key; /* distinct-finding table, valid where stamp == cur */
+    uint32_t *stamp;
+    size_t kcap;
+    unsigned kshift;
+    uint32_t cur;
+    uint64_t *dist; /* the distinct hashes */
+    size_t dcap;
+    uint32_t *hit; /* per entry of the centre's table: == hcur once matched */
+    size_t hitcap;
+    uint32_t hcur;
+    int oom;
+    const simlsh_allocator *al;
+    uint64_t exact, identical, estimated;
+} dx_worker;
+
+static int grow64(const simlsh_allocator *al, uint64_t **v, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 1024, bytes;
+    while (c < need)
+        c *= 2;
+    if (!simlsh__mul_ok(c, sizeof **v, &bytes))
+        return SIMLSH_ENOMEM;
+    uint64_t *n = simlsh__malloc(al, bytes);
+    if (n == NULL)
+        return SIMLSH_ENOMEM;
+    simlsh__free_sized(al, *v, *cap * sizeof **v);
+    *v = n;
+    *cap = c;
+    return 0;
+}
+
+static int sink64(void *ctx, const uint64_t *h, size_t n)
+{
+    dx_worker *w = ctx;
+    if (w->hn + n > w->hcap) {
+        /* keep what is there: grow64 does not copy */
+        size_t c = w->hcap ? w->hcap : 1024, bytes;
+        while (c < w->hn + n)
+            c *= 2;
+        if (!simlsh__mul_ok(c, sizeof *w->h, &bytes))
+            return SIMLSH_ENOMEM;
+        uint64_t *nv = simlsh__malloc(w->al, bytes);
+        if (nv == NULL)
+            return SIMLSH_ENOMEM;
+        if (w->hn > 0)
+            memcpy(nv, w->h, w->hn * sizeof *nv);
+        simlsh__free_sized(w->al, w->h, w->hcap * sizeof *w->h);
+        w->h = nv;
+        w->hcap = c;
+    }
+    memcpy(w->h + w->hn, h, n * sizeof *h);
+    w->hn += n;
+    return 0;
+}
+
+static int sink32(void *ctx, const uint32_t *h, size_t n)
+{
+    uint64_t tmp[256];
+    for (size_t at = 0; at < n;) {
+        size_t m = n - at < 256 ? n - at : 256;
+        for (size_t i = 0; i < m; i++)
+            tmp[i] = h[at + i];
+        int rc = sink64(ctx, tmp, m);
+        if (rc < 0)
+            return rc;
+        at += m;
+    }
+    return 0;
+}
+
+/* The hashes of a text into w->h[0 .. w->hn). */
+static int shingle(dx_worker *w, const struct simlsh_params *p, const void *text, size_t len)
+{
+    w->hn = 0;
+    simlsh__sink32_fn s32 = p->hash_bits == 32 ? sink32 : NULL;
+    simlsh__shingler_begin(w->sh);
+    int rc = simlsh__shingler_feed(w->sh, text, len, sink64, s32, w);
+    if (rc == 0)
+        rc = simlsh__shingler_end(w->sh, sink64, s32, w);
+    return rc;
+}
+
+/* The distinct-finding table made ready for n values: at least 2n
+ * entries, every stamp stale. */
+static int key_room(dx_worker *w, size_t n)
+{
+    size_t want = 16;
+    while (want < 2 * n)
+        want *= 2;
+    if (want > w->kcap) {
+        size_t kb, sb;
+        if (!simlsh__mul_ok(want, sizeof *w->key, &kb) ||
+            !simlsh__mul_ok(want, sizeof *w->stamp, &sb))
+            return SIMLSH_ENOMEM;
+        uint64_t *k = simlsh__malloc(w->al, kb);
+        uint32_t *s = simlsh__calloc(w->al, want, sizeof *s);
+        if (k == NULL || s == NULL) {
+            simlsh__free_sized(w->al, k, kb);
+            simlsh__free_sized(w->al, s, sb);
+            return SIMLSH_ENOMEM;
+        }
+        simlsh__free_sized(w->al, w->key, w->kcap * sizeof *w->key);
+        simlsh__free_sized(w->al, w->stamp, w->kcap * sizeof *w->stamp);
+        w->key = k;
+        w->stamp = s;
+        w->kcap = want;
+        unsigned bits = 0;
+        while (((size_t)1 << bits) < want)
+            bits++;
+        w->kshift = 64 - bits;
+        w->cur = 0;
+    }
+    if (++w->cur == 0) { /* the stamps wrapped: start them afresh */
+        memset(w->stamp, 0, w->kcap * sizeof *w->stamp);
+        w->cur = 1;
+    }
+    return 0;
+}
+
+/* Is h new to the distinct-finding table? (It is then entered.) */
+static inline int key_new(dx_worker *w, uint64_t h)
+{
+    size_t p = home_of(h, w->kshift), mask = w->kcap - 1;
+    while (w->stamp[p] == w->cur && w->key[p] != h)
+        p = (p + 1) & mask;
+    if (w->stamp[p] == w->cur)
+        return 0;
+    w->stamp[p] = w->cur;
+    w->key[p] = h;
+    return 1;
+}
+
+/* The distinct values of w->h into w->dist; their number. */
+static int distinct(dx_worker *w, size_t *out)
+{
+    size_t n = w->hn, d = 0;
+    int rc = key_room(w, n);
+    if (rc == 0)
+        rc = grow64(w->al, &w->dist, &w->dcap, n);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (key_new(w, w->h[i]))
+            w->dist[d++] = w->h[i];
+    *out = d;
+    return 0;
+}
+
+/* The entry of h in s's table, or SIZE_MAX (h != 0). */
+static inline size_t set_find(const dx_set *s, uint64_t h)
+{
+    size_t p = home_of(h, s->shift), mask = s->cap - 1;
+    for (;;) {
+        uint64_t v = s->tab[p];
+        if (v == h)
+            return p;
+        if (v == 0)
+            return SIZE_MAX;
+        p = (p + 1) & mask;
+    }
+}
+
+/* ---- centres -------------------------------------------------------------------- */
+
+static int build_centre(dx_worker *w, const dx_job *j, size_t k)
+{
+    size_t ti = j->centres[k];
+    dx_set *s = j->centre_sets[k];
+    const void *text = j->texts[ti];
+    size_t len = j->lens[ti], n;
+    int rc = shingle(w, j->params, text, len);
+    if (rc == SIMLSH_EUTF8) {
+        s->missing = 1;
+        return 0;
+    }
+    if (rc < 0 || (rc = distinct(w, &n)) < 0)
+        return rc;
+    size_t cap = 16, bytes;
+    while (cap < 2 * n)
+        cap *= 2;
+    if (!simlsh__mul_ok(cap, sizeof *s->tab, &bytes))
+        return SIMLSH_ENOMEM;
+    dx_set t = {0};
+    t.tab = simlsh__calloc(w->al, cap, sizeof *t.tab);
+    t.text = len > 0 ? simlsh__malloc(w->al, len) : NULL;
+    if (t.tab == NULL || (len > 0 && t.text == NULL)) {
+        simlsh__free_sized(w->al, t.tab, bytes);
+        simlsh__free_sized(w->al, t.text, len);
+        return SIMLSH_ENOMEM;
+    }
+    t.cap = cap;
+    unsigned bits = 0;
+    while (((size_t)1 << bits) < cap)
+        bits++;
+    t.shift = 64 - bits;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = w->dist[i];
+        if (h == 0) {
+            t.zero = 1;
+            continue;
+        }
+        size_t p = home_of(h, t.shift);
+        while (t.tab[p] != 0)
+            p = (p + 1) & (cap - 1);
+        t.tab[p] = h;
+    }
+    t.n = n;
+    if (len > 0)
+        memcpy(t.text, text, len);
+    t.len = len;
+    t.ready = 1;
+    *s = t;
+    return 0;
+}
+
+/* ---- mates -------------------------------------------------------------------------- */
+
+/* Room for the matched marks of a table of cap entries, all stale. */
+static int hit_room(dx_worker *w, size_t cap)
+{
+    if (cap > w->hitcap) {
+        uint32_t *h = simlsh__calloc(w->al, cap, sizeof *h);
+        if (h == NULL)
+            return SIMLSH_ENOMEM;
+        simlsh__free_sized(w->al, w->hit, w->hitcap * sizeof *w->hit);
+        w->hit = h;
+        w->hitcap = cap;
+        w->hcur = 0;
+    }
+    if (++w->hcur == 0) {
+        memset(w->hit, 0, w->hitcap * sizeof *w->hit);
+        w->hcur = 1;
+    }
+    return 0;
+}
+
+/* Decide pair p for the mate whose hashes (with repeats, in text order)
+ * are w->h[0 .. w->hn). A near-duplicate's hashes are nearly all in the
+ * centre's set: each is found there once (its entry marked, so a repeat
+ * is not counted twice), and only the others go to the distinct-finding
+ * table. Stops once the threshold is out of reach: with i shared and m
+ * other distinct values so far and r hashes left, at most i + r are
+ * shared and at least i + m distinct in all. */
+static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set *c)
+{
+    double t = j->threshold;
+    size_t na = c->n, n = w->hn, inter = 0, others = 0;
+    int zero = 0;
+    int rc = hit_room(w, c->cap);
+    if (rc < 0)
+        return rc;
+    w->exact++;
+    p->verdict = 0;
+    p->score = 0;
+    /* the other values' table, sized for the worst case */
+    size_t want = 16;
+    while (want < 2 * n)
+        want *= 2;
+    if (want > w->kcap) {
+        size_t saved = w->hn;
+        w->hn = n;
+        size_t dummy;
+        /* distinct() grows the table; its output is not used here */
+        size_t keep = w->hn;
+        w->hn = 0;
+        rc = distinct(w, &dummy);
+        w->hn = keep;
+        (void)saved;
+        if (rc < 0)
+            return rc;
+        if (w->kcap < want) {
+            /* grow through a pass over the real hashes */
+            rc = distinct(w, &dummy);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    if (++w->cur == 0) {
+        memset(w->stamp, 0, w->kcap * sizeof *w->stamp);
+        w->cur = 1;
+    }
+    for (size_t at = 0; at < n;) {
+        size_t end = n - at > 256 ? at + 256 : n;
+        for (; at < end; at++) {
+            uint64_t h = w->h[at];
+            if (h == 0) {
+                if (!zero) {
+                    zero = 1;
+                    if (c->zero)
+                        inter++;
+                    else
+                        others++;
+                }
+                continue;
+            }
+            size_t e = set_find(c, h);
+            if (e != SIZE_MAX) {
+                if (w->hit[e] != w->hcur) {
+                    w->hit[e] = w->hcur;
+                    inter++;
+                }
+                continue;
+            }
+            others += key_new(w, h);
+        }
+        /* reachable: (i + r)(1 + t) >= t (na + i + m) */
+        double best = (double)(inter + (n - at));
+        if (best * (1 + t) < t * (double)(na + inter + others))
+            return 0;
+    }
+    size_t nb = inter + others, total = na + nb;
+    if (inter < simlsh__dx_min_inter(total, t))
+        return 0;
+    size_t uni = total - inter;
+    p->verdict = 1;
+    p->score = uni == 0 ? 1.0 : (double)inter / (double)uni;
+    return 0;
+}
+
+static void decide_estimate(dx_worker *w, const dx_job *j, dx_pair *p)
+{
+    w->estimated++;
+    p->score = (double)p->eq / (double)j->num_perm;
+    p->verdict = p->score >= j->threshold;
+}
+
+static int decide_mate(dx_worker *w, const dx_job *j, size_t m)
+{
+    size_t ti = j->mates[m];
+    const void *text = j->texts[ti];
+    size_t len = j->lens[ti];
+    int shingled = 0, missing = 0;
+    for (size_t k = j->first[m]; k < j->first[m + 1]; k++) {
+        dx_pair *p = &j->pairs[j->pair_of[k]];
+        const dx_set *c = j->set_of[j->pair_of[k]];
+        if (c->missing || missing) {
+            decide_estimate(w, j, p);
+            continue;
+        }
+        if (c->len == len && (len == 0 || memcmp(c->text, text, len) == 0)) {
+            w->exact++;
+            w->identical++;
+            p->verdict = 1;
+            p->score = 1.0;
+            continue;
+        }
+        if (!shingled) {
+            int rc = shingle(w, j->params, text, len);
+            if (rc == SIMLSH_EUTF8) {
+                missing = 1;
+                j->mate_missing[m] = 1;
+                decide_estimate(w, j, p);
+                continue;
+            }
+            if (rc < 0)
+                return rc;
+            shingled = 1;
+        }
+        int rc = decide_exact(w, j, p, c);
+        if (rc < 0)
+            return rc;
+    }
+    j->mate_done[m] = 1;
+    return 0;
+}
+
+/* ---- the job ---------------------------------------------------------------------- */
+
+typedef struct {
+    dx_job *job;
+    dx_worker *w;
+} dx_run;
+
+#define CENTRE_RUN 4
+#define MATE_RUN 16
+
+static int centre_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    (void)par;
+    dx_run *r = ctx;
+    size_t lo = unit * CENTRE_RUN, hi = lo + CENTRE_RUN;
+    if (hi > r->job->ncentres)
+        hi = r->job->ncentres;
+    for (size_t k = lo; k < hi; k++) {
+        int rc = build_centre(&r->w[worker], r->job, k);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int mate_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    (void)par;
+    dx_run *r = ctx;
+    size_t lo = unit * MATE_RUN, hi = lo + MATE_RUN;
+    if (hi > r->job->nmates)
+        hi = r->job->nmates;
+    for (size_t m = lo; m < hi; m++) {
+        int rc = decide_mate(&r->w[worker], r->job, m);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int simlsh__dx_run(dx_job *j)
+{
+    size_t units_c = (j->ncentres + CENTRE_RUN - 1) / CENTRE_RUN;
+    size_t units_m = (j->nmates + MATE_RUN - 1) / MATE_RUN;
+    size_t most = units_c > units_m ? units_c : units_m;
+    if (most == 0)
+        return 0;
+    uint32_t workers = simlsh__par_workers(j->nthreads, most);
+    simlsh__lockal la;
+    simlsh__lockal_init(&la, j->al);
+    struct simlsh_params p = *j->params;
+    p.alloc = la.al;
+    int rc = 0;
+    dx_worker *w = simlsh__calloc(j->al, workers, sizeof *w);
+    if (w == NULL)
+        rc = SIMLSH_ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < workers; i++) {
+        w[i].al = &la.al;
+        rc = simlsh__shingler_new(&w[i].sh, &p);
+    }
+    dx_run r = {j, w};
+    if (rc == 0 && units_c > 0)
+        rc = simlsh__par_run(simlsh__par_workers(j->nthreads, units_c), units_c, centre_unit, &r,
+                             NULL);
+    if (rc == 0 && units_m > 0)
+        rc = simlsh__par_run(simlsh__par_workers(j->nthreads, units_m), units_m, mate_unit, &r,
+                             NULL);
+    if (rc < 0) {
+        /* nothing taken: the sets built so far go, the verdicts are undone */
+        for (size_t k = 0; k < j->ncentres; k++)
+            simlsh__dx_set_free(&la.al, j->centre_sets[k]);
+        for (size_t m = 0; m < j->nmates; m++) {
+            j->mate_done[m] = 0;
+            j->mate_missing[m] = 0;
+            for (size_t k = j->first[m]; k < j->first[m + 1]; k++)
+                j->pairs[j->pair_of[k]].verdict = -1;
+        }
+    }
+    for (uint32_t i = 0; w != NULL && i < workers; i++) {
+        j->exact += rc == 0 ? w[i].exact : 0;
+        j->identical += rc == 0 ? w[i].identical : 0;
+        j->estimated += rc == 0 ? w[i].estimated : 0;
+        simlsh__shingler_free(w[i].sh);
+        simlsh__free_sized(&la.al, w[i].h, w[i].hcap * sizeof *w[i].h);
+        simlsh__free_sized(&la.al, w[i].key, w[i].kcap * sizeof *w[i].key);
+        simlsh__free_sized(&la.al, w[i].stamp, w[i].kcap * sizeof *w[i].stamp);
+        simlsh__free_sized(&la.al, w[i].dist, w[i].dcap * sizeof *w[i].dist);
+        simlsh__free_sized(&la.al, w[i].hit, w[i].hitcap * sizeof *w[i].hit);
+    }
+    simlsh__free_sized(j->al, w, workers * sizeof *w);
+    simlsh__lockal_done(&la);
+    return rc;
+}

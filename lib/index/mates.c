@@ -1,0 +1,240 @@
+/* The index as the dedup engine sees it: slots, bucket-mates, and the
+ * census of large buckets (mates.h). */
+#include "index.h"
+#include "mates.h"
+
+const struct simlsh_params *simlsh__ix_params(const struct simlsh_index *ix)
+{
+    return &ix->params;
+}
+
+size_t simlsh__ix_nslots(const struct simlsh_index *ix)
+{
+    return ix->nslots;
+}
+
+uint64_t simlsh__ix_gen(const struct simlsh_index *ix)
+{
+    return ix->gen;
+}
+
+uint32_t simlsh__ix_num_perm(const struct simlsh_index *ix)
+{
+    return ix->num_perm;
+}
+
+int simlsh__ix_has_sigs(const struct simlsh_index *ix)
+{
+    return ix->store;
+}
+
+int simlsh__ix_slot_id(const struct simlsh_index *ix, uint32_t slot, uint64_t *id)
+{
+    if (slot >= ix->nslots)
+        return 0;
+    /* a free slot holds the next free one, so ask the id map */
+    size_t p = idmap_find(ix, ix->ids[slot]);
+    if (p == SIZE_MAX || ix->idmap[p].slot != slot)
+        return 0;
+    *id = ix->ids[slot];
+    return 1;
+}
+
+uint32_t simlsh__ix_slot_of(const struct simlsh_index *ix, uint64_t id)
+{
+    size_t p = idmap_find(ix, id);
+    return p == SIZE_MAX ? NO_SLOT : ix->idmap[p].slot;
+}
+
+uint32_t simlsh__ix_slot_eq(const struct simlsh_index *ix, uint32_t a, uint32_t b)
+{
+    return count_equal(sig_of(ix, a), sig_of(ix, b), ix->num_perm);
+}
+
+uint32_t simlsh__ix_need(uint32_t np, double thr)
+{
+    if (!(thr > 0))
+        return 0;
+    uint32_t need = (uint32_t)(thr * np);
+    while (need > 0 && (double)(need - 1) / (double)np >= thr)
+        need--;
+    while (need <= np && (double)need / (double)np < thr)
+        need++;
+    return need;
+}
+
+/* Member v of x's bucket in band b, met for the first time with equal
+ * rows: scored, kept if it reaches need. */
+static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
+                            uint32_t need, uint32_t *seen, uint32_t stamp,
+                            const simlsh_allocator *al, simlsh__matevec *out)
+{
+    seen[v] = stamp;
+    uint32_t eq = count_equal(sig_of(ix, v), xv, ix->num_perm);
+    if (eq < need)
+        return 0;
+    if (out->n == out->cap) {
+        int rc = simlsh__vec_reserve(al, out, out->n + 1, NULL);
+        if (rc < 0)
+            return rc;
+    }
+    out->v[out->n].slot = v;
+    out->v[out->n].eq = eq;
+    out->n++;
+    return 0;
+}
+
+int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need,
+                     const uint8_t *closed, uint32_t *seen, uint32_t stamp,
+                     const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits)
+{
+    uint32_t fps[SIMLSH__MAX_PERM];
+    const uint32_t *xv = sig_of(ix, x);
+    compute_fps_prefetch(ix, xv, fps, 0);
+    uint64_t looked = 0;
+    int rc = 0;
+    seen[x] = stamp;
+    for (uint32_t b = 0; b < ix->bands && rc == 0; b++) {
+        const band_entry *t = band_tab(ix, b);
+        const uint32_t *bv = xv + (size_t)b * ix->rows;
+        for (size_t p = fastrange(fps[b], ix->tcap); t[p].slot != NO_SLOT && rc == 0;
+             p = next_pos(p, ix->tcap)) {
+            band_entry e = t[p];
+            if (e.fp != fps[b])
+                continue;
+            if (!is_ref(e.slot)) {
+                looked++;
+                uint32_t v = e.slot;
+                if (closed[v] || seen[v] == stamp || !rows_equal(ix, v, b, bv))
+                    continue;
+                rc = mate_meet(ix, xv, v, need, seen, stamp, al, out);
+                continue;
+            }
+            /* a list is one bucket: its first member's rows stand for all */
+            const ovf_list *l = list_of(ix, e.slot);
+            if (!rows_equal(ix, l->slots[0], b, bv))
+                continue;
+            looked += l->n;
+            for (uint32_t i = 0; i < l->n && rc == 0; i++) {
+                uint32_t v = l->slots[i];
+                if (closed[v] || seen[v] == stamp)
+                    continue;
+                rc = mate_meet(ix, xv, v, need, seen, stamp, al, out);
+            }
+        }
+    }
+    *visits += looked;
+    return rc;
+}
+
+/* ---- census ------------------------------------------------------------------------ */
+
+typedef struct {
+    uint64_t size, sample;
+    uint32_t band;
+} bucket_row;
+
+/* Is a before b in the census order: larger first, then band, then sample. */
+static int row_before(const bucket_row *a, const bucket_row *b)
+{
+    if (a->size != b->size)
+        return a->size > b->size;
+    if (a->band != b->band)
+        return a->band < b->band;
+    return a->sample < b->sample;
+}
+
+/* Keep the k best rows seen (insertion into a sorted array: k is small). */
+static void top_put(bucket_row *top, size_t k, size_t *n, bucket_row r)
+{
+    if (k == 0)
+        return;
+    if (*n == k && !row_before(&r, &top[k - 1]))
+        return;
+    size_t i = *n < k ? (*n)++ : k - 1;
+    while (i > 0 && row_before(&r, &top[i - 1])) {
+        top[i] = top[i - 1];
+        i--;
+    }
+    top[i] = r;
+}
+
+int simlsh__ix_census(const struct simlsh_index *ix, size_t k, size_t min_size, uint64_t *sizes,
+                      uint32_t *bands, uint64_t *sample, size_t *nfound, uint64_t *docs_above,
+                      const simlsh_allocator *al)
+{
+    size_t bytes;
+    bucket_row *top = NULL;
+    uint8_t *mark = NULL;
+    size_t n = 0;
+    uint64_t above = 0;
+    if (!simlsh__mul_ok(k, sizeof *top, &bytes))
+        return SIMLSH_ENOMEM;
+    if (k > 0 && (top = simlsh__malloc(al, bytes)) == NULL)
+        return SIMLSH_ENOMEM;
+    if (ix->nslots > 0 && (mark = simlsh__calloc(al, ix->nslots, 1)) == NULL) {
+        simlsh__free_sized(al, top, bytes);
+        return SIMLSH_ENOMEM;
+    }
+    for (uint32_t b = 0; b < ix->bands; b++) {
+        const band_entry *t = band_tab(ix, b);
+        for (size_t p = 0; p < ix->tcap; p++) {
+            band_entry e = t[p];
+            if (e.slot == NO_SLOT)
+                continue;
+            bucket_row r = {0, UINT64_MAX, b};
+            if (is_ref(e.slot)) {
+                const ovf_list *l = list_of(ix, e.slot);
+                r.size = l->n;
+                for (uint32_t i = 0; i < l->n; i++)
+                    if (ix->ids[l->slots[i]] < r.sample)
+                        r.sample = ix->ids[l->slots[i]];
+                if (r.size >= min_size)
+                    for (uint32_t i = 0; i < l->n; i++)
+                        mark[l->slots[i]] = 1;
+            } else {
+                /* An inline bucket is counted at its first entry of the
+                 * run (entries of one bucket share a run); runs are short. */
+                size_t s = p;
+                int first = 1;
+                while (first) {
+                    s = s == 0 ? ix->tcap - 1 : s - 1;
+                    if (t[s].slot == NO_SLOT || s == p)
+                        break;
+                    first = !(!is_ref(t[s].slot) &&
+                              entry_matches(ix, b, t[s], e.fp,
+                                            ix->store ? sig_of(ix, e.slot) + (size_t)b * ix->rows
+                                                      : NULL));
+                }
+                if (!first)
+                    continue;
+                const uint32_t *bv = ix->store ? sig_of(ix, e.slot) + (size_t)b * ix->rows : NULL;
+                for (size_t q = p; t[q].slot != NO_SLOT; q = next_pos(q, ix->tcap)) {
+                    if (is_ref(t[q].slot) || !entry_matches(ix, b, t[q], e.fp, bv))
+                        continue;
+                    r.size++;
+                    if (ix->ids[t[q].slot] < r.sample)
+                        r.sample = ix->ids[t[q].slot];
+                }
+                if (r.size >= min_size)
+                    for (size_t q = p; t[q].slot != NO_SLOT; q = next_pos(q, ix->tcap))
+                        if (!is_ref(t[q].slot) && entry_matches(ix, b, t[q], e.fp, bv))
+                            mark[t[q].slot] = 1;
+            }
+            if (r.size >= min_size)
+                top_put(top, k, &n, r);
+        }
+    }
+    for (size_t s = 0; s < ix->nslots; s++)
+        above += mark[s];
+    for (size_t i = 0; i < n; i++) {
+        sizes[i] = top[i].size;
+        bands[i] = top[i].band;
+        sample[i] = top[i].sample;
+    }
+    *nfound = n;
+    *docs_above = above;
+    simlsh__free_sized(al, top, bytes);
+    simlsh__free_sized(al, mark, ix->nslots);
+    return 0;
+}

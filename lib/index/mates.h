@@ -1,0 +1,63 @@
+/* What the dedup engine (lib/dedup/) may know of an index: its slots, and
+ * the bucket-mates of a slot. Layer 4; the engine treats the index as
+ * opaque through these calls, so index/index.h stays private to index/.
+ *
+ * Slots number the documents densely (0 .. simlsh__ix_nslots() - 1; a
+ * removed document's slot is free until reused), and stay valid while the
+ * index is unchanged (simlsh__ix_gen()). */
+#ifndef SIMLSH_INDEX_MATES_H
+#define SIMLSH_INDEX_MATES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simlsh.h"
+#include "alloc.h"
+
+struct simlsh_index;
+
+/* A bucket-mate: its slot and the values its signature shares with the
+ * slot asked about. */
+typedef struct {
+    uint32_t slot, eq;
+} simlsh__mate;
+
+typedef struct {
+    simlsh__mate *v;
+    size_t n, cap;
+} simlsh__matevec;
+
+struct simlsh_params;
+const struct simlsh_params *simlsh__ix_params(const struct simlsh_index *ix);
+size_t simlsh__ix_nslots(const struct simlsh_index *ix);
+uint64_t simlsh__ix_gen(const struct simlsh_index *ix);
+uint32_t simlsh__ix_num_perm(const struct simlsh_index *ix);
+int simlsh__ix_has_sigs(const struct simlsh_index *ix);
+/* 1 if slot holds a document (then *id is its id), 0 if it is free. */
+int simlsh__ix_slot_id(const struct simlsh_index *ix, uint32_t slot, uint64_t *id);
+/* The slot of id, or 0xFFFFFFFF if the index does not hold it. */
+uint32_t simlsh__ix_slot_of(const struct simlsh_index *ix, uint64_t id);
+/* The equal values of two slots' stored signatures. */
+uint32_t simlsh__ix_slot_eq(const struct simlsh_index *ix, uint32_t a, uint32_t b);
+
+/* The smallest count of equal values whose estimate count / num_perm is at
+ * least thr, as the pairs and queries compare (0 for thr <= 0). */
+uint32_t simlsh__ix_need(uint32_t num_perm, double thr);
+
+/* Every document that shares a bucket with slot x in some band, once,
+ * except x and the slots whose closed[] byte is set, whose signature
+ * shares at least need values with x's, into out (appended, in no
+ * particular order; grown with al). seen[] is scratch of nslots words,
+ * all different from stamp before the call; the call leaves stamp in the
+ * entries of the mates it visited. Needs stored signatures. *visits
+ * grows by the bucket members looked at. 0 or SIMLSH_ENOMEM. */
+int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need,
+                     const uint8_t *closed, uint32_t *seen, uint32_t stamp,
+                     const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
+
+/* Buckets by size (the census of simlsh_index_largest_buckets()). */
+int simlsh__ix_census(const struct simlsh_index *ix, size_t k, size_t min_size, uint64_t *sizes,
+                      uint32_t *bands, uint64_t *sample, size_t *nfound, uint64_t *docs_above,
+                      const simlsh_allocator *al);
+
+#endif

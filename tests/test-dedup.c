@@ -1,0 +1,634 @@
+/* The dedup engine (simlsh_dedup_*): its groups are the star of
+ * simlsh_group_star() over the candidate pairs of simlsh_index_pairs_v2(),
+ * verified (by estimate, or exactly with shingle sets), in every mode, with
+ * any priority, kept ids, batch size, thread count and order of handing
+ * texts over; and every bad call is refused without changing anything. */
+#include "testutil.h"
+
+#define NDOCS 700
+#define WORDS 60
+
+static char *texts[NDOCS];
+static size_t lens[NDOCS];
+
+static const char *vocab(tu_rng *r)
+{
+    static const char *w[] = {"alpha",  "bravo", "charlie", "delta",  "echo",   "foxtrot",
+                              "golf",   "hotel", "india",   "juliet", "kilo",   "lima",
+                              "mike",   "nov",   "oscar",   "papa",   "quebec", "romeo",
+                              "sierra", "tango", "uniform", "victor", "whisky", "xray",
+                              "yankee", "zulu",  "one",     "two",    "three",  "four"};
+    return w[tu_below(r, sizeof w / sizeof *w)];
+}
+
+/* A text of random words with a number mixed in, so texts differ a lot. */
+static void random_text(tu_rng *r, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (int i = 0; i < WORDS; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%llu ", vocab(r),
+                              (unsigned long long)tu_below(r, 1000));
+}
+
+/* Groups of near-duplicates of several sizes (a few words changed), some
+ * exact copies, a template shared by a block of documents, and unrelated
+ * texts; ids 0 .. NDOCS-1 in a shuffled order. */
+static void make_corpus(void)
+{
+    tu_rng r = {42};
+    char base[4096];
+    size_t id = 0;
+    static const int sizes[] = {120, 40, 40, 10, 10, 10, 5, 5, 3, 3, 2, 2, 2};
+    size_t order[NDOCS];
+    for (size_t i = 0; i < NDOCS; i++)
+        order[i] = i;
+    for (size_t i = NDOCS - 1; i > 0; i--) {
+        size_t j = tu_below(&r, i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t g = 0; g < sizeof sizes / sizeof *sizes; g++) {
+        random_text(&r, base, sizeof base);
+        for (int k = 0; k < sizes[g]; k++) {
+            char *t = malloc(4096);
+            strcpy(t, base);
+            /* copies for the first members of even groups; edits otherwise */
+            if (!(g % 2 == 0 && k < 3)) {
+                int edits = 1 + (int)tu_below(&r, 6);
+                for (int e = 0; e < edits; e++)
+                    t[tu_below(&r, strlen(t))] = (char)('a' + tu_below(&r, 26));
+            }
+            size_t d = order[id++];
+            texts[d] = t;
+        }
+    }
+    /* a template: 70 % of the words shared by a block of documents */
+    char tmpl[4096];
+    random_text(&r, tmpl, sizeof tmpl);
+    for (int k = 0; k < 150; k++) {
+        char *t = malloc(4096);
+        size_t n = 0;
+        const char *p = tmpl;
+        for (int w = 0; w < WORDS; w++) {
+            const char *e = strchr(p, ' ');
+            if (tu_below(&r, 10) < 7)
+                n += (size_t)snprintf(t + n, 4096 - n, "%.*s ", (int)(e - p), p);
+            else
+                n += (size_t)snprintf(t + n, 4096 - n, "%s%llu ", vocab(&r),
+                                      (unsigned long long)tu_below(&r, 1000));
+            p = e + 1;
+        }
+        texts[order[id++]] = t;
+    }
+    while (id < NDOCS) {
+        char *t = malloc(4096);
+        random_text(&r, t, 4096);
+        texts[order[id++]] = t;
+    }
+    for (size_t i = 0; i < NDOCS; i++)
+        lens[i] = strlen(texts[i]);
+}
+
+static simlsh_params *params;
+static simlsh_index *idx;
+
+static simlsh_params *make_params(const simlsh_allocator *al)
+{
+    simlsh_params *p = NULL;
+    CHECK_OK(simlsh_params_new(&p, al));
+    CHECK_OK(simlsh_params_set_double(p, SIMLSH_PARAM_THRESHOLD, 0.8));
+    /* banding for recall, so that many candidates fall below the threshold */
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, 16));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, 6));
+    return p;
+}
+
+static void build_index(void)
+{
+    params = make_params(NULL);
+    CHECK_OK(simlsh_index_new(&idx, params));
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    for (size_t i = 0; i < NDOCS; i++) {
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, texts[i], lens[i]));
+        CHECK_OK(simlsh_index_insert(idx, i, sig));
+    }
+    simlsh_signature_free(sig);
+}
+
+static double exact_jaccard(uint64_t a, uint64_t b)
+{
+    simlsh_shingleset *x = NULL, *y = NULL;
+    double j = -1;
+    CHECK_OK(simlsh_shingleset_new(&x, params));
+    CHECK_OK(simlsh_shingleset_new(&y, params));
+    CHECK_OK(simlsh_shingleset_add_text(x, texts[a], lens[a]));
+    CHECK_OK(simlsh_shingleset_add_text(y, texts[b], lens[b]));
+    CHECK_OK(simlsh_shingleset_jaccard(&j, x, y));
+    simlsh_shingleset_free(x);
+    simlsh_shingleset_free(y);
+    return j;
+}
+
+/* What the engine must give: the pairs of simlsh_index_pairs_v2(),
+ * verified, then simlsh_group_star(). missing[id]: the text cannot be had,
+ * so its pairs are decided by estimate. */
+static void reference(simlsh_results *out, int mode, double t, const uint64_t *order, size_t norder,
+                      uint64_t keep_below, const uint8_t *missing)
+{
+    simlsh_results *pairs = NULL;
+    CHECK_OK(simlsh_results_new(&pairs, NULL));
+    double thr = mode == SIMLSH_DEDUP_EXACT ? simlsh_dedup_prefilter(t, 128) : t;
+    int flags = mode == SIMLSH_DEDUP_NONE ? 0 : SIMLSH_QUERY_VERIFY;
+    CHECK_OK(simlsh_index_pairs_v2(pairs, idx, flags, 0, thr, 1));
+    size_t n = simlsh_results_count(pairs), m = 0;
+    uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+    double *s = malloc((n + 1) * sizeof *s);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = simlsh_results_a(pairs)[i], y = simlsh_results_b(pairs)[i];
+        double e = simlsh_results_scores(pairs)[i];
+        if (x < keep_below && y < keep_below)
+            continue; /* kept ids never claim each other */
+        double v = e;
+        if (mode == SIMLSH_DEDUP_NONE)
+            v = -1;
+        else if (mode == SIMLSH_DEDUP_EXACT) {
+            if (missing && (missing[x] || missing[y])) {
+                if (e < t)
+                    continue;
+            } else {
+                v = exact_jaccard(x, y);
+                if (v < t)
+                    continue;
+            }
+        }
+        a[m] = x;
+        b[m] = y;
+        s[m++] = v;
+    }
+    CHECK_OK(
+        simlsh_group_star(out, NULL, a, b, mode == SIMLSH_DEDUP_NONE ? NULL : s, m, order, norder));
+    free(a);
+    free(b);
+    free(s);
+    simlsh_results_free(pairs);
+}
+
+/* Keep only groups of two or more (the engine lists no lone centres). */
+static size_t real_rows(const simlsh_results *res, size_t *rows_out)
+{
+    size_t q = 0, rows = 0;
+    size_t nq = 0;
+    while (simlsh_results_offset(&rows, res, nq + 1) == 0)
+        nq++;
+    for (size_t g = 0; g < nq; g++) {
+        size_t lo, hi;
+        simlsh_results_offset(&lo, res, g);
+        simlsh_results_offset(&hi, res, g + 1);
+        if (hi - lo >= 2)
+            for (size_t k = lo; k < hi; k++)
+                rows_out[q++] = k;
+    }
+    return q;
+}
+
+static int same_groups(const simlsh_results *got, const simlsh_results *want)
+{
+    size_t *g = malloc((simlsh_results_count(got) + 1) * sizeof *g);
+    size_t *w = malloc((simlsh_results_count(want) + 1) * sizeof *w);
+    size_t ng = real_rows(got, g), nw = real_rows(want, w);
+    int same = ng == nw;
+    for (size_t i = 0; same && i < ng; i++) {
+        same = simlsh_results_a(got)[g[i]] == simlsh_results_a(want)[w[i]] &&
+               simlsh_results_b(got)[g[i]] == simlsh_results_b(want)[w[i]] &&
+               simlsh_results_scores(got)[g[i]] == simlsh_results_scores(want)[w[i]];
+        if (!same)
+            fprintf(stderr, "row %zu: (%llu, %llu, %.6f) against (%llu, %llu, %.6f)\n", i,
+                    (unsigned long long)simlsh_results_a(got)[g[i]],
+                    (unsigned long long)simlsh_results_b(got)[g[i]],
+                    simlsh_results_scores(got)[g[i]],
+                    (unsigned long long)simlsh_results_a(want)[w[i]],
+                    (unsigned long long)simlsh_results_b(want)[w[i]],
+                    simlsh_results_scores(want)[w[i]]);
+    }
+    if (ng != nw)
+        fprintf(stderr, "%zu rows against %zu\n", ng, nw);
+    free(g);
+    free(w);
+    return same;
+}
+
+/* How a run hands texts over. */
+enum feed {
+    FEED_ALL,     /* every asked text in one call */
+    FEED_REVERSE, /* one at a time, last first (candidates before centres) */
+    FEED_HALVES   /* two calls */
+};
+
+/* Run the engine to the end; missing[id] texts are reported missing. */
+static int run_engine(simlsh_dedup *d, simlsh_results *groups, enum feed feed,
+                      const uint8_t *missing)
+{
+    simlsh_results *need = NULL;
+    CHECK_OK(simlsh_results_new(&need, NULL));
+    int rounds = 0, rc = 0;
+    for (;;) {
+        rc = simlsh_dedup_next(need, d, idx);
+        if (rc != 0)
+            break;
+        size_t n = simlsh_results_count(need);
+        if (n == 0)
+            break;
+        rounds++;
+        uint64_t *ids = malloc(n * sizeof *ids), *gone = malloc(n * sizeof *gone);
+        const void **tx = malloc(n * sizeof *tx);
+        size_t *tl = malloc(n * sizeof *tl), k = 0, ng = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t id = simlsh_results_a(need)[i];
+            if (missing && missing[id]) {
+                gone[ng++] = id;
+                continue;
+            }
+            ids[k] = id;
+            tx[k] = texts[id];
+            tl[k++] = lens[id];
+        }
+        /* missing texts before the others, or (two calls) after them */
+        if (ng && feed != FEED_HALVES)
+            CHECK_OK(simlsh_dedup_missing(d, gone, ng));
+        if (feed == FEED_ALL) {
+            CHECK_OK(simlsh_dedup_texts(d, ids, tx, tl, k));
+        } else if (feed == FEED_HALVES) {
+            CHECK_OK(simlsh_dedup_texts(d, ids, tx, tl, k / 2));
+            CHECK_OK(simlsh_dedup_texts(d, ids + k / 2, tx + k / 2, tl + k / 2, k - k / 2));
+            if (ng)
+                CHECK_OK(simlsh_dedup_missing(d, gone, ng));
+        } else {
+            for (size_t i = k; i > 0; i--)
+                CHECK_OK(simlsh_dedup_texts(d, &ids[i - 1], &tx[i - 1], &tl[i - 1], 1));
+        }
+        free(ids);
+        free(gone);
+        free(tx);
+        free(tl);
+    }
+    if (rc == 0)
+        rc = simlsh_dedup_groups(groups, NULL, d);
+    simlsh_results_free(need);
+    return rc;
+}
+
+static void check_mode(int mode, const uint64_t *order, size_t norder, uint64_t keep_below,
+                       double memory, uint32_t threads, enum feed feed, const uint8_t *missing,
+                       const char *what)
+{
+    simlsh_results *want = NULL, *got = NULL;
+    CHECK_OK(simlsh_results_new(&want, NULL));
+    CHECK_OK(simlsh_results_new(&got, NULL));
+    reference(want, mode, 0.8, order, norder, keep_below, missing);
+    simlsh_dedup *d = NULL;
+    CHECK_OK(simlsh_dedup_new(&d, idx, mode, 0.8));
+    if (order)
+        CHECK_OK(simlsh_dedup_order(d, order, norder));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)keep_below));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, threads));
+    if (memory > 0)
+        CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, memory));
+    CHECK_OK(run_engine(d, got, feed, missing));
+    int same = same_groups(got, want);
+    if (!same)
+        fprintf(stderr, "different groups: %s\n", what);
+    CHECK(same);
+    /* the counters agree with the groups */
+    uint64_t groups = 0, members = 0, exact = 0, cands = 0, visits = 0;
+    CHECK_OK(simlsh_dedup_stat(&groups, d, SIMLSH_DEDUP_STAT_GROUPS));
+    CHECK_OK(simlsh_dedup_stat(&members, d, SIMLSH_DEDUP_STAT_MEMBERS));
+    CHECK_OK(simlsh_dedup_stat(&exact, d, SIMLSH_DEDUP_STAT_EXACT));
+    CHECK_OK(simlsh_dedup_stat(&cands, d, SIMLSH_DEDUP_STAT_CANDIDATES));
+    CHECK_OK(simlsh_dedup_stat(&visits, d, SIMLSH_DEDUP_STAT_VISITS));
+    size_t ng = 0;
+    CHECK_OK(simlsh_dedup_groups(got, &ng, d));
+    CHECK(groups == ng);
+    CHECK(members == simlsh_results_count(got) - ng);
+    CHECK(cands >= members && visits >= cands);
+    CHECK(mode == SIMLSH_DEDUP_EXACT ? exact > 0 : exact == 0);
+    simlsh_dedup_free(d);
+    simlsh_results_free(want);
+    simlsh_results_free(got);
+}
+
+static void equivalence(void)
+{
+    uint64_t rev[NDOCS], some[NDOCS / 3], kept_first[30 + NDOCS / 3];
+    for (size_t i = 0; i < NDOCS; i++)
+        rev[i] = NDOCS - 1 - i;
+    for (size_t i = 0; i < NDOCS / 3; i++)
+        some[i] = (i * 7919) % NDOCS; /* a partial order, repeats allowed */
+    /* kept ids first, as a tool orders them (they are never claimed) */
+    for (size_t i = 0; i < 30; i++)
+        kept_first[i] = i;
+    memcpy(kept_first + 30, some, sizeof some);
+    uint8_t missing[NDOCS];
+    tu_rng r = {7};
+    for (size_t i = 0; i < NDOCS; i++)
+        missing[i] = tu_below(&r, 20) == 0;
+
+    for (int mode = 0; mode <= 2; mode++) {
+        check_mode(mode, NULL, 0, 0, 0, 1, FEED_ALL, NULL, "ascending ids");
+        check_mode(mode, rev, NDOCS, 0, 0, 1, FEED_ALL, NULL, "descending ids");
+        check_mode(mode, some, NDOCS / 3, 0, 0, 1, FEED_ALL, NULL, "partial order");
+        check_mode(mode, NULL, 0, 50, 0, 1, FEED_ALL, NULL, "ids below 50 kept");
+    }
+    /* exact mode: batches of every size, texts in any order and calls */
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 1, 1, FEED_ALL, NULL, "one text a batch");
+    check_mode(SIMLSH_DEDUP_EXACT, rev, NDOCS, 0, 20000, 1, FEED_REVERSE, NULL,
+               "small batches, candidates first");
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 50000, 4, FEED_HALVES, NULL,
+               "two calls a batch, 4 threads");
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 0, 3, FEED_ALL, missing, "missing texts");
+    check_mode(SIMLSH_DEDUP_EXACT, rev, NDOCS, 0, 0, 1, FEED_HALVES, missing,
+               "missing texts after the others");
+    check_mode(SIMLSH_DEDUP_EXACT, kept_first, 30 + NDOCS / 3, 30, 9000, 2, FEED_REVERSE, missing,
+               "everything at once");
+}
+
+/* One text in many copies: one group, the copies decided without shingling. */
+static void copies(void)
+{
+    simlsh_index *ix = NULL;
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_index_new(&ix, params));
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    CHECK_OK(simlsh_signature_add_text(sig, texts[0], lens[0]));
+    for (uint64_t i = 0; i < 300; i++)
+        CHECK_OK(simlsh_index_insert(ix, i, sig));
+    simlsh_signature_free(sig);
+    simlsh_dedup *d = NULL;
+    simlsh_results *need = NULL, *g = NULL;
+    CHECK_OK(simlsh_results_new(&need, NULL));
+    CHECK_OK(simlsh_results_new(&g, NULL));
+    CHECK_OK(simlsh_dedup_new(&d, ix, SIMLSH_DEDUP_EXACT, 0.9));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, 100 * 4096)); /* parts of 100 */
+    int batches = 0;
+    for (;;) {
+        CHECK_OK(simlsh_dedup_next(need, d, ix));
+        size_t n = simlsh_results_count(need);
+        if (n == 0)
+            break;
+        batches++;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t id = simlsh_results_a(need)[i];
+            const void *t = texts[0];
+            CHECK_OK(simlsh_dedup_texts(d, &id, &t, &lens[0], 1));
+        }
+    }
+    size_t ng = 0;
+    CHECK_OK(simlsh_dedup_groups(g, &ng, d));
+    CHECK(ng == 1 && simlsh_results_count(g) == 300);
+    CHECK(batches >= 3);
+    for (size_t i = 0; i < simlsh_results_count(g); i++)
+        CHECK(simlsh_results_b(g)[i] == 0 && simlsh_results_scores(g)[i] == 1.0);
+    uint64_t same = 0, texts_in = 0;
+    CHECK_OK(simlsh_dedup_stat(&same, d, SIMLSH_DEDUP_STAT_IDENTICAL));
+    CHECK_OK(simlsh_dedup_stat(&texts_in, d, SIMLSH_DEDUP_STAT_TEXTS));
+    CHECK(same == 299);
+    CHECK(texts_in == 300); /* the centre once, though its candidates span batches */
+
+    /* the census: one bucket of 300 in every band */
+    uint64_t above = 0;
+    CHECK_OK(simlsh_index_largest_buckets(g, &above, ix, 3, 100));
+    CHECK(simlsh_results_count(g) == 3 && above == 300);
+    for (size_t i = 0; i < simlsh_results_count(g); i++)
+        CHECK(simlsh_results_scores(g)[i] == 300 && simlsh_results_a(g)[i] == 0 &&
+              simlsh_results_b(g)[i] == i);
+    CHECK_OK(simlsh_index_largest_buckets(g, &above, ix, 5, 301));
+    CHECK(simlsh_results_count(g) == 0 && above == 0);
+    simlsh_dedup_free(d);
+    simlsh_results_free(need);
+    simlsh_results_free(g);
+    simlsh_index_free(ix);
+}
+
+/* The census of the mixed corpus against the buckets counted from the
+ * band keys of every document. */
+static void census(void)
+{
+    simlsh_results *res = NULL;
+    CHECK_OK(simlsh_results_new(&res, NULL));
+    uint64_t above = 0;
+    CHECK_OK(simlsh_index_largest_buckets(res, &above, idx, 4, 2));
+    size_t n = simlsh_results_count(res);
+    CHECK(n == 4);
+    /* the group of 120 near-copies makes the largest buckets */
+    CHECK(n > 0 && simlsh_results_scores(res)[0] >= 100);
+    for (size_t i = 1; i < n; i++)
+        CHECK(simlsh_results_scores(res)[i] <= simlsh_results_scores(res)[i - 1]);
+    /* every document in a bucket of two or more has a bucket-mate */
+    simlsh_results *q = NULL;
+    CHECK_OK(simlsh_results_new(&q, NULL));
+    uint64_t mates = 0;
+    for (uint64_t id = 0; id < NDOCS; id++) {
+        simlsh_signature *s = NULL;
+        CHECK_OK(simlsh_index_signature(&s, idx, id));
+        CHECK_OK(simlsh_index_query(q, idx, s, 0));
+        mates += simlsh_results_count(q) > 1;
+        simlsh_signature_free(s);
+    }
+    CHECK(above == mates);
+    CHECK_RC(simlsh_index_largest_buckets(NULL, &above, idx, 4, 2), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_largest_buckets(res, &above, NULL, 4, 2), SIMLSH_EINVAL);
+    simlsh_results_free(q);
+    simlsh_results_free(res);
+}
+
+static void bad_calls(void)
+{
+    simlsh_dedup *d = NULL;
+    simlsh_results *res = NULL;
+    CHECK_OK(simlsh_results_new(&res, NULL));
+    CHECK_RC(simlsh_dedup_new(NULL, idx, SIMLSH_DEDUP_EXACT, 0.8), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_new(&d, NULL, SIMLSH_DEDUP_EXACT, 0.8), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_new(&d, (simlsh_index *)params, SIMLSH_DEDUP_EXACT, 0.8), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_new(&d, idx, 3, 0.8), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_new(&d, idx, -1, 0.8), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_new(&d, idx, SIMLSH_DEDUP_EXACT, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_new(&d, idx, SIMLSH_DEDUP_ESTIMATE, 1.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_new(&d, idx, SIMLSH_DEDUP_ESTIMATE, NAN), SIMLSH_EINVAL);
+    CHECK(d == NULL);
+    CHECK(simlsh_dedup_prefilter(0, 128) == -1 && simlsh_dedup_prefilter(0.8, 0) == -1);
+    CHECK_NEAR(simlsh_dedup_prefilter(0.8, 128), 0.8 - 3.5 * sqrt(0.16 / 128), 1e-12);
+    CHECK(simlsh_dedup_prefilter(0.05, 16) == 0);
+
+    /* an index without stored signatures has no estimates */
+    simlsh_params *p = NULL;
+    simlsh_index *bare = NULL;
+    CHECK_OK(simlsh_params_new(&p, NULL));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_STORE_SIGNATURES, 0));
+    CHECK_OK(simlsh_index_new(&bare, p));
+    CHECK_RC(simlsh_dedup_new(&d, bare, SIMLSH_DEDUP_NONE, 0.8), SIMLSH_EUNSUPPORTED);
+    simlsh_index_free(bare);
+    simlsh_params_free(p);
+
+    CHECK_OK(simlsh_dedup_new(&d, idx, SIMLSH_DEDUP_EXACT, 0.8));
+    CHECK_RC(simlsh_dedup_set(d, 99, 1), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, 257), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, 1.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_PREFILTER, 1.01), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, -1), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, NAN), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(NULL, SIMLSH_DEDUP_MEMORY, 1), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_order(d, NULL, 3), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_sizes(d, NULL, NULL, 3), SIMLSH_EINVAL);
+    uint64_t v;
+    CHECK_RC(simlsh_dedup_stat(&v, d, 10), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_stat(NULL, d, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_stat(&v, NULL, 0), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_groups(res, NULL, d), SIMLSH_ESTATE); /* not finished */
+    CHECK_RC(simlsh_dedup_next(NULL, d, idx), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_next(res, NULL, idx), SIMLSH_EINVAL);
+
+    /* another index, or the same after a change */
+    simlsh_index *other = NULL;
+    CHECK_OK(simlsh_index_copy(&other, idx));
+    CHECK_RC(simlsh_dedup_next(res, d, other), SIMLSH_EINVAL);
+    simlsh_dedup *d2 = NULL;
+    CHECK_OK(simlsh_dedup_new(&d2, other, SIMLSH_DEDUP_EXACT, 0.8));
+    CHECK_OK(simlsh_index_remove(other, 5));
+    CHECK_RC(simlsh_dedup_next(res, d2, other), SIMLSH_ESTATE);
+    simlsh_dedup_free(d2);
+    simlsh_index_free(other);
+
+    /* a batch: texts refused whole for an id not asked for, twice, or a
+     * NULL text with a length; nothing taken */
+    CHECK_OK(simlsh_dedup_next(res, d, idx));
+    size_t n = simlsh_results_count(res);
+    CHECK(n >= 2);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, 2), SIMLSH_ESTATE);
+    CHECK_RC(simlsh_dedup_order(d, NULL, 0), SIMLSH_ESTATE);
+    uint64_t ids[3] = {simlsh_results_a(res)[0], simlsh_results_a(res)[1], NDOCS + 5};
+    const void *tx[3] = {texts[ids[0]], texts[ids[1]], "x"};
+    size_t tl[3] = {lens[ids[0]], lens[ids[1]], 1};
+    CHECK_RC(simlsh_dedup_texts(d, ids, tx, tl, 3), SIMLSH_EINVAL);
+    ids[2] = ids[0];
+    CHECK_RC(simlsh_dedup_texts(d, ids, tx, tl, 3), SIMLSH_EINVAL);
+    tx[1] = NULL;
+    CHECK_RC(simlsh_dedup_texts(d, ids, tx, tl, 2), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_texts(d, ids, NULL, tl, 2), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_missing(d, NULL, 2), SIMLSH_EINVAL);
+    uint64_t texts_in = 1;
+    CHECK_OK(simlsh_dedup_stat(&texts_in, d, SIMLSH_DEDUP_STAT_TEXTS));
+    CHECK(texts_in == 0);
+    /* the same batch is still asked for */
+    simlsh_results *again = NULL;
+    CHECK_OK(simlsh_results_new(&again, NULL));
+    CHECK_OK(simlsh_dedup_next(again, d, idx));
+    CHECK(simlsh_results_count(again) == n);
+    /* and a text given is not asked for again */
+    tx[0] = texts[ids[0]];
+    CHECK_OK(simlsh_dedup_texts(d, ids, tx, tl, 1));
+    CHECK_RC(simlsh_dedup_texts(d, ids, tx, tl, 1), SIMLSH_EINVAL);
+    CHECK_OK(simlsh_dedup_next(again, d, idx));
+    CHECK(simlsh_results_count(again) == n - 1);
+    simlsh_results_free(again);
+    simlsh_dedup_free(d);
+    simlsh_dedup_free(NULL);
+    simlsh_dedup_free((simlsh_dedup *)params); /* a wrong handle: ignored */
+    simlsh_results_free(res);
+}
+
+/* Allocation failures anywhere leave an engine that can go on: the same
+ * groups once allocations work again. */
+static void oom(void)
+{
+    simlsh_results *want = NULL;
+    CHECK_OK(simlsh_results_new(&want, NULL));
+    reference(want, SIMLSH_DEDUP_EXACT, 0.8, NULL, 0, 0, NULL);
+    int failures = 0;
+    for (long fail_at = 1; fail_at < 300; fail_at += 5) {
+        tu_alloc_state st = {0};
+        simlsh_allocator al = tu_allocator(&st);
+        simlsh_params *p = make_params(&al);
+        simlsh_index *ix = NULL;
+        CHECK_OK(simlsh_index_new(&ix, p));
+        for (uint64_t id = 0; id < NDOCS; id++) {
+            simlsh_signature *s = NULL;
+            CHECK_OK(simlsh_index_signature(&s, idx, id));
+            CHECK_OK(simlsh_index_insert(ix, id, s));
+            simlsh_signature_free(s);
+        }
+        st.count = 0;
+        st.fail_at = fail_at;
+        simlsh_dedup *d = NULL;
+        int rc = simlsh_dedup_new(&d, ix, SIMLSH_DEDUP_EXACT, 0.8);
+        if (rc == SIMLSH_ENOMEM) {
+            failures++;
+            st.fail_at = 0;
+            CHECK_OK(simlsh_dedup_new(&d, ix, SIMLSH_DEDUP_EXACT, 0.8));
+        }
+        simlsh_results *need = NULL, *got = NULL;
+        CHECK_OK(simlsh_results_new(&need, NULL));
+        CHECK_OK(simlsh_results_new(&got, NULL));
+        for (int guard = 0; guard < 100000; guard++) {
+            rc = simlsh_dedup_next(need, d, ix);
+            if (rc == SIMLSH_ENOMEM) {
+                failures++;
+                st.fail_at = 0;
+                continue;
+            }
+            CHECK_OK(rc);
+            size_t n = simlsh_results_count(need);
+            if (n == 0)
+                break;
+            uint64_t *ids = malloc(n * sizeof *ids);
+            const void **tx = malloc(n * sizeof *tx);
+            size_t *tl = malloc(n * sizeof *tl);
+            for (size_t i = 0; i < n; i++) {
+                ids[i] = simlsh_results_a(need)[i];
+                tx[i] = texts[ids[i]];
+                tl[i] = lens[ids[i]];
+            }
+            rc = simlsh_dedup_texts(d, ids, tx, tl, n);
+            if (rc == SIMLSH_ENOMEM) {
+                failures++;
+                st.fail_at = 0; /* nothing was taken: the next round asks again */
+            } else {
+                CHECK_OK(rc);
+            }
+            free(ids);
+            free(tx);
+            free(tl);
+        }
+        st.fail_at = 0;
+        CHECK_OK(simlsh_dedup_groups(got, NULL, d));
+        CHECK(same_groups(got, want));
+        simlsh_dedup_free(d);
+        simlsh_results_free(need);
+        simlsh_results_free(got);
+        simlsh_index_free(ix);
+        simlsh_params_free(p);
+        CHECK(st.live == 0);
+        if (fail_at == 1)
+            printf("oom: %ld allocations in a run\n", st.count);
+    }
+    printf("oom: %d failures\n", failures);
+    CHECK(failures > 30);
+    simlsh_results_free(want);
+}
+
+int main(void)
+{
+    make_corpus();
+    build_index();
+    equivalence();
+    copies();
+    census();
+    bad_calls();
+    oom();
+    for (size_t i = 0; i < NDOCS; i++)
+        free(texts[i]);
+    simlsh_index_free(idx);
+    simlsh_params_free(params);
+    return tu_finish("test-dedup");
+}
