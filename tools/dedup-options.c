@@ -95,8 +95,9 @@ static const char *const usage_text[] = {
     "                        probability >= R (default 0.99)\n"
     "      --cluster MODE    star (every member is >= threshold similar to the kept\n"
     "                        document of its group; default) or components\n"
-    "      --max-pairs N     stop enumerating candidate pairs after N (default\n"
-    "                        10000000; 0 = no limit); exit status 6 when reached\n"
+    "      --max-pairs N     --output pairs: stop after N candidate pairs (default\n"
+    "                        10000000; 0 = no limit); exit status 6 when reached;\n"
+    "                        groups are never cut\n"
     "\n",
     "Output (files are replaced only when the run succeeds; no output may name\n"
     "an input, a symbolic link or a special file):\n"

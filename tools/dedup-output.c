@@ -93,6 +93,21 @@ static int cmp_keep(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+uint64_t *keep_order(struct run *r)
+{
+    size_t n = r->names.count;
+    if (r->opt->keep == KEEP_FIRST && r->first_new == 0)
+        return NULL;
+    if (n)
+        ensure_idmeta(r, n - 1);
+    uint64_t *order = xmalloc((n ? n : 1) * sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    keep_run = r;
+    qsort(order, n, sizeof *order, cmp_keep);
+    return order;
+}
+
 /* --cluster star: label[id] = smallest id of id's star, kept[id] = its
  * centre. Centres are taken in --keep order (cmp_keep), so each group keeps
  * the best document the policy can keep safely: one near to all it drops. */
@@ -112,16 +127,8 @@ static int star_groups(struct run *r, const struct pair *p, size_t np, uint64_t 
         b[m] = p[i].b;
         s[m++] = p[i].score < 0 ? -1.0 : p[i].score;
     }
-    uint64_t *order = NULL;
-    size_t norder = 0;
-    if (r->opt->keep != KEEP_FIRST || r->first_new > 0) {
-        order = xmalloc((n ? n : 1) * sizeof *order);
-        for (size_t i = 0; i < n; i++)
-            order[i] = i;
-        keep_run = r;
-        qsort(order, n, sizeof *order, cmp_keep);
-        norder = n;
-    }
+    uint64_t *order = keep_order(r);
+    size_t norder = order ? n : 0;
     simlsh_results *res = NULL;
     size_t ng = 0;
     int rc = simlsh_results_new(&res, NULL);
@@ -204,8 +211,8 @@ void write_pair(const struct run *r, FILE *out, const struct pair *p)
 
 /* Groups the verified edges (--cluster) and writes --output. Groups are
  * listed by their smallest id, members in id order. */
-int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
-                 uint64_t *clusters, uint64_t *duplicates)
+static int write_grouped(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
+                         int from_buckets, uint64_t *clusters, uint64_t *duplicates)
 {
     phase_switch(r, PH_GROUP);
     size_t n = r->names.count;
@@ -217,7 +224,16 @@ int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_ed
     int star = r->opt->cluster == CLUSTER_STAR;
     if (n)
         ensure_idmeta(r, n - 1);
-    if (star) {
+    if (from_buckets) {
+        /* the engine verifies as it groups: its phase is the verify one */
+        phase_switch(r, r->opt->verify == VERIFY_EXACT ? PH_VERIFY : PH_PAIRS);
+        int rc = star_from_buckets(r, label, kept);
+        phase_switch(r, PH_GROUP);
+        if (rc != 0) {
+            ret = rc; /* 1: the index cannot be grouped so */
+            goto done;
+        }
+    } else if (star) {
         if (star_groups(r, edges, n_edges, label, kept))
             goto done;
     } else {
@@ -349,8 +365,21 @@ done:
     return ret;
 }
 
+int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
+                 uint64_t *clusters, uint64_t *duplicates)
+{
+    return write_grouped(r, out, edges, n_edges, 0, clusters, duplicates);
+}
+
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates)
 {
+    /* Star groups never need the list of all pairs (--max-pairs bounds
+     * only --output pairs); components and pairs still enumerate them. */
+    if (r->opt->cluster == CLUSTER_STAR && r->opt->output != OUT_PAIRS) {
+        int rc = write_grouped(r, out, NULL, 0, 1, clusters, duplicates);
+        if (rc <= 0)
+            return rc;
+    }
     struct pair *edges = NULL;
     size_t n = 0;
     if (verify_candidates(r, &edges, &n) != 0)

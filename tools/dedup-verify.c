@@ -877,7 +877,7 @@ static void verify_rows(struct vctx *v, const size_t *rows, size_t n, const doub
  * first pass (signatures, index, candidates) is what --verify estimate needs
  * too, so the second pass adds at most about half of that: exact answers
  * for about 1.5 times the memory of estimated ones. */
-static uint64_t verify_budget(const struct run *r)
+uint64_t verify_budget(const struct run *r)
 {
     if (r->opt->verify_memory)
         return r->opt->verify_memory;
@@ -1438,11 +1438,13 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
     }
     r->vs.prefilter = flags && mode == VERIFY_EXACT ? thr : 0;
     uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
-    rc = simlsh_index_pairs_v2(res, r->index, flags, r->opt->max_pairs, thr, nt);
+    /* --max-pairs bounds --output pairs only: groups are never cut short */
+    size_t max_pairs = r->opt->output == OUT_PAIRS ? r->opt->max_pairs : 0;
+    rc = simlsh_index_pairs_v2(res, r->index, flags, max_pairs, thr, nt);
     if (rc == SIMLSH_EUNSUPPORTED && mode == VERIFY_EXACT && flags) {
         /* an index without stored signatures has no estimates */
         r->vs.prefilter = 0;
-        rc = simlsh_index_pairs_v2(res, r->index, 0, r->opt->max_pairs, r->threshold, nt);
+        rc = simlsh_index_pairs_v2(res, r->index, 0, max_pairs, r->threshold, nt);
     }
     if (rc != 0) {
         simlsh_results_free(res);

@@ -357,6 +357,8 @@ struct run {
         int bytes_per_shingle;   /* 4 (32-bit hashes) or 8 */
         int recall_banding;      /* bands and rows chosen for --recall */
         double prefilter;        /* exact mode: candidates need an estimate >= this */
+        uint64_t visits;         /* bucket members looked at by the grouping */
+        uint64_t identical;      /* pairs decided as identical texts */
         int stdin_kept;          /* standard input can be read again */
         int64_t stdin_base;      /* ... from this offset of descriptor 0 */
     } vs;
@@ -496,6 +498,9 @@ void doc_name(struct run *r, const struct batch *b, const struct doc *d, const c
 
 /* dedup-verify.c */
 int reread_prepare(struct run *r);
+/* Bytes of sets (or texts) one batch of the second pass may hold
+ * (--verify-memory, or the default rule). */
+uint64_t verify_budget(const struct run *r);
 int verify_candidates(struct run *r, struct pair **edges, size_t *n);
 /* Exact mode's estimate prefilter: candidates need an estimate >= this (0:
  * none). */
@@ -517,6 +522,15 @@ struct text_source *text_source_open(struct run *r, const uint64_t *ids, size_t 
 int text_source_read(struct text_source *t, uint64_t id, const char **text, size_t *len, char *msg,
                      size_t mcap);
 void text_source_close(struct text_source *t);
+
+/* dedup-star.c: --cluster star groups from the index's buckets, by the
+ * library's dedup engine: label[id] = smallest id of id's group, kept[id]
+ * = its centre. 0, -1 on failure (reported), 1 when the engine cannot
+ * serve this index (no stored signatures): group the pairs instead. */
+int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept);
+/* The --keep priority of every id, best first (n = names.count ids), or
+ * NULL when it is ascending id order. */
+uint64_t *keep_order(struct run *r);
 
 /* dedup-output.c */
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, uint64_t *clusters,

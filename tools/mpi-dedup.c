@@ -370,7 +370,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
      * the library's rows are in (a, b) order, and --max-pairs keeps their
      * prefix. */
     mpi_phase(&ctx, MP_GATHER);
-    cut = mpi_sort_pairs(&ctx, first[ctx.size], opt->max_pairs, &edges, &nedges);
+    /* --max-pairs bounds --output pairs only: groups are never cut short */
+    cut = mpi_sort_pairs(&ctx, first[ctx.size], opt->output == OUT_PAIRS ? opt->max_pairs : 0,
+                         &edges, &nedges);
     if (cut) {
         r->truncated = 1;
         if (ctx.rank == 0)

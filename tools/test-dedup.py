@@ -1550,23 +1550,121 @@ def case_verify_memory():
         stats = {}
         outs = {}
         for mem in ("64M", "2K", "1"):
-            st = os.path.join(tmp, "stats-%s.json" % mem)
             for out in ("pairs", "clusters"):
+                st = os.path.join(tmp, "stats-%s-%s.json" % (mem, out))
                 outs[(mem, out)] = run(["--lines", path, "--output", out, "--verify-memory", mem,
                                         "--stats", st, "-j", "2"]).stdout
-            with open(st) as f:
-                stats[mem] = json.load(f)["verification"]
+                with open(st) as f:
+                    stats[(mem, out)] = json.load(f)["verification"]
         for mem in ("2K", "1"):
             for out in ("pairs", "clusters"):
                 check(outs[(mem, out)] == outs[("64M", out)],
                       "--verify-memory %s changes --output %s" % (mem, out))
-        big, tiny = stats["64M"], stats["1"]
+        # pairs: batches of whole components, cut when they do not fit
+        big, tiny = stats[("64M", "pairs")], stats[("1", "pairs")]
         check(big["batches"] == 1 and tiny["batches"] > 10,
               "batches: %d and %d" % (big["batches"], tiny["batches"]))
         check(tiny["reads"] > big["reads"], "a cut component is read more than once")
         check(tiny["set_bytes_peak"] < big["set_bytes_peak"], "less held at once")
         check(big["bytes_per_shingle"] == 4 and big["estimated"] == 0 and
               big["exact"] == big["candidates"] > 0, "exact verification stats: %s" % big)
+        # clusters: the star from the buckets asks for a batch of texts at a
+        # time; one text a batch at the smallest budget, and a large centre's
+        # candidates in parts, its set kept between them
+        big, tiny = stats[("64M", "clusters")], stats[("1", "clusters")]
+        check(tiny["batches"] > big["batches"] and tiny["batches"] >= 40,
+              "star batches: %d and %d" % (big["batches"], tiny["batches"]))
+        check(tiny["set_bytes_peak"] < big["set_bytes_peak"], "star: less held at once")
+        check(big["estimated"] == 0 and big["exact"] == big["candidates"] > 0,
+              "star verification stats: %s" % big)
+
+
+
+def star_of_pairs(pairs, priority):
+    """The star groups of verified edges (simlsh_group_star's rule): ids
+    visited in priority order, each unplaced one a centre that takes its
+    unplaced neighbours. Groups of two or more, as simlsh-dedup lists
+    them: ids ascending in a group, groups by their smallest id."""
+    adj = {}
+    for a, b in pairs:
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    placed, groups = {}, []
+    for x in priority:
+        if x in placed or x not in adj:
+            continue
+        g = [x] + sorted(v for v in adj[x] if v not in placed)
+        for v in g:
+            placed[v] = x
+        if len(g) > 1:
+            groups.append(sorted(g))
+    return sorted(groups)
+
+
+def case_star_buckets():
+    """Grouping outputs come from the index's buckets (the library's dedup
+    engine), never from the list of all pairs: the groups are exactly the
+    star over the verified pairs that --output pairs lists, in every verify
+    mode and --keep order, on chains and families, on a heavy shape (one
+    large group of near-copies among smaller ones) and on a template shared
+    by many documents; --max-pairs never cuts them; -j changes nothing."""
+    import random
+    rng = random.Random(5)
+    docs = planted_docs(400, 21)
+    base = docs[1].split(" ")
+    for size in (150, 30, 30, 5, 5, 5):
+        text = [rng.choice(base) + "x%d" % rng.randrange(99) for _ in range(70)]
+        for _ in range(size):
+            t = list(text)
+            for _ in range(rng.randint(0, 3)):
+                t[rng.randrange(len(t))] = "w%d" % rng.randrange(10000)
+            docs.insert(rng.randrange(len(docs) + 1), " ".join(t))
+    tmpl = ["t%d" % rng.randrange(5000) for _ in range(80)]
+    for _ in range(120):
+        docs.append(" ".join(w if rng.random() < 0.85 else "v%d" % rng.randrange(10000)
+                             for w in tmpl))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "docs.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(docs) + "\n")
+        size = {i: len(d.encode()) for i, d in enumerate(docs)}
+        for verify in ("exact", "estimate", "none"):
+            for keep in ("first", "shortest", "longest"):
+                base_args = ["--lines", path, "--verify", verify, "--keep", keep]
+                p = run(base_args + ["--output", "pairs", "--max-pairs", "0"])
+                pairs = [tuple(int(x) - 1 for x in line.split("\t")[:2])
+                         for line in p.stdout.decode().splitlines()]
+                if keep == "first":
+                    prio = sorted(size)
+                elif keep == "shortest":
+                    prio = sorted(size, key=lambda i: (size[i], i))
+                else:
+                    prio = sorted(size, key=lambda i: (-size[i], i))
+                want = star_of_pairs(pairs, prio)
+                check(len(want) > 10 and max(len(g) for g in want) > 100,
+                      "the corpus has groups, a large one among them (%s)" % verify)
+                c = run(base_args + ["--stats", os.path.join(tmp, "st.json")])
+                got = sorted(sorted(int(x) - 1 for x in line.split("\t"))
+                             for line in c.stdout.decode().splitlines())
+                check(got == want, "--verify %s --keep %s: the groups are the star of the"
+                      " verified pairs (%d groups, %d expected)" % (verify, keep, len(got),
+                                                                     len(want)), c)
+                with open(os.path.join(tmp, "st.json")) as f:
+                    st = json.load(f)["verification"]
+                # a group of m copies costs about m checks, not m^2 / 2
+                check(st["candidates"] < len(pairs) or len(pairs) < 200,
+                      "fewer checks (%d) than pairs (%d)" % (st["candidates"], len(pairs)))
+                drop = run(base_args + ["--output", "drop"]).stdout.decode().split()
+                check(sorted(int(x) - 1 for x in drop) ==
+                      sorted(x for g in want for x in g if x != min(g, key=prio.index)),
+                      "--output drop: every member but the centre", c)
+                # --max-pairs bounds --output pairs only
+                cut = run(base_args + ["--max-pairs", "1"], expect=0)
+                check(cut.stdout == c.stdout, "--max-pairs 1 cuts no group", cut)
+                run(base_args + ["--output", "pairs", "--max-pairs", "1"], expect=6)
+                for j in ("1", "3"):
+                    check(run(base_args + ["-j", j]).stdout == c.stdout,
+                          "-j %s gives the same groups" % j)
 
 
 def case_verify_index():

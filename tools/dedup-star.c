@@ -1,0 +1,269 @@
+/* simlsh-dedup: --cluster star groups straight from the index's buckets.
+ *
+ * The library's dedup engine (simlsh_dedup_*) walks the documents in --keep
+ * order and lets each centre claim its verified bucket-mates, so no list of
+ * all candidate pairs is ever made: a group of m copies costs m
+ * verifications, not m^2 / 2 (docs/cli.md, VERIFICATION). In exact mode the
+ * engine asks for texts a bounded batch at a time; this file reads them
+ * (text_source_*: files again by path, lines by offset, compressed inputs
+ * through a temporary copy) and hands them over. Documents from --index
+ * have no text here: their pairs are decided by the estimate, as the pairs'
+ * second pass does. */
+#include "dedup.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Text bytes of one batch at most, unless --verify-memory says otherwise. */
+#define STAR_BATCH_BYTES (UINT64_C(8) << 20)
+
+static int lib_fail(const char *what, int rc)
+{
+    fprintf(stderr, "simlsh-dedup: %s: %s (%s)\n", what, simlsh_strerror(rc),
+            simlsh_error_name(rc));
+    return -1;
+}
+
+/* Texts of one batch, copied (text_source_read() keeps one at a time). */
+struct texts {
+    char *arena;
+    size_t len, cap;
+    uint64_t *ids;
+    size_t *off, *lens;
+    const void **ptr;
+    size_t n, capn;
+};
+
+static void texts_add(struct texts *t, uint64_t id, const char *s, size_t len)
+{
+    if (t->n == t->capn) {
+        t->capn = t->capn ? 2 * t->capn : 256;
+        t->ids = xrealloc(t->ids, t->capn * sizeof *t->ids);
+        t->off = xrealloc(t->off, t->capn * sizeof *t->off);
+        t->lens = xrealloc(t->lens, t->capn * sizeof *t->lens);
+        t->ptr = xrealloc(t->ptr, t->capn * sizeof *t->ptr);
+    }
+    if (t->len + len > t->cap) {
+        size_t c = t->cap ? t->cap : (size_t)1 << 20;
+        while (c < t->len + len)
+            c *= 2;
+        t->arena = xrealloc(t->arena, c);
+        t->cap = c;
+    }
+    if (len > 0)
+        memcpy(t->arena + t->len, s, len);
+    t->ids[t->n] = id;
+    t->off[t->n] = t->len;
+    t->lens[t->n] = len;
+    t->n++;
+    t->len += len;
+}
+
+static void texts_free(struct texts *t)
+{
+    free(t->arena);
+    free(t->ids);
+    free(t->off);
+    free(t->lens);
+    free(t->ptr);
+}
+
+/* Document id cannot be read again: said once, as the pairs' pass says it. */
+static void unread(struct run *r, uint8_t *warned, uint64_t id, const char *msg)
+{
+    if (warned[id - r->first_new])
+        return;
+    warned[id - r->first_new] = 1;
+    r->vs.docs_unread++;
+    size_t nl = 0;
+    const char *name = strlist_get(&r->names, id, &nl);
+    warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl), msg);
+}
+
+/* The exact mode's pull loop: texts in, until the engine needs none. */
+static int feed_texts(struct run *r, simlsh_dedup *d)
+{
+    size_t ndocs = r->names.count - r->first_new;
+    uint64_t *all = xmalloc((ndocs ? ndocs : 1) * sizeof *all);
+    for (size_t i = 0; i < ndocs; i++)
+        all[i] = r->first_new + i;
+    /* every new document may be asked for: sources open once */
+    struct text_source *src = text_source_open(r, all, ndocs, ndocs);
+    free(all);
+    uint8_t *warned = calloc(ndocs ? ndocs : 1, 1);
+    simlsh_results *need = NULL;
+    int rc = simlsh_results_new(&need, NULL), ret = -1;
+    struct texts t = {0};
+    uint64_t *gone = NULL;
+    size_t ngone = 0, capgone = 0;
+    if (!warned)
+        die_oom();
+    if (rc != 0) {
+        lib_fail("results", rc);
+        goto out;
+    }
+    for (;;) {
+        if ((rc = simlsh_dedup_next(need, d, r->index)) != 0) {
+            lib_fail("grouping", rc);
+            goto out;
+        }
+        size_t n = simlsh_results_count(need);
+        if (n == 0)
+            break;
+        const uint64_t *ids = simlsh_results_a(need);
+        t.n = t.len = 0;
+        ngone = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t id = ids[i];
+            const char *text = NULL;
+            size_t len = 0;
+            char msg[160];
+            msg[0] = 0;
+            if (id >= r->first_new &&
+                text_source_read(src, id, &text, &len, msg, sizeof msg) == 0) {
+                texts_add(&t, id, text, len);
+                continue;
+            }
+            if (id >= r->first_new)
+                unread(r, warned, id, msg[0] ? msg : strerror(errno ? errno : EIO));
+            if (ngone == capgone) {
+                capgone = capgone ? 2 * capgone : 64;
+                gone = xrealloc(gone, capgone * sizeof *gone);
+            }
+            gone[ngone++] = id;
+        }
+        for (size_t i = 0; i < t.n; i++)
+            t.ptr[i] = t.arena + t.off[i];
+        rc = simlsh_dedup_texts(d, t.ids, t.ptr, t.lens, t.n);
+        if (rc == 0 && ngone > 0)
+            rc = simlsh_dedup_missing(d, gone, ngone);
+        if (rc != 0 && rc != SIMLSH_EUTF8) {
+            lib_fail("verifying", rc);
+            goto out;
+        }
+    }
+    ret = 0;
+out:
+    simlsh_results_free(need);
+    text_source_close(src);
+    texts_free(&t);
+    free(gone);
+    free(warned);
+    return ret;
+}
+
+int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
+{
+    size_t n = r->names.count;
+    int mode = r->opt->verify == VERIFY_EXACT      ? SIMLSH_DEDUP_EXACT
+               : r->opt->verify == VERIFY_ESTIMATE ? SIMLSH_DEDUP_ESTIMATE
+                                                   : SIMLSH_DEDUP_NONE;
+    simlsh_dedup *d = NULL;
+    int rc = simlsh_dedup_new(&d, r->index, mode, r->threshold);
+    if (rc == SIMLSH_EUNSUPPORTED)
+        return 1;
+    if (rc != 0)
+        return lib_fail("grouping", rc);
+    int ret = -1;
+    simlsh_results *res = NULL;
+    uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
+    if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, nt)) != 0 ||
+        (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)r->first_new)) != 0)
+        goto lib;
+    if (mode == SIMLSH_DEDUP_EXACT) {
+        int64_t np = 128;
+        simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+        r->vs.prefilter = simlsh_dedup_prefilter(r->threshold, (uint32_t)np);
+        /* texts are read a batch at a time into one buffer: small
+         * batches keep it in cache and add little to the peak */
+        r->vs.budget = verify_budget(r);
+        if (r->vs.budget > STAR_BATCH_BYTES && !r->opt->verify_memory)
+            r->vs.budget = STAR_BATCH_BYTES;
+        int64_t bits = 32;
+        simlsh_params_get_int(r->params, SIMLSH_PARAM_HASH_BITS, &bits);
+        r->vs.bytes_per_shingle = 8;
+        if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, (double)r->vs.budget)) != 0)
+            goto lib;
+        size_t nnew = n - r->first_new;
+        uint64_t *ids = xmalloc((nnew ? nnew : 1) * sizeof *ids);
+        for (size_t i = 0; i < nnew; i++)
+            ids[i] = r->first_new + i;
+        rc = simlsh_dedup_sizes(d, ids, r->id_bytes + r->first_new, nnew);
+        free(ids);
+        if (rc != 0)
+            goto lib;
+    }
+    uint64_t *order = keep_order(r);
+    if (order != NULL) {
+        rc = simlsh_dedup_order(d, order, n);
+        free(order);
+        if (rc != 0)
+            goto lib;
+    }
+    if (mode == SIMLSH_DEDUP_EXACT) {
+        if (feed_texts(r, d) != 0)
+            goto out;
+    } else {
+        simlsh_results *none = NULL;
+        if ((rc = simlsh_results_new(&none, NULL)) == 0)
+            rc = simlsh_dedup_next(none, d, r->index);
+        simlsh_results_free(none);
+        if (rc != 0)
+            goto lib;
+    }
+    size_t ng = 0;
+    if ((rc = simlsh_results_new(&res, NULL)) != 0 || (rc = simlsh_dedup_groups(res, &ng, d)) != 0)
+        goto lib;
+    uint64_t v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_CANDIDATES);
+    r->vs.candidates = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_EXACT);
+    r->vs.exact = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_ESTIMATED);
+    r->vs.estimated = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_TEXTS);
+    r->vs.reads = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_BATCHES);
+    r->vs.batches = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_SET_BYTES);
+    r->vs.set_bytes_peak = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_VISITS);
+    r->vs.visits = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_IDENTICAL);
+    r->vs.identical = v;
+
+    for (size_t i = 0; i < n; i++)
+        label[i] = kept[i] = i;
+    const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);
+    for (size_t g = 0; g < ng; g++) {
+        size_t lo = 0, hi = 0;
+        simlsh_results_offset(&lo, res, g);
+        simlsh_results_offset(&hi, res, g + 1);
+        uint64_t min = UINT64_MAX;
+        for (size_t k = lo; k < hi; k++) {
+            if (ga[k] >= n) {
+                fprintf(stderr,
+                        "simlsh-dedup: the index holds id %" PRIu64
+                        " that has no name; was it saved by another program?\n",
+                        ga[k]);
+                goto out;
+            }
+            if (ga[k] < min)
+                min = ga[k];
+        }
+        for (size_t k = lo; k < hi; k++) {
+            label[ga[k]] = min;
+            kept[ga[k]] = gb[k];
+        }
+    }
+    ret = 0;
+    goto out;
+lib:
+    lib_fail("grouping", rc);
+out:
+    simlsh_results_free(res);
+    simlsh_dedup_free(d);
+    return ret;
+}
