@@ -1420,7 +1420,10 @@ SIMLSH_API int simlsh_index_userdata(SIMLSH_OUT const void **data, SIMLSH_OUT si
  * names none. The engine asks for a bounded batch at a time
  * (SIMLSH_DEDUP_MEMORY) and keeps only the shingle sets of the batch's
  * centres. Texts that are byte for byte the same as their centre's are
- * decided without shingling.
+ * decided without shingling, and near-copies (byte or code point units,
+ * at most ASCII lower-casing and whitespace collapsing) from a window
+ * around the bytes where they differ: the exact same counts, at a fraction
+ * of the cost.
  *
  * The engine keeps no pointer to the index: every call that reads it takes
  * it, and it must be the index given to simlsh_dedup_new(), unchanged
@@ -1467,7 +1470,10 @@ enum simlsh_dedup_stat {
     SIMLSH_DEDUP_STAT_BATCHES = 6,    /**< batches of texts asked for */
     SIMLSH_DEDUP_STAT_SET_BYTES = 7,  /**< most bytes of shingle sets held at once */
     SIMLSH_DEDUP_STAT_GROUPS = 8,     /**< groups with at least one member */
-    SIMLSH_DEDUP_STAT_MEMBERS = 9     /**< documents claimed by a centre */
+    SIMLSH_DEDUP_STAT_MEMBERS = 9,    /**< documents claimed by a centre */
+    SIMLSH_DEDUP_STAT_EDITS = 10      /**< pairs of SIMLSH_DEDUP_STAT_EXACT decided from
+                                           the bytes where the texts differ (byte or
+                                           code point units, ASCII normalisation) */
 };
 
 /**

@@ -91,6 +91,8 @@ static void make_corpus(void)
 
 static simlsh_params *params;
 static simlsh_index *idx;
+static double g_t = 0.8;        /* the threshold of check_mode() */
+static double g_prefilter = -1; /* exact mode's prefilter; < 0: the default */
 
 static simlsh_params *make_params(const simlsh_allocator *al)
 {
@@ -139,8 +141,12 @@ static void reference(simlsh_results *out, int mode, double t, const uint64_t *o
 {
     simlsh_results *pairs = NULL;
     CHECK_OK(simlsh_results_new(&pairs, NULL));
-    double thr = mode == SIMLSH_DEDUP_EXACT ? simlsh_dedup_prefilter(t, 128) : t;
+    double thr = mode == SIMLSH_DEDUP_EXACT
+                     ? (g_prefilter >= 0 ? g_prefilter : simlsh_dedup_prefilter(t, 128))
+                     : t;
     int flags = mode == SIMLSH_DEDUP_NONE ? 0 : SIMLSH_QUERY_VERIFY;
+    if (thr == 0)
+        flags = 0; /* no prefilter: every candidate */
     CHECK_OK(simlsh_index_pairs_v2(pairs, idx, flags, 0, thr, 1));
     size_t n = simlsh_results_count(pairs), m = 0;
     uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
@@ -148,6 +154,14 @@ static void reference(simlsh_results *out, int mode, double t, const uint64_t *o
     for (size_t i = 0; i < n; i++) {
         uint64_t x = simlsh_results_a(pairs)[i], y = simlsh_results_b(pairs)[i];
         double e = simlsh_results_scores(pairs)[i];
+        if (flags == 0) {
+            simlsh_signature *sx = NULL, *sy = NULL;
+            CHECK_OK(simlsh_index_signature(&sx, idx, x));
+            CHECK_OK(simlsh_index_signature(&sy, idx, y));
+            CHECK_OK(simlsh_signature_jaccard(&e, sx, sy));
+            simlsh_signature_free(sx);
+            simlsh_signature_free(sy);
+        }
         if (x < keep_below && y < keep_below)
             continue; /* kept ids never claim each other */
         double v = e;
@@ -286,9 +300,11 @@ static void check_mode(int mode, const uint64_t *order, size_t norder, uint64_t 
     simlsh_results *want = NULL, *got = NULL;
     CHECK_OK(simlsh_results_new(&want, NULL));
     CHECK_OK(simlsh_results_new(&got, NULL));
-    reference(want, mode, 0.8, order, norder, keep_below, missing);
+    reference(want, mode, g_t, order, norder, keep_below, missing);
     simlsh_dedup *d = NULL;
-    CHECK_OK(simlsh_dedup_new(&d, idx, mode, 0.8));
+    CHECK_OK(simlsh_dedup_new(&d, idx, mode, g_t));
+    if (g_prefilter >= 0)
+        CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_PREFILTER, g_prefilter));
     if (order)
         CHECK_OK(simlsh_dedup_order(d, order, norder));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)keep_below));
@@ -351,6 +367,161 @@ static void equivalence(void)
                "missing texts after the others");
     check_mode(SIMLSH_DEDUP_EXACT, kept_first, 30 + NDOCS / 3, 30, 9000, 2, FEED_REVERSE, missing,
                "everything at once");
+}
+
+/* Near-copies decided from their edits: texts with UTF-8 of every length,
+ * invalid bytes, whitespace runs of every kind and capitals, and copies
+ * with edits anywhere (the first and last bytes too), inserted, deleted,
+ * replaced and repeated spans: every pair compared (no prefilter), and the
+ * groups and scores equal to those of the full shingle sets, for each
+ * unit and k that allow the shortcut. */
+static void random_piece(tu_rng *r, char *out, size_t *n, size_t cap)
+{
+    static const char *bits[] = {"word",
+                                 "Word",
+                                 "caf\xc3\xa9",
+                                 "\xe4\xb8\xad\xe6\x96\x87",
+                                 "\xf0\x9f\x98\x80",
+                                 " ",
+                                 "  ",
+                                 "\t\n ",
+                                 "\xc2\xa0",
+                                 "\xe3\x80\x80",
+                                 "\xe2\x80\x83",
+                                 "\xff",
+                                 "\xc3",
+                                 "ABC",
+                                 "x",
+                                 ".,;"};
+    const char *b = bits[tu_below(r, sizeof bits / sizeof *bits)];
+    size_t l = strlen(b);
+    if (*n + l + 8 < cap) {
+        memcpy(out + *n, b, l);
+        *n += l;
+        *n += (size_t)snprintf(out + *n, cap - *n, "%u", (unsigned)tu_below(r, 50));
+    }
+}
+
+static void near_copies(void)
+{
+    enum {
+        N = 320,
+        CAP = 3000
+    };
+    char *saved_t[N];
+    size_t saved_l[N];
+    memcpy(saved_t, texts, sizeof saved_t);
+    memcpy(saved_l, lens, sizeof saved_l);
+    simlsh_index *saved_idx = idx;
+    simlsh_params *saved_p = params;
+    tu_rng r = {99};
+    char *mine[N];
+    for (size_t i = 0; i < N; i++) {
+        mine[i] = malloc(CAP);
+        size_t n = 0;
+        if (i % 8 == 0 || tu_below(&r, 3) == 0) {
+            size_t target = 80 + tu_below(&r, 1500);
+            while (n < target)
+                random_piece(&r, mine[i], &n, CAP - 200);
+        } else {
+            /* a copy of an earlier text with edits */
+            size_t from = i - 1 - tu_below(&r, i < 8 ? i : 8);
+            n = lens[from] < CAP - 400 ? lens[from] : CAP - 400;
+            memcpy(mine[i], mine[from], n);
+            int edits = (int)tu_below(&r, 7);
+            for (int e = 0; e < edits && n > 10; e++) {
+                size_t at = tu_below(&r, 4) == 0 ? (tu_below(&r, 2) ? 0 : n - 1) : tu_below(&r, n);
+                size_t span = 1 + tu_below(&r, 12);
+                if (at + span > n)
+                    span = n - at;
+                char piece[64];
+                size_t pl = 0;
+                random_piece(&r, piece, &pl, sizeof piece);
+                switch (tu_below(&r, 4)) {
+                case 0: /* replace */
+                    memmove(mine[i] + at + pl, mine[i] + at + span, n - at - span);
+                    memcpy(mine[i] + at, piece, pl);
+                    n = n - span + pl;
+                    break;
+                case 1: /* delete */
+                    memmove(mine[i] + at, mine[i] + at + span, n - at - span);
+                    n -= span;
+                    break;
+                case 2: /* insert */
+                    memmove(mine[i] + at + pl, mine[i] + at, n - at);
+                    memcpy(mine[i] + at, piece, pl);
+                    n += pl;
+                    break;
+                default: /* repeat a span */
+                    if (n + span < CAP - 200) {
+                        memmove(mine[i] + at + span, mine[i] + at, n - at);
+                        n += span;
+                    }
+                }
+            }
+        }
+        texts[i] = mine[i];
+        lens[i] = n;
+    }
+    static const int32_t units[] = {SIMLSH_UNIT_CHAR, SIMLSH_UNIT_BYTE, SIMLSH_UNIT_CHAR};
+    static const int64_t ks[] = {5, 4, 1};
+    static const int32_t norms[] = {SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_COLLAPSE_SPACE,
+                                    SIMLSH_NORM_COLLAPSE_SPACE, 0};
+    for (int c = 0; c < 3; c++) {
+        simlsh_params *p = NULL;
+        CHECK_OK(simlsh_params_new(&p, NULL));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_UNIT, units[c]));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_K, ks[c]));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_NORMALIZE, norms[c]));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, 32));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, 2));
+        simlsh_index *ix = NULL;
+        CHECK_OK(simlsh_index_new(&ix, p));
+        simlsh_signature *sig = NULL;
+        CHECK_OK(simlsh_signature_new(&sig, p));
+        for (uint64_t i = 0; i < N; i++) {
+            simlsh_signature_clear(sig);
+            CHECK_OK(simlsh_signature_add_text(sig, texts[i], lens[i]));
+            CHECK_OK(simlsh_index_insert(ix, i, sig));
+        }
+        simlsh_signature_free(sig);
+        idx = ix;
+        params = p;
+        g_t = 0.5;
+        g_prefilter = 0;
+        check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 0, 2, FEED_ALL, NULL, "near-copies");
+        /* the shortcut was taken, and its answers are those of full sets */
+        simlsh_dedup *d = NULL;
+        simlsh_results *g = NULL;
+        CHECK_OK(simlsh_results_new(&g, NULL));
+        CHECK_OK(simlsh_dedup_new(&d, ix, SIMLSH_DEDUP_EXACT, 0.5));
+        CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_PREFILTER, 0));
+        CHECK_OK(run_engine(d, g, FEED_ALL, NULL));
+        uint64_t edits = 0, exact = 0;
+        CHECK_OK(simlsh_dedup_stat(&edits, d, SIMLSH_DEDUP_STAT_EDITS));
+        CHECK_OK(simlsh_dedup_stat(&exact, d, SIMLSH_DEDUP_STAT_EXACT));
+        printf("near-copies %d: %llu of %llu pairs from their edits\n", c,
+               (unsigned long long)edits, (unsigned long long)exact);
+        CHECK(edits > 0 && edits < exact);
+        CHECK(c == 2 || edits > 100);
+        for (size_t i = 0; i < simlsh_results_count(g); i++) {
+            uint64_t a = simlsh_results_a(g)[i], b = simlsh_results_b(g)[i];
+            if (a != b)
+                CHECK(simlsh_results_scores(g)[i] == exact_jaccard(a, b));
+        }
+        simlsh_dedup_free(d);
+        simlsh_results_free(g);
+        simlsh_index_free(ix);
+        simlsh_params_free(p);
+    }
+    g_t = 0.8;
+    g_prefilter = -1;
+    idx = saved_idx;
+    params = saved_p;
+    memcpy(texts, saved_t, sizeof saved_t);
+    memcpy(lens, saved_l, sizeof saved_l);
+    for (size_t i = 0; i < N; i++)
+        free(mine[i]);
 }
 
 /* One text in many copies: one group, the copies decided without shingling. */
@@ -482,7 +653,7 @@ static void bad_calls(void)
     CHECK_RC(simlsh_dedup_order(d, NULL, 3), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_sizes(d, NULL, NULL, 3), SIMLSH_EINVAL);
     uint64_t v;
-    CHECK_RC(simlsh_dedup_stat(&v, d, 10), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_stat(&v, d, 11), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_stat(NULL, d, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_stat(&v, NULL, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_groups(res, NULL, d), SIMLSH_ESTATE); /* not finished */
@@ -622,6 +793,7 @@ int main(void)
     make_corpus();
     build_index();
     equivalence();
+    near_copies();
     copies();
     census();
     bad_calls();

@@ -34,7 +34,7 @@
 #define DEFAULT_MEMORY (UINT64_C(64) << 20)
 #define DEFAULT_WEIGHT 4096
 #define PREFILTER_SD 3.5
-#define NSTATS 10
+#define NSTATS 11
 
 typedef struct dx_idslot {
     uint64_t id;
@@ -998,6 +998,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     dx_job job = {0};
     job.params = &d->params;
     job.threshold = d->threshold;
+    job.diff_ok = simlsh__dx_diff_ok(&d->params);
     job.num_perm = d->num_perm;
     job.texts = tx;
     job.lens = tl;
@@ -1039,6 +1040,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     d->st[SIMLSH_DEDUP_STAT_EXACT] += job.exact;
     d->st[SIMLSH_DEDUP_STAT_IDENTICAL] += job.identical;
     d->st[SIMLSH_DEDUP_STAT_ESTIMATED] += job.estimated;
+    d->st[SIMLSH_DEDUP_STAT_EDITS] += job.edits;
     for (size_t i = 0; i < n; i++) {
         uint32_t s = batch_slot(d, ids[i]);
         d->got[s] = d->win;

@@ -18,10 +18,12 @@
  * zero), with its text kept to recognise identical copies. */
 typedef struct {
     uint64_t *tab;
-    size_t cap; /* a power of 2, or 0 */
+    uint32_t *cnt; /* how often each entry's hash occurs in the text */
+    size_t cap;    /* a power of 2, or 0 */
     unsigned shift;
-    size_t n; /* distinct hashes */
-    int zero; /* the hash 0 is in the set */
+    size_t n;      /* distinct hashes */
+    int zero;      /* the hash 0 is in the set */
+    uint32_t zcnt; /* ... that often */
     char *text;
     size_t len;
     int ready;   /* built from a text */
@@ -56,6 +58,7 @@ typedef struct {
     const struct simlsh_params *params;
     double threshold;
     uint32_t num_perm;
+    int diff_ok; /* the params allow deciding a near-copy from its edits */
     const void *const *texts;
     const size_t *lens;
     const size_t *centres; /* indices into texts */
@@ -72,8 +75,14 @@ typedef struct {
     uint32_t nthreads;
     const simlsh_allocator *al;
     /* counters, added to */
-    uint64_t exact, identical, estimated;
+    uint64_t exact, identical, estimated, edits;
 } dx_job;
+
+/* May near-copies be decided from the bytes where they differ (exact.c)?
+ * For byte and code point units with at most ASCII lower-casing and
+ * whitespace collapsing: normalisation that looks at nothing but a
+ * character and whether the one before was whitespace. */
+int simlsh__dx_diff_ok(const struct simlsh_params *p);
 
 /* Run a job: 0, or SIMLSH_ENOMEM (then no set was built and no verdict
  * written). */
