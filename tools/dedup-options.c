@@ -736,6 +736,45 @@ void apply_options(simlsh_params *p, const struct options *o)
     apply_param(p, SIMLSH_PARAM_ROWS, &tmp);
 }
 
+/* The threshold and the weights are not in the index's fingerprint, yet the
+ * saved banding was chosen for them: another threshold would keep a banding
+ * that misses its pairs (at 0.5, 78 % of them for 0.8's banding) and
+ * --save-index would store it for every later run (issue 31, F8). So a
+ * different value is refused, as docs/cli.md says; re-banding would mean
+ * signing every indexed document again. */
+static const int saved_keys[SAVED_DOUBLES] = {SIMLSH_PARAM_THRESHOLD, SIMLSH_PARAM_FP_WEIGHT,
+                                              SIMLSH_PARAM_FN_WEIGHT};
+
+void saved_doubles_get(const simlsh_params *p, double *saved)
+{
+    for (int i = 0; i < SAVED_DOUBLES; i++)
+        if (simlsh_params_get_double(p, saved_keys[i], &saved[i]) != 0)
+            saved[i] = -1;
+}
+
+int saved_doubles_check(const simlsh_params *p, const struct options *o, const double *saved,
+                        const char *prog)
+{
+    for (int i = 0; i < SAVED_DOUBLES; i++) {
+        double now = 0;
+        if (!(o->set_mask & (UINT32_C(1) << saved_keys[i])) || saved[i] < 0 ||
+            simlsh_params_get_double(p, saved_keys[i], &now) != 0 || now == saved[i])
+            continue;
+        const char *key = simlsh_params_key_name(saved_keys[i]);
+        char opt[32];
+        snprintf(opt, sizeof opt, "%s", key ? key : "?");
+        for (char *c = opt; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        fprintf(stderr,
+                "%s: --%s %g: %s was built with --%s %g, and its banding was chosen for "
+                "that value; leave --%s out, or build a new index\n",
+                prog, opt, now, qname(o->load_index), opt, saved[i], opt);
+        return -1;
+    }
+    return 0;
+}
+
 void fatal_lib(const char *what, int rc, int code)
 {
     fprintf(stderr, PROG ": %s: %s (%s)\n", what, simlsh_strerror(rc), simlsh_error_name(rc));

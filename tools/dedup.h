@@ -398,6 +398,12 @@ void usage_error(const char *fmt, const char *arg);
 void parse_args(struct options *o, int argc, char **argv);
 void apply_options(simlsh_params *p, const struct options *o);
 void fatal_lib(const char *what, int rc, int code);
+/* --index: the saved threshold and weights, which the loaded banding was
+ * chosen for; a different value given is an error (-1, printed). */
+#define SAVED_DOUBLES 3
+void saved_doubles_get(const simlsh_params *p, double *saved);
+int saved_doubles_check(const simlsh_params *p, const struct options *o, const double *saved,
+                        const char *prog);
 void setup_new(struct run *r, const struct options *o);
 
 /* A growable list of edges (dedup-util.c): pairvec_add() stores (a, b)

@@ -32,7 +32,11 @@ static void setup_loaded(struct run *r, const struct options *o)
     int rc = simlsh_index_fingerprint(&index_fp, r->index);
     if (rc != 0)
         fatal_lib("index", rc, EXIT_DEDUP_INTERNAL);
+    double saved[SAVED_DOUBLES];
+    saved_doubles_get(r->params, saved);
     apply_options(r->params, o);
+    if (saved_doubles_check(r->params, o, saved, PROG) != 0)
+        exit(EXIT_DEDUP_USAGE);
     rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
     if (rc != 0 || want_fp != index_fp) {
         fprintf(stderr,
