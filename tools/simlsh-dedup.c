@@ -238,6 +238,7 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
             r->first_new, clusters, dups, r->skipped, r->aliases, r->duplicate_ids);
     fprintf(f, ",\"already_indexed\":%" PRIu64 ",\"replaced\":%" PRIu64 ",\"removed\":%" PRIu64,
             r->already_indexed, r->replaced, r->removed);
+    fprintf(f, ",\"changed\":%" PRIu64 ",\"inputs_cut\":%" PRIu64, r->changed, r->inputs_cut);
     fprintf(f, ",\"truncated\":%s,\"seconds\":%.3f,\"peak_memory_bytes\":%.0f,\"threads\":%d",
             r->truncated ? "true" : "false", elapsed, peak_memory(), r->nthreads);
     fprintf(f, ",\"verify\":\"%s\",\"keep\":\"%s\",\"max_pairs\":%zu,\"max_doc_bytes\":%" PRIu64,
@@ -413,7 +414,7 @@ static int dedup(struct run *r, const struct options *opt)
     size_t lines_inputs = 0;
     for (size_t i = 0; i < opt->ninputs; i++)
         lines_inputs += opt->inputs[i].kind == INPUT_LINES;
-    r->lines_prefix = opt->ninputs > 1 || (opt->load_index && lines_inputs);
+    r->lines_prefix = opt->ninputs > 1 || ((opt->load_index || opt->save_index) && lines_inputs);
 
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
@@ -480,7 +481,7 @@ static int dedup(struct run *r, const struct options *opt)
     }
     if (r->docs == 0 && r->skipped > 0)
         status = EXIT_DEDUP_NOTHING;
-    else if (r->truncated)
+    else if (r->truncated || r->inputs_cut)
         status = EXIT_DEDUP_TRUNCATED;
     else if (opt->exit_code && dups > 0)
         status = EXIT_DEDUP_FOUND;
@@ -500,6 +501,10 @@ static int dedup(struct run *r, const struct options *opt)
         summary(r, elapsed, clusters, dups);
     if (status == EXIT_DEDUP_NOTHING)
         fprintf(stderr, PROG ": nothing could be read: every input was skipped\n");
+    else if (r->inputs_cut)
+        fprintf(stderr,
+                PROG ": the answer is incomplete: %" PRIu64 " input%s not read to the end\n",
+                r->inputs_cut, plural(r->inputs_cut));
     return status;
 fail:
     outfile_abort(&out);
