@@ -354,6 +354,11 @@ static int read_bounded(struct worker *w, const struct run *r, struct reader *rd
         if (room > limit - n)
             room = limit - n;
         ssize_t got = reader_read(rd, w->buf + n, room);
+        if (got < 0 && rd->codec != CODEC_PLAIN) {
+            doc_skip(d, "%s at compressed byte %llu, skipped", rd->msg,
+                     (unsigned long long)reader_offset(rd));
+            return -1;
+        }
         if (got < 0) {
             doc_skip(d, "%s", rd->msg);
             return -1;

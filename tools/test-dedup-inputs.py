@@ -294,6 +294,11 @@ def case_compressed_cut():
                 n = sum(1 for _ in open(out))
                 check(p.returncode == (6 if n else 5) and n <= 2000,
                       label + ": never 0 (%d records)" % n, p)
+        # a whole-document input is skipped whole, its offset named
+        for label, path in cut_cases(tmp, data):
+            p = run([path, os.path.join(tmp, "c.jsonl")] if JSON else [path], expect=None)
+            check(("%s: " % path) in p.stderr.decode() and
+                  "at compressed byte" in p.stderr.decode(), label + ": as a file", p)
         # intact: 0
         if ZLIB:
             ok = os.path.join(tmp, "ok.gz")
