@@ -582,6 +582,11 @@ static int dedup_mpi(struct run *r, struct options *opt)
         }
         if (status == EXIT_DEDUP_NOTHING)
             fprintf(stderr, MPI_PROG ": nothing could be read: every input was skipped\n");
+        else if (status == EXIT_DEDUP_TRUNCATED && r->inputs_cut)
+            fprintf(stderr,
+                    MPI_PROG ": the answer is incomplete: %" PRIu64
+                             " input%s not read to the end\n",
+                    r->inputs_cut, r->inputs_cut == 1 ? "" : "s");
     }
     free(rs);
     free(first);
