@@ -182,6 +182,12 @@ int store_drop(struct run *r, uint64_t id)
     return drop_id(r, id);
 }
 
+int store_has(struct run *r, const char *name, size_t len)
+{
+    int err = 0;
+    return map_each(r, name, len, NULL, &err) > 0;
+}
+
 uint64_t store_old_count(const struct run *r)
 {
     return r->first_new - (r->store ? r->store->ngone : 0);

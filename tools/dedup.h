@@ -559,6 +559,8 @@ int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int
                 int is_file);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
+/* Is a loaded id still indexed named name? */
+int store_has(struct run *r, const char *name, size_t len);
 /* A loaded id removed or replaced in this run; drop one (no-op if gone). */
 int store_is_gone(const struct run *r, uint64_t id);
 int store_drop(struct run *r, uint64_t id);

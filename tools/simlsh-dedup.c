@@ -415,6 +415,14 @@ static int dedup(struct run *r, const struct options *opt)
     for (size_t i = 0; i < opt->ninputs; i++)
         lines_inputs += opt->inputs[i].kind == INPUT_LINES;
     r->lines_prefix = opt->ninputs > 1 || ((opt->load_index || opt->save_index) && lines_inputs);
+    /* simlsh-dedup 0.2 named the lines of a first run's single --lines
+     * input "1", "2", ...; they can never match this run's FILE:LINE */
+    if (opt->load_index && lines_inputs && store_has(r, "1", 1))
+        fprintf(stderr,
+                PROG ": warning: %s holds documents named by a line number alone (\"1\"), "
+                     "which --lines names FILE:LINE with --index: its lines are not found as "
+                     "already indexed; build it again (--save-index without --index)\n",
+                qname(opt->load_index));
 
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);

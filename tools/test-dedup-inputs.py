@@ -166,6 +166,32 @@ def case_names_reindex():
                       kind + ": --remove FILE:N", p)
 
 
+def case_names_legacy():
+    """An index whose line documents are named by number alone ("1"), as a
+    first --save-index run named them before, gets a warning with --lines
+    (its lines cannot match FILE:LINE); one saved now does not."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lf = os.path.join(tmp, "t.lines")
+        with open(lf, "w") as f:
+            f.write("\n".join(texts(2, 5)) + "\n")
+        idx = os.path.join(tmp, "t.idx")
+        # the old names, made with --id-field - on a JSONL copy (a single
+        # JSONL input still names its lines by number)
+        if JSON:
+            jf = os.path.join(tmp, "t.jsonl")
+            with open(jf, "w") as f:
+                for t in texts(2, 5):
+                    f.write(json.dumps({"text": t}) + "\n")
+            run(["-q", "--save-index", idx, "--jsonl", jf, "--id-field", "-"])
+            check(index_names(idx)[0] == "1", "numbered names")
+            p = run(["-q", "--index", idx, "--lines", lf])
+            check(b"warning: " + idx.encode() + b" holds documents named by a line number alone"
+                  in p.stderr, "the warning", p)
+        run(["-q", "--save-index", idx, "--lines", lf])
+        p = run(["-q", "--index", idx, "--lines", lf])
+        check(b"warning" not in p.stderr, "no warning for an index saved now", p)
+
+
 # ---------------------------------------------------------------------------
 # F8: --threshold with --index
 
