@@ -354,6 +354,11 @@ static int read_bounded(struct worker *w, const struct run *r, struct reader *rd
         if (room > limit - n)
             room = limit - n;
         ssize_t got = reader_read(rd, w->buf + n, room);
+        if (got < 0 && rd->codec != CODEC_PLAIN) {
+            doc_skip(d, "%s at compressed byte %llu, skipped", rd->msg,
+                     (unsigned long long)reader_offset(rd));
+            return -1;
+        }
         if (got < 0) {
             doc_skip(d, "%s", rd->msg);
             return -1;
@@ -812,6 +817,20 @@ static int sign_json_fast(struct worker *w, struct run *r, struct batch *b, stru
     return 1;
 }
 
+/* A UTF-8 byte order mark before the first record is not part of it, as
+ * jq and Python's utf-8-sig read it (issue 31, F14). The document then
+ * starts after it, so --output records and the second pass see the record
+ * alone. */
+static void skip_bom(struct batch *b, struct doc *d)
+{
+    const unsigned char *p = (const unsigned char *)b->arena + d->text_off;
+    if (d->src_off == 0 && d->text_len >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) {
+        d->text_off += 3;
+        d->text_len -= 3;
+        d->src_off = 3;
+    }
+}
+
 static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_signature *sig)
 {
     json_error_t jerr;
@@ -1122,6 +1141,7 @@ static void sign_batch(struct worker *w, struct batch *b)
             break;
 #if DEDUP_HAVE_JANSSON
         case DOCK_JSON:
+            skip_bom(b, d);
             if (r->json_slow || !sign_json_fast(w, r, b, d, sig))
                 sign_json(r, b, d, sig);
             break;
@@ -1237,13 +1257,24 @@ void doc_name(struct run *r, const struct batch *b, const struct doc *d, const c
         }
         break;
     }
+    /* tmpcap is at least doc_name_cap(): a cut name would collide with
+     * another line's (issue 31, F9) */
     int n;
     if (r->lines_prefix)
         n = snprintf(tmp, tmpcap, "%s:%llu", in->arg, (unsigned long long)d->line);
     else
         n = snprintf(tmp, tmpcap, "%llu", (unsigned long long)d->line);
+    if (n < 0 || (size_t)n >= tmpcap)
+        abort();
     *s = tmp;
-    *len = n < 0 ? 0 : ((size_t)n >= tmpcap ? tmpcap - 1 : (size_t)n);
+    *len = (size_t)n;
+}
+
+/* Bytes doc_name() and doc_where() may need for a document of input i:
+ * the input's name, a colon, a 64-bit line number and the NUL. */
+size_t doc_name_cap(const struct run *r, uint32_t input)
+{
+    return strlen(r->opt->inputs[input].arg) + 24;
 }
 
 /* Where a message about document d points: "FILE:LINE" or the path. */
@@ -1478,6 +1509,8 @@ static void queue_insert(struct run *r, uint64_t id, const struct batch *b, size
  * in input order, and queue them for insertion. */
 static int consume(struct run *r, struct batch *b)
 {
+    static char *namebuf; /* main thread only; grows to the longest name */
+    static size_t namebuf_cap;
     if (b->is_range) {
         const struct input *in = &r->opt->inputs[b->input];
         if (b->start == (in->ranged ? in->range_beg : 0)) { /* the first range of an input */
@@ -1491,9 +1524,21 @@ static int consume(struct run *r, struct batch *b)
     }
     for (size_t i = 0; i < b->n && !r->failed; i++) {
         struct doc *d = &b->docs[i];
-        char where[512];
+        /* names of any length, never cut: PATH_MAX is 4096 */
+        size_t need = doc_name_cap(r, d->input);
+        if (d->kind == DOCK_PATH) {
+            size_t plen;
+            strlist_get(&r->paths, d->path, &plen);
+            need = plen + 1 > need ? plen + 1 : need;
+        }
+        if (need > namebuf_cap) {
+            free(namebuf);
+            namebuf = xmalloc(need);
+            namebuf_cap = need;
+        }
         if (d->status != DOC_OK) {
-            doc_where(r, d, where, sizeof where);
+            char *where = namebuf;
+            doc_where(r, d, where, namebuf_cap);
             int rc;
             switch (d->status) {
             case DOC_EEMPTY:
@@ -1514,12 +1559,11 @@ static int consume(struct run *r, struct batch *b)
                 return -1;
             continue;
         }
-        char tmp[600];
         const char *name;
         size_t len;
-        doc_name(r, b, d, &name, &len, tmp, sizeof tmp);
+        doc_name(r, b, d, &name, &len, namebuf, namebuf_cap);
         /* a name already in the --index file: skipped, or replaced */
-        int admit = store_admit(r, name, len);
+        int admit = store_admit(r, name, len, d->bytes, d->mtime_ns, d->kind == DOCK_PATH);
         if (admit < 0)
             return -1;
         if (admit == 0)
@@ -1552,6 +1596,7 @@ static int consume(struct run *r, struct batch *b)
         if (b->read_err) {
             const char *arg = r->opt->inputs[b->input].arg;
             r->range_stopped = 1;
+            r->inputs_cut++;
             if (skip_input(r, arg, strlen(arg), "read error: %s after line %llu",
                            strerror(b->read_err), (unsigned long long)(before + b->read_line)))
                 return -1;
@@ -1839,6 +1884,7 @@ static int read_lines(struct run *r, size_t input)
             close(fd);
         return rc;
     }
+    reader_limit(&rd, r->opt->max_input_bytes, r->opt->max_ratio);
     uint64_t max = r->opt->max_doc_bytes;
     size_t cap = 4u << 20, len = 0;
     char *buf = xmalloc(cap);
@@ -1848,8 +1894,20 @@ static int read_lines(struct run *r, size_t input)
     for (;;) {
         ssize_t got = reader_read(&rd, buf + len, cap - len);
         if (got < 0) {
-            char why[200];
-            snprintf(why, sizeof why, "%s after line %llu", rd.msg, (unsigned long long)line);
+            /* The rest of the input is lost, and the answer with it: never
+             * a silent exit 0 (issue 31, F10), and the offsets say where,
+             * as gzip -t and zstd -t do. */
+            char why[320];
+            if (rd.codec != CODEC_PLAIN)
+                snprintf(why, sizeof why,
+                         "%s at compressed byte %llu (decompressed byte %llu), after line %llu;"
+                         " the rest of the input is not read",
+                         rd.msg, (unsigned long long)reader_offset(&rd),
+                         (unsigned long long)rd.out_total, (unsigned long long)line);
+            else
+                snprintf(why, sizeof why, "%s after line %llu; the rest of the input is not read",
+                         rd.msg, (unsigned long long)line);
+            r->inputs_cut++;
             /* after the messages about the lines before */
             rc = submit(r);
             while (rc == 0 && r->pend_head)

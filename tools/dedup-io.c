@@ -233,6 +233,7 @@ static ssize_t read_fd(int fd, void *buf, size_t n)
 /* Fill the input buffer from the descriptor; 0 at end of file. */
 static ssize_t refill(struct reader *rd)
 {
+    rd->in_base += rd->in_pos;
     if (rd->in_pos == rd->in_len) {
         rd->in_pos = rd->in_len = 0;
     } else if (rd->in_pos > 0) {
@@ -382,7 +383,7 @@ static ssize_t read_zstd(struct reader *rd, char *out, size_t cap)
 }
 #endif
 
-ssize_t reader_read(struct reader *rd, char *out, size_t cap)
+static ssize_t read_codec(struct reader *rd, char *out, size_t cap)
 {
     switch (rd->codec) {
 #if DEDUP_HAVE_ZLIB
@@ -394,8 +395,63 @@ ssize_t reader_read(struct reader *rd, char *out, size_t cap)
         return read_zstd(rd, out, cap);
 #endif
     default:
-        break;
+        snprintf(rd->msg, sizeof rd->msg, "compressed, and no decompressor was built");
+        return -1;
     }
+}
+
+void reader_limit(struct reader *rd, uint64_t max_out, uint64_t max_ratio)
+{
+    rd->max_out = max_out;
+    rd->max_ratio = max_ratio;
+}
+
+uint64_t reader_offset(const struct reader *rd)
+{
+    return rd->in_base + rd->in_pos;
+}
+
+/* Decompressed bytes are bounded so that a bomb costs time in proportion
+ * to its compressed size (issue 31, F12): at most max_out in all, and at
+ * most max_ratio times the compressed bytes consumed once past a floor
+ * that small inputs never reach. */
+#define RATIO_FLOOR (UINT64_C(16) << 20)
+
+static ssize_t read_bounded_codec(struct reader *rd, char *out, size_t cap)
+{
+    if (rd->max_ratio && rd->out_total >= RATIO_FLOOR &&
+        rd->out_total / rd->max_ratio > reader_offset(rd)) {
+        snprintf(rd->msg, sizeof rd->msg,
+                 "decompresses to more than %llu times its compressed size (--max-ratio)",
+                 (unsigned long long)rd->max_ratio);
+        rd->limited = 1;
+        return -1;
+    }
+    if (rd->max_out && cap > rd->max_out - rd->out_total)
+        cap = (size_t)(rd->max_out - rd->out_total);
+    ssize_t got;
+    if (cap == 0) { /* at the bound: one byte more says whether there is more */
+        char one;
+        got = read_codec(rd, &one, 1);
+        if (got > 0) {
+            snprintf(rd->msg, sizeof rd->msg,
+                     "decompresses to more than --max-input-bytes (%llu bytes)",
+                     (unsigned long long)rd->max_out);
+            rd->limited = 1;
+            return -1;
+        }
+        return got;
+    }
+    got = read_codec(rd, out, cap);
+    if (got > 0)
+        rd->out_total += (uint64_t)got;
+    return got;
+}
+
+ssize_t reader_read(struct reader *rd, char *out, size_t cap)
+{
+    if (rd->codec != CODEC_PLAIN && !rd->unsupported)
+        return read_bounded_codec(rd, out, cap);
     if (rd->in_pos < rd->in_len) {
         size_t n = rd->in_len - rd->in_pos;
         if (n > cap)

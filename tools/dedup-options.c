@@ -61,6 +61,11 @@ static const char *const usage_text[] = {
     "      --binary          also read files with a NUL byte in their first 8 KiB\n"
     "      --max-doc-bytes N skip documents (and lines) longer than N bytes after\n"
     "                        decompression; K, M, G suffixes (default 64M)\n"
+    "      --max-input-bytes N  read at most N decompressed bytes of a compressed\n"
+    "                        --lines/--jsonl input (default 0: no bound)\n"
+    "      --max-ratio R     stop a compressed --lines/--jsonl input that decompresses\n"
+    "                        to more than R times its compressed size (default 1000;\n"
+    "                        0: no bound); either bound gives exit status 6\n"
     "      --strict-utf8     skip documents with invalid UTF-8 (default: replace them\n"
     "                        with U+FFFD and keep the document)\n"
     "      --strict          stop at the first bad input with exit status 3\n"
@@ -121,6 +126,8 @@ static const char *const usage_text[] = {
     "                        documents and what they duplicate; a document whose name\n"
     "                        is in the index already is skipped\n"
     "      --replace         re-sign documents whose name is in the index already\n"
+    "      --update          re-sign only those whose size or modification time\n"
+    "                        changed since they were indexed\n"
     "      --remove NAME     remove the documents named NAME from the index\n"
     "      --remove-from FILE remove the names listed in FILE (one a line, escaped\n"
     "                        as in TSV output; - for standard input)\n"
@@ -140,7 +147,9 @@ static const char *const usage_text[] = {
     "\n"
     "Exit status: 0 success, 1 duplicates found (with --exit-code), 2 usage error,\n"
     "3 input error (with --strict, or an unusable --index), 4 internal or write error,\n"
-    "5 nothing could be read (every input skipped), 6 --max-pairs truncated the answer.\n",
+    "5 nothing could be read (every input skipped), 6 the answer is incomplete\n"
+    "(--max-pairs reached, or a line input cut short: corrupt or truncated\n"
+    "compressed data, a read error, --max-input-bytes, --max-ratio).\n",
     NULL};
 
 void usage_error(const char *fmt, const char *arg)
@@ -179,6 +188,9 @@ enum {
     OPT_SAVE_INDEX,
     OPT_INDEX,
     OPT_MAX_DOC_BYTES,
+    OPT_MAX_INPUT_BYTES,
+    OPT_MAX_RATIO,
+    OPT_UPDATE,
     OPT_KEEP,
     OPT_SKIPPED,
     OPT_STATS,
@@ -223,6 +235,9 @@ static const struct option long_options[] = {
     {"save-index", required_argument, NULL, OPT_SAVE_INDEX},
     {"index", required_argument, NULL, OPT_INDEX},
     {"max-doc-bytes", required_argument, NULL, OPT_MAX_DOC_BYTES},
+    {"max-input-bytes", required_argument, NULL, OPT_MAX_INPUT_BYTES},
+    {"max-ratio", required_argument, NULL, OPT_MAX_RATIO},
+    {"update", no_argument, NULL, OPT_UPDATE},
     {"keep", required_argument, NULL, OPT_KEEP},
     {"skipped", required_argument, NULL, OPT_SKIPPED},
     {"stats", required_argument, NULL, OPT_STATS},
@@ -350,6 +365,34 @@ static void add_glob(const char ***v, size_t *n, const char *g)
     (*v)[(*n)++] = g;
 }
 
+/* A --files-from list: a regular file, or a pipe or FIFO (<(find ...)),
+ * which tar -T, rsync --files-from and xargs -a read too (issue 31, F14).
+ * A FIFO's open() waits for its writer, as theirs do; anything else is
+ * opened with O_NONBLOCK, so a device cannot block it, and fails the type
+ * check with the reason in msg. */
+static int open_list(const char *path, struct stat *st, char *msg, size_t msgcap)
+{
+    int fifo = stat(path, st) == 0 && S_ISFIFO(st->st_mode);
+    int fd = open(path, O_RDONLY | (fifo ? 0 : O_NONBLOCK) | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(msg, msgcap, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) != 0 || !(S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))) {
+        snprintf(msg, msgcap, "not a regular file or a pipe (%s)",
+                 fstat(fd, st) != 0 ? strerror(errno) : file_type_name(st->st_mode));
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+        snprintf(msg, msgcap, "cannot read: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* --files-from: its names become PATH inputs in its place. Read after the
  * whole command line, so -0 applies wherever it is given. */
 static void expand_lists(struct options *o, int nul)
@@ -373,7 +416,7 @@ static void expand_lists(struct options *o, int nul)
         struct stat st;
         if (strcmp(arg, "-")) {
             char msg[160];
-            fd = open_regular(arg, &st, msg, sizeof msg);
+            fd = open_list(arg, &st, msg, sizeof msg);
             if (fd < 0) {
                 fprintf(stderr, PROG ": --files-from %s: %s\n", qname(arg), msg);
                 exit(EXIT_DEDUP_INPUT);
@@ -462,6 +505,7 @@ void parse_args(struct options *o, int argc, char **argv)
     o->max_pairs = 10000000;
     o->threads = 0;
     o->max_doc_bytes = DEFAULT_MAX_DOC_BYTES;
+    o->max_ratio = DEFAULT_MAX_RATIO;
     o->keep = KEEP_FIRST;
 
     int c;
@@ -576,6 +620,19 @@ void parse_args(struct options *o, int argc, char **argv)
         case OPT_MAX_DOC_BYTES:
             o->max_doc_bytes = parse_size("--max-doc-bytes", optarg);
             break;
+        case OPT_MAX_INPUT_BYTES:
+            o->max_input_bytes = strcmp(optarg, "0") ? parse_size("--max-input-bytes", optarg) : 0;
+            break;
+        case OPT_MAX_RATIO: {
+            int64_t v = parse_int("--max-ratio", optarg);
+            if (v < 0)
+                usage_error("--max-ratio: must be >= 0 (0: no bound), not '%s'", optarg);
+            o->max_ratio = (uint64_t)v;
+            break;
+        }
+        case OPT_UPDATE:
+            o->update = 1;
+            break;
         case OPT_KEEP:
             o->keep = (enum keep_policy)pick("--keep", optarg, keeps, keep_v);
             break;
@@ -644,6 +701,11 @@ void parse_args(struct options *o, int argc, char **argv)
     if ((o->replace || o->only_new || o->nremove || o->remove_from) && !o->load_index)
         usage_error("%s", "--replace, --only-new, --remove and --remove-from work on an index "
                           "loaded with --index");
+    if (o->update && !o->load_index)
+        usage_error("%s", "--update works on an index loaded with --index");
+    if (o->update && o->replace)
+        usage_error("%s", "--update and --replace: give one (--replace re-signs every "
+                          "indexed document, --update the changed ones)");
     /* removals alone are a run too: --index FILE --remove NAME --save-index FILE */
     if (o->ninputs == 0 && !o->nremove && !o->remove_from)
         usage_error("%s", "no input: give files, directories, -, --lines, --jsonl or "
@@ -735,6 +797,45 @@ void apply_options(simlsh_params *p, const struct options *o)
     }
     apply_param(p, SIMLSH_PARAM_BANDS, &tmp);
     apply_param(p, SIMLSH_PARAM_ROWS, &tmp);
+}
+
+/* The threshold and the weights are not in the index's fingerprint, yet the
+ * saved banding was chosen for them: another threshold would keep a banding
+ * that misses its pairs (at 0.5, 78 % of them for 0.8's banding) and
+ * --save-index would store it for every later run (issue 31, F8). So a
+ * different value is refused, as docs/cli.md says; re-banding would mean
+ * signing every indexed document again. */
+static const int saved_keys[SAVED_DOUBLES] = {SIMLSH_PARAM_THRESHOLD, SIMLSH_PARAM_FP_WEIGHT,
+                                              SIMLSH_PARAM_FN_WEIGHT};
+
+void saved_doubles_get(const simlsh_params *p, double *saved)
+{
+    for (int i = 0; i < SAVED_DOUBLES; i++)
+        if (simlsh_params_get_double(p, saved_keys[i], &saved[i]) != 0)
+            saved[i] = -1;
+}
+
+int saved_doubles_check(const simlsh_params *p, const struct options *o, const double *saved,
+                        const char *prog)
+{
+    for (int i = 0; i < SAVED_DOUBLES; i++) {
+        double now = 0;
+        if (!(o->set_mask & (UINT32_C(1) << saved_keys[i])) || saved[i] < 0 ||
+            simlsh_params_get_double(p, saved_keys[i], &now) != 0 || now == saved[i])
+            continue;
+        const char *key = simlsh_params_key_name(saved_keys[i]);
+        char opt[32];
+        snprintf(opt, sizeof opt, "%s", key ? key : "?");
+        for (char *c = opt; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        fprintf(stderr,
+                "%s: --%s %g: %s was built with --%s %g, and its banding was chosen for "
+                "that value; leave --%s out, or build a new index\n",
+                prog, opt, now, qname(o->load_index), opt, saved[i], opt);
+        return -1;
+    }
+    return 0;
 }
 
 void fatal_lib(const char *what, int rc, int code)

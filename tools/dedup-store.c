@@ -39,6 +39,12 @@ struct store {
     size_t cap;
     uint8_t *gone; /* per loaded id: removed (--remove) or replaced (--replace) */
     uint64_t ngone;
+    /* store_admit(): the new document's size and time, and what the loaded
+     * ones of its name were (changed_from: 1 size, 2 time) */
+    uint64_t want_bytes;
+    int64_t want_mtime;
+    int check, changed_from;
+    uint64_t old_bytes;
 };
 
 static int lib_fail(const char *what, int rc)
@@ -176,23 +182,77 @@ int store_drop(struct run *r, uint64_t id)
     return drop_id(r, id);
 }
 
+int store_has(struct run *r, const char *name, size_t len)
+{
+    int err = 0;
+    return map_each(r, name, len, NULL, &err) > 0;
+}
+
 uint64_t store_old_count(const struct run *r)
 {
     return r->first_new - (r->store ? r->store->ngone : 0);
 }
 
-/* A new document named name: 1 to index it, 0 to skip it (its name is in
- * the loaded index and --replace was not given), -1 on error. */
-int store_admit(struct run *r, const char *name, size_t len)
+/* Notes how a loaded id differs from the document store_admit() looks at.
+ * A size of 0 is unknown (an index of simlsh-dedup 0.1/0.2). */
+static int note_change(struct run *r, uint64_t id)
+{
+    struct store *s = r->store;
+    if (!s->check || id >= r->idmeta_cap || r->id_bytes[id] == 0)
+        return 0;
+    if (r->id_bytes[id] != s->want_bytes) {
+        s->changed_from |= 1;
+        s->old_bytes = r->id_bytes[id];
+    }
+    if (r->id_mtime[id] != s->want_mtime)
+        s->changed_from |= 2;
+    return 0;
+}
+
+static void warn_changed(struct run *r, const char *name, size_t len, uint64_t was, uint64_t is,
+                         int how)
+{
+    char what[96];
+    if (how & 1)
+        snprintf(what, sizeof what, "size %llu, now %llu bytes%s", (unsigned long long)was,
+                 (unsigned long long)is, how & 2 ? ", and modification time" : "");
+    else
+        snprintf(what, sizeof what, "modification time");
+    warnx_doc(r,
+              "%s: changed since it was indexed (%s); the index keeps its old signature: "
+              "--update re-signs the changed documents",
+              qnamen(name, len), what);
+}
+
+/* A new document named name, of bytes bytes and mtime: 1 to index it, 0
+ * to skip it (its name is in the loaded index, and neither --replace nor,
+ * for a changed file, --update was given), -1 on error. Only files
+ * (is_file) are checked for changes: a line's time is its file's, and its
+ * name a position. A document changed since it was indexed is never
+ * skipped silently (issue 31, F11): make, rsync and git status take a new
+ * size or time for a change too. */
+int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int64_t mtime,
+                int is_file)
 {
     if (!r->store || !r->store->cap)
         return 1;
     int err = 0;
+    struct store *s = r->store;
     if (!r->opt->replace) {
-        if (map_each(r, name, len, NULL, &err) == 0)
+        s->want_bytes = bytes;
+        s->want_mtime = mtime;
+        s->check = is_file;
+        s->changed_from = 0;
+        if (map_each(r, name, len, note_change, &err) == 0)
             return 1;
-        r->already_indexed++;
-        return 0;
+        if (s->changed_from)
+            r->changed++;
+        if (!s->changed_from || !r->opt->update) {
+            if (s->changed_from)
+                warn_changed(r, name, len, s->old_bytes, bytes, s->changed_from);
+            r->already_indexed++;
+            return 0;
+        }
     }
     uint64_t n = map_each(r, name, len, drop_id, &err);
     if (err) {
@@ -243,7 +303,9 @@ int store_remove(struct run *r)
             len--;
         if (len > 0 && line[len - 1] == '\r')
             len--;
-        if (len == 0)
+        /* an empty line names the empty JSONL id "" (a keep or drop list
+         * writes it so) when the index has one, and is ignored otherwise */
+        if (len == 0 && map_each(r, "", 0, NULL, &rc) == 0)
             continue;
         /* one name a line, escaped as in TSV output, so a keep or drop
          * list of an earlier run can be given back as it is */

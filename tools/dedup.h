@@ -27,6 +27,9 @@ enum {
 
 /* 64 MiB: far above any text document, far below what hurts. */
 #define DEFAULT_MAX_DOC_BYTES (UINT64_C(64) << 20)
+/* gzip cannot exceed about 1032:1, and text compresses 3-20:1 with zstd
+ * -19; a bomb reaches 30,000:1 (issue 31, F12). */
+#define DEFAULT_MAX_RATIO 1000
 
 enum output_mode {
     OUT_CLUSTERS,
@@ -206,6 +209,7 @@ struct options {
     const char *output_path, *stats_path, *skipped_path;
     enum keep_policy keep;
     uint64_t max_doc_bytes;
+    uint64_t max_input_bytes, max_ratio; /* compressed line inputs; 0: none */
     int binary, include_vcs;
     const char **globs_in, **globs_ex;
     size_t nglobs_in, nglobs_ex;
@@ -215,6 +219,7 @@ struct options {
     const char *save_index, *load_index;
     /* incremental runs (dedup-store.c) */
     int replace, only_new;
+    int update;                /* --update: re-sign the changed ones only */
     const char **remove_names; /* --remove, in order */
     size_t nremove;
     const char *remove_from;
@@ -303,6 +308,8 @@ struct run {
     size_t idmeta_cap;
     struct strlist skips;   /* "NAME\tREASON" for --skipped */
     int truncated;          /* --max-pairs cut the answer short */
+    uint64_t inputs_cut;    /* line inputs whose rest was lost (exit status 6) */
+    uint64_t changed;       /* indexed documents changed since (--update) */
     struct strlist records; /* --output records: the line of each new id */
     struct idslot *idset;   /* JSONL ids seen, to report duplicates */
     size_t idset_cap, idset_n;
@@ -400,6 +407,12 @@ void usage_error(const char *fmt, const char *arg);
 void parse_args(struct options *o, int argc, char **argv);
 void apply_options(simlsh_params *p, const struct options *o);
 void fatal_lib(const char *what, int rc, int code);
+/* --index: the saved threshold and weights, which the loaded banding was
+ * chosen for; a different value given is an error (-1, printed). */
+#define SAVED_DOUBLES 3
+void saved_doubles_get(const simlsh_params *p, double *saved);
+int saved_doubles_check(const simlsh_params *p, const struct options *o, const double *saved,
+                        const char *prog);
 void setup_new(struct run *r, const struct options *o);
 
 /* A growable list of edges (dedup-util.c): pairvec_add() stores (a, b)
@@ -464,8 +477,17 @@ struct reader {
     int eof, member_open, unsupported, err;
     void *state;
     char msg[112];
+    uint64_t in_base;            /* offset in the file of in[0] */
+    uint64_t out_total;          /* decompressed bytes returned */
+    uint64_t max_out, max_ratio; /* reader_limit(); 0: none */
+    int limited;                 /* a bound stopped the stream (msg says which) */
 };
 int reader_open(struct reader *rd, int fd);
+/* Bound what a compressed stream may decompress to (0: no bound): a read
+ * past it fails with the reason in msg. */
+void reader_limit(struct reader *rd, uint64_t max_out, uint64_t max_ratio);
+/* Compressed bytes consumed so far: where a decompression error is. */
+uint64_t reader_offset(const struct reader *rd);
 ssize_t reader_read(struct reader *rd, char *out, size_t cap);
 void reader_close(struct reader *rd);
 
@@ -495,6 +517,7 @@ void run_pipeline_stop(struct run *r);
 void ensure_idmeta(struct run *r, uint64_t id);
 void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
               size_t *len, char *tmp, size_t tmpcap);
+size_t doc_name_cap(const struct run *r, uint32_t input);
 
 /* dedup-verify.c */
 int reread_prepare(struct run *r);
@@ -546,9 +569,12 @@ void write_pair(const struct run *r, FILE *out, const struct pair *p);
  * tool's names and contract in its user data) and incremental runs */
 int store_load(struct run *r, const char *path);
 int store_remove(struct run *r);
-int store_admit(struct run *r, const char *name, size_t len);
+int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int64_t mtime,
+                int is_file);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
+/* Is a loaded id still indexed named name? */
+int store_has(struct run *r, const char *name, size_t len);
 /* A loaded id removed or replaced in this run; drop one (no-op if gone). */
 int store_is_gone(const struct run *r, uint64_t id);
 int store_drop(struct run *r, uint64_t id);

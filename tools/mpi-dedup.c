@@ -219,7 +219,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     size_t lines_inputs = 0;
     for (size_t i = 0; i < opt->ninputs; i++)
         lines_inputs += opt->inputs[i].kind == INPUT_LINES;
-    r->lines_prefix = opt->ninputs > 1 || (opt->load_index && lines_inputs);
+    r->lines_prefix = opt->ninputs > 1 || ((opt->load_index || opt->save_index) && lines_inputs);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
 
@@ -471,9 +471,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
         memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
     }
     free(all);
-    uint64_t mine[4] = {r->docs, r->bytes, r->skipped, r->already_indexed};
-    uint64_t sum[4] = {0, 0, 0, 0};
-    MPI_Reduce(mine, sum, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    uint64_t mine[5] = {r->docs, r->bytes, r->skipped, r->already_indexed, r->inputs_cut};
+    uint64_t sum[5] = {0, 0, 0, 0, 0};
+    MPI_Reduce(mine, sum, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     struct rank_stats me;
     memset(&me, 0, sizeof me);
     me.docs = r->docs;
@@ -492,6 +492,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
         r->bytes = sum[1];
         r->skipped = sum[2];
         r->already_indexed = sum[3];
+        r->inputs_cut = sum[4];
         /* the pairs come from every rank below; write_groups() writes the
          * other outputs from the finished groups alone */
         if (opt->output != OUT_PAIRS &&
@@ -516,7 +517,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
         if (status == 0) {
             if (r->docs == 0 && r->skipped > 0)
                 status = EXIT_DEDUP_NOTHING;
-            else if (r->truncated)
+            else if (r->truncated || r->inputs_cut)
                 status = EXIT_DEDUP_TRUNCATED;
             else if (opt->exit_code && dups > 0)
                 status = EXIT_DEDUP_FOUND;
@@ -583,6 +584,11 @@ static int dedup_mpi(struct run *r, struct options *opt)
         }
         if (status == EXIT_DEDUP_NOTHING)
             fprintf(stderr, MPI_PROG ": nothing could be read: every input was skipped\n");
+        else if (status == EXIT_DEDUP_TRUNCATED && r->inputs_cut)
+            fprintf(stderr,
+                    MPI_PROG ": the answer is incomplete: %" PRIu64
+                             " input%s not read to the end\n",
+                    r->inputs_cut, r->inputs_cut == 1 ? "" : "s");
     }
     free(rs);
     free(first);

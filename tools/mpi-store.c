@@ -119,7 +119,11 @@ int mpi_load_index(struct run *r, const struct options *o)
                 qname(o->load_index));
         return EXIT_DEDUP_INPUT;
     }
+    double saved[SAVED_DOUBLES];
+    saved_doubles_get(r->params, saved);
     apply_options(r->params, o);
+    if (saved_doubles_check(r->params, o, saved, MPI_PROG) != 0)
+        return EXIT_DEDUP_USAGE;
     rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
     if (rc != 0 || want_fp != index_fp) {
         fprintf(stderr,

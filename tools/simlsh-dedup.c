@@ -32,7 +32,11 @@ static void setup_loaded(struct run *r, const struct options *o)
     int rc = simlsh_index_fingerprint(&index_fp, r->index);
     if (rc != 0)
         fatal_lib("index", rc, EXIT_DEDUP_INTERNAL);
+    double saved[SAVED_DOUBLES];
+    saved_doubles_get(r->params, saved);
     apply_options(r->params, o);
+    if (saved_doubles_check(r->params, o, saved, PROG) != 0)
+        exit(EXIT_DEDUP_USAGE);
     rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
     if (rc != 0 || want_fp != index_fp) {
         fprintf(stderr,
@@ -234,6 +238,7 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
             r->first_new, clusters, dups, r->skipped, r->aliases, r->duplicate_ids);
     fprintf(f, ",\"already_indexed\":%" PRIu64 ",\"replaced\":%" PRIu64 ",\"removed\":%" PRIu64,
             r->already_indexed, r->replaced, r->removed);
+    fprintf(f, ",\"changed\":%" PRIu64 ",\"inputs_cut\":%" PRIu64, r->changed, r->inputs_cut);
     fprintf(f, ",\"truncated\":%s,\"seconds\":%.3f,\"peak_memory_bytes\":%.0f,\"threads\":%d",
             r->truncated ? "true" : "false", elapsed, peak_memory(), r->nthreads);
     fprintf(f, ",\"verify\":\"%s\",\"keep\":\"%s\",\"max_pairs\":%zu,\"max_doc_bytes\":%" PRIu64,
@@ -409,7 +414,15 @@ static int dedup(struct run *r, const struct options *opt)
     size_t lines_inputs = 0;
     for (size_t i = 0; i < opt->ninputs; i++)
         lines_inputs += opt->inputs[i].kind == INPUT_LINES;
-    r->lines_prefix = opt->ninputs > 1 || (opt->load_index && lines_inputs);
+    r->lines_prefix = opt->ninputs > 1 || ((opt->load_index || opt->save_index) && lines_inputs);
+    /* simlsh-dedup 0.2 named the lines of a first run's single --lines
+     * input "1", "2", ...; they can never match this run's FILE:LINE */
+    if (opt->load_index && lines_inputs && store_has(r, "1", 1))
+        fprintf(stderr,
+                PROG ": warning: %s holds documents named by a line number alone (\"1\"), "
+                     "which --lines names FILE:LINE with --index: its lines are not found as "
+                     "already indexed; build it again (--save-index without --index)\n",
+                qname(opt->load_index));
 
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
@@ -476,7 +489,7 @@ static int dedup(struct run *r, const struct options *opt)
     }
     if (r->docs == 0 && r->skipped > 0)
         status = EXIT_DEDUP_NOTHING;
-    else if (r->truncated)
+    else if (r->truncated || r->inputs_cut)
         status = EXIT_DEDUP_TRUNCATED;
     else if (opt->exit_code && dups > 0)
         status = EXIT_DEDUP_FOUND;
@@ -496,6 +509,10 @@ static int dedup(struct run *r, const struct options *opt)
         summary(r, elapsed, clusters, dups);
     if (status == EXIT_DEDUP_NOTHING)
         fprintf(stderr, PROG ": nothing could be read: every input was skipped\n");
+    else if (r->inputs_cut)
+        fprintf(stderr,
+                PROG ": the answer is incomplete: %" PRIu64 " input%s not read to the end\n",
+                r->inputs_cut, plural(r->inputs_cut));
     return status;
 fail:
     outfile_abort(&out);

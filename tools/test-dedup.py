@@ -1821,8 +1821,10 @@ def case_parallel_inputs():
                             check(got[2] == ref[2], what + ": saved index differs", p)
                     if kind == "gzip":
                         # the sequential reader names the same lines the same way
+                        # (FILE:LINE, as every --save-index run names them)
                         want = plain_ref[(output, verify)]
-                        check(ref[0] == want[0], "gzip %s output differs from plain" % output)
+                        check(ref[0].replace(gz.encode(), plain.encode()) == want[0],
+                              "gzip %s output differs from plain" % output)
                         check([m.replace(gz, plain) for m in ref[1]] == want[1],
                               "gzip %s messages differ from plain" % output)
 
