@@ -39,6 +39,10 @@ struct store {
     size_t cap;
     uint8_t *gone; /* per loaded id: removed (--remove) or replaced (--replace) */
     uint64_t ngone;
+    /* ids --replace dropped while reading, not yet out of the index: the
+     * insert thread may be writing to it (store_apply_drops) */
+    uint64_t *drops;
+    size_t ndrops, drops_cap;
 };
 
 static int lib_fail(const char *what, int rc)
@@ -162,6 +166,40 @@ static int drop_id(struct run *r, uint64_t id)
     return 0;
 }
 
+/* --replace, while the inputs are read: the id is gone at once (names
+ * and counts see it so), but it leaves the index only in
+ * store_apply_drops(), which the reader calls when no insert call runs.
+ * The index has one writer at a time, and the insert thread is one. */
+static int queue_drop(struct run *r, uint64_t id)
+{
+    struct store *s = r->store;
+    if (s->ndrops == s->drops_cap) {
+        s->drops_cap = s->drops_cap ? 2 * s->drops_cap : 1024;
+        s->drops = xrealloc(s->drops, s->drops_cap * sizeof *s->drops);
+    }
+    s->drops[s->ndrops++] = id;
+    s->gone[id] = 1;
+    s->ngone++;
+    return 0;
+}
+
+int store_apply_drops(struct run *r)
+{
+    struct store *s = r->store;
+    if (!s || !s->ndrops)
+        return 0;
+    for (size_t i = 0; i < s->ndrops; i++) {
+        int rc = simlsh_index_remove(r->index, s->drops[i]);
+        if (rc != 0) {
+            s->ndrops = 0;
+            r->failed = EXIT_DEDUP_INTERNAL;
+            return lib_fail("removing a document from the index", rc);
+        }
+    }
+    s->ndrops = 0;
+    return 0;
+}
+
 /* simlsh-dedup-mpi: every rank reads a share of the inputs, so a loaded id
  * that --replace dropped on one rank must be dropped on all of them. */
 int store_is_gone(const struct run *r, uint64_t id)
@@ -194,7 +232,7 @@ int store_admit(struct run *r, const char *name, size_t len)
         r->already_indexed++;
         return 0;
     }
-    uint64_t n = map_each(r, name, len, drop_id, &err);
+    uint64_t n = map_each(r, name, len, queue_drop, &err);
     if (err) {
         r->failed = EXIT_DEDUP_INTERNAL;
         return -1;
@@ -270,6 +308,7 @@ void store_free(struct run *r)
         return;
     free(r->store->slot);
     free(r->store->gone);
+    free(r->store->drops);
     free(r->store);
     r->store = NULL;
 }

@@ -533,6 +533,9 @@ void write_pair(const struct run *r, FILE *out, const struct pair *p);
 int store_load(struct run *r, const char *path);
 int store_remove(struct run *r);
 int store_admit(struct run *r, const char *name, size_t len);
+/* The removals store_admit() queued under --replace, made now: call it
+ * only when nothing else writes to r->index (no insert call runs). */
+int store_apply_drops(struct run *r);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
 /* A loaded id removed or replaced in this run; drop one (no-op if gone). */

@@ -163,6 +163,46 @@ def case_incremental():
         p = run([a, "--remove", a], expect=2)
 
 
+def case_replace_threads():
+    """--replace re-signs 50,000 documents, more than one insert call holds
+    (so, with threads, removals meet a running insert call): -j 1, 2 and 8
+    save the same index byte for byte and print the same pairs as the run
+    on one thread, which made the removals and inserts one after the other.
+    (Issue 31 F2: the main thread removed from the index while the insert
+    thread inserted into it, a crash under the default -j.)"""
+    rng = random.Random(3131)
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = [" ".join("w%d" % rng.randrange(5000) for _ in range(8)) for _ in range(45000)]
+        lines += [lines[rng.randrange(45000)] for _ in range(5000)]
+        rng.shuffle(lines)
+        a, b = os.path.join(tmp, "a.lines"), os.path.join(tmp, "b.lines")
+        write(a, "\n".join(lines[:25000]) + "\n")
+        write(b, "\n".join(lines[25000:]) + "\n")
+        first = os.path.join(tmp, "first.idx")
+        run(["--lines", a, "--lines", b, "--save-index", first, "-q", "-j", "1"])
+        saved, pairs = {}, {}
+        for j in (1, 2, 8):
+            idx = os.path.join(tmp, "j%d.idx" % j)
+            shutil.copy(first, idx)
+            st = os.path.join(tmp, "j%d.json" % j)
+            p = run(["--lines", a, "--lines", b, "--index", idx, "--save-index", idx, "--replace",
+                     "--output", "pairs", "--stats", st, "-j", j], expect=None)
+            check(p.returncode == 0, "-j %d: exit %d" % (j, p.returncode), p)
+            with open(st) as f:
+                s = json.load(f)
+            check(s["replaced"] == 50000 and s["documents"] == 50000,
+                  "-j %d: replace counts: %r" % (j, s))
+            saved[j] = open(idx, "rb").read()
+            pairs[j] = p.stdout
+        check(pairs[1].count(b"\n") >= 4000, "the copies pair up: %d pairs"
+              % pairs[1].count(b"\n"))
+        names = index_names(os.path.join(tmp, "j1.idx"))
+        check(len(names) == 50000 and len(set(names)) == 50000, "one name per line")
+        for j in (2, 8):
+            check(saved[j] == saved[1], "-j %d saved another index than -j 1" % j)
+            check(pairs[j] == pairs[1], "-j %d printed other pairs than -j 1" % j)
+
+
 def case_remove():
     """--remove NAME and --remove-from FILE take documents out of the index
     by name; the saved file renumbers the rest (no unused ids)."""
