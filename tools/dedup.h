@@ -328,6 +328,9 @@ struct run {
     int progress; /* stderr is a terminal and not --quiet */
     size_t warnings;
     int failed; /* exit code to stop with, 0 while all is well */
+    /* dedup-store.c: the index file this run replaces, locked (flock) from
+     * before --index loads it to after --save-index renames over it */
+    int lock_held, lock_fd;
 
     /* signing pipeline */
     int nthreads;
@@ -536,6 +539,13 @@ int store_admit(struct run *r, const char *name, size_t len);
 /* The removals store_admit() queued under --replace, made now: call it
  * only when nothing else writes to r->index (no insert call runs). */
 int store_apply_drops(struct run *r);
+/* Locks the file at path for a run that replaces it (nothing when there is
+ * none yet), waiting for another run that holds it; 0, or -1 with a
+ * message. store_save() takes it if the run does not hold it already. */
+int store_lock(struct run *r, const char *path);
+/* store_lock() of the --index file when --save-index names it too: call
+ * it before store_load(), on one process of a run. */
+int store_lock_update(struct run *r);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
 /* A loaded id removed or replaced in this run; drop one (no-op if gone). */

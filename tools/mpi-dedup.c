@@ -637,6 +637,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opt.ninputs; i++)
         uses_stdin |= !strcmp(opt.inputs[i].arg, "-");
     int st = uses_stdin ? mpi_spool_stdin(&ctx) : 0;
+    /* --save-index of the --index file: rank 0, which saves, holds its
+     * lock before any rank loads it (dedup-store.c) */
+    if (opt.load_index && opt.save_index) {
+        if (st == 0 && ctx.rank == 0 && store_lock_update(&run) != 0)
+            st = EXIT_DEDUP_INTERNAL;
+        st = mpi_agree(&ctx, st);
+    }
     if (opt.load_index && st == 0)
         st = mpi_load_index(&run, &opt);
     else if (st == 0)

@@ -519,6 +519,71 @@ def case_save_concurrent():
         check(temp_files(tmp) == [], "temporary files left: %s" % temp_files(tmp))
 
 
+def case_update_concurrent():
+    """Runs that --index and --save-index one file at the same time never
+    lose each other's documents: the second waits for the first (issue 31
+    F6). First an overlap made certain: run A has loaded the index and
+    waits on its standard input while run B starts; B says it waits (the
+    old tool instead finished and saved, and A's save then dropped B's
+    documents). Then 20 pairs of runs started together."""
+    rng = random.Random(66)
+    with tempfile.TemporaryDirectory() as tmp:
+        seed = os.path.join(tmp, "seed.lines")
+        write(seed, "seed line\n")
+        idx = os.path.join(tmp, "c.idx")
+
+        def lines(n):
+            return "".join(" ".join("w%d" % rng.randrange(5000) for _ in range(20)) + "\n"
+                           for _ in range(n))
+
+        def fresh():
+            run(["--lines", seed, "--save-index", idx, "-q"])
+
+        def common(args):
+            return [DEDUP, "--index", idx, "--save-index", idx, "-o", "-", "-j", "1"] + args
+
+        fresh()
+        a_text = lines(6000).encode()
+        b = os.path.join(tmp, "b.lines")
+        write(b, lines(300))
+        pa = subprocess.Popen(common(["--lines", "-", "-q"]), stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # more than a pipe holds: when this returns, A is reading its input,
+        # so it has loaded the index
+        pa.stdin.write(a_text[:len(a_text) // 2])
+        pa.stdin.flush()
+        pb = subprocess.Popen(common(["--lines", b]), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        first = pb.stderr.readline()  # "waiting ..." now, or the summary at its end
+        check(b"waiting for another run" in first,
+              "B went ahead while A held the index: %r" % first)
+        _, err_a = pa.communicate(a_text[len(a_text) // 2:], timeout=120)
+        _, err_b = pb.communicate(timeout=120)
+        check(pa.returncode == 0 and pb.returncode == 0,
+              "exit %d and %d: %s %s" % (pa.returncode, pb.returncode, err_a, err_b))
+        names = index_names(idx)
+        check(len(names) == 1 + 6000 + 300 and len(set(names)) == len(names),
+              "%d names, not %d" % (len(names), 6301))
+        check(sum(n.startswith(b + ":") for n in names) == 300, "B's documents are kept")
+
+        a = os.path.join(tmp, "a.lines")
+        write(a, lines(1000))
+        write(b, lines(1000))
+        for trial in range(20):
+            fresh()
+            procs = [subprocess.Popen(common(["--lines", f, "-q"]), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE) for f in (a, b)]
+            for p in procs:
+                _, err = p.communicate(timeout=120)
+                check(p.returncode == 0, "trial %d: exit %d: %s" % (trial, p.returncode, err))
+            names = index_names(idx)
+            for f in (a, b):
+                check(sum(n.startswith(f + ":") for n in names) == 1000,
+                      "trial %d: the documents of %s are lost" % (trial, f))
+            check(len(names) == 2001, "trial %d: %d names" % (trial, len(names)))
+        check(temp_files(tmp) == [], "files left: %s" % temp_files(tmp))
+
+
 def case_corrupt_index():
     """Damaged index files (random bit flips anywhere, truncations, bytes
     appended, flips inside the names) are refused with exit status 3 before
