@@ -229,7 +229,8 @@ struct options {
 /* What the walk learnt about each path. */
 struct pathmeta {
     uint64_t dev, ino;
-    int is_link;     /* the name is a symbolic link */
+    int64_t mtime_ns; /* modification time (simlsh-dedup-mpi: ranks must agree) */
+    int is_link;      /* the name is a symbolic link */
     size_t alias_of; /* SIZE_MAX, or the path that stands for the same file */
 };
 

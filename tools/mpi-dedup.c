@@ -288,7 +288,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
         mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "%s", "standard input cannot be read again");
 
     mpi_phase(&ctx, MP_SPLIT);
-    mpi_split(&ctx, r);
+    status = mpi_split(&ctx, r);
+    if (status != 0)
+        goto fail; /* the same status on every rank */
 
     mpi_phase(&ctx, MP_READ);
     /* the loaded ids --remove took, to tell those --replace takes */

@@ -526,11 +526,11 @@ def mpmd(dirs, args, env=None):
 def case_pernode():
     """Under exact, a document is read again by the rank that read it first,
     which sends its text to the rank verifying its pairs. Each rank runs in
-    a directory of its own with its own copy of the inputs, every copy with
-    another modification time: a rank that opened another rank's copy would
-    find it "changed since it was first read" and fall back to estimates.
-    Files, a line file, a gzip'd line file and JSONL; the output is
-    simlsh-dedup's, with no warning."""
+    a directory of its own with its own copy of the inputs (the same sizes
+    and modification times, as cp -p or rsync -a copy them: the ranks
+    compare them, case_views). Files, a line file, a gzip'd line file and
+    JSONL; the output is simlsh-dedup's, with no warning, and texts moved
+    between ranks."""
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "src")
         os.mkdir(src)
@@ -553,7 +553,7 @@ def case_pernode():
                 d = os.path.join(tmp, "node%d" % k)
                 if not os.path.exists(d):
                     shutil.copytree(src, d)
-                    stamp = 1_600_000_000 + 1000 * k
+                    stamp = 1_600_000_000
                     for root, _, names in os.walk(d):
                         for name in names:
                             os.utime(os.path.join(root, name), (stamp, stamp))
@@ -575,6 +575,87 @@ def case_pernode():
             p = mpmd(dirs, jobs[0], env=env)
             check(p.returncode == 0 and p.stdout == ref.stdout,
                   "%d nodes, small rounds: the same output" % n, p)
+
+
+def case_views():
+    """Ranks that see other inputs than rank 0 (issue 31 F1: the old tool
+    read an empty share there, renumbered the other ranks' documents and
+    exited 0): each rank runs in a directory of its own (mpmd), and one
+    rank's copy lacks a line file, is shorter, is a directory, has another
+    modification time, or its directory input lacks a file or holds one
+    more. Every rank stops with status 3, the rank that differs names the
+    path and the cause, rank 0 names the ranks, no output is written.
+    Copies that agree give simlsh-dedup's output."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = corpus_lines(tmp, 400, 12)
+        stamp = 1_600_000_000
+        dirs = [os.path.join(tmp, "node%d" % k) for k in range(3)]
+        size = 0
+
+        def fresh():
+            """Three identical copies: in.lines and d/ (files of the sample)."""
+            nonlocal size
+            for d in dirs:
+                if os.path.exists(d):
+                    shutil.rmtree(d)
+                os.makedirs(os.path.join(d, "d"))
+                write_lines(os.path.join(d, "in.lines"), lines)
+                for name in sorted(os.listdir(SAMPLE))[:8]:
+                    if os.path.isfile(os.path.join(SAMPLE, name)):
+                        shutil.copy(os.path.join(SAMPLE, name), os.path.join(d, "d", name))
+                for root, _, names in os.walk(d):
+                    for name in names:
+                        os.utime(os.path.join(root, name), (stamp, stamp))
+            size = os.path.getsize(os.path.join(dirs[0], "in.lines"))
+
+        def refused(args, rank, text, what):
+            p = mpmd(dirs, ["-q"] + args + ["-o", "out.tsv"])
+            check(p.returncode == 3, "%s: status %d, expected 3" % (what, p.returncode), p)
+            msg = ("simlsh-dedup-mpi: rank %d: %s" % (rank, text)).encode()
+            check(msg in p.stderr, "%s: no message %r" % (what, msg), p)
+            check(b"stopped: rank %d sees other inputs than rank 0" % rank in p.stderr,
+                  "%s: rank 0 names the rank" % what, p)
+            check(p.stdout == b"" and not os.path.exists(os.path.join(dirs[0], "out.tsv")),
+                  "%s: no output" % what, p)
+
+        fresh()
+        ref = single(["-q", "--lines", "in.lines", "--output", "pairs"], dirs[0])
+        check(ref.returncode == 0 and ref.stdout, "simlsh-dedup", ref)
+        p = mpmd(dirs, ["-q", "--lines", "in.lines", "--output", "pairs"])
+        check(p.returncode == 0 and p.stdout == ref.stdout, "copies that agree", p)
+        ref = single(["-q", "d", "--output", "pairs"], dirs[0])
+        p = mpmd(dirs, ["-q", "d", "--output", "pairs"])
+        check(p.returncode == 0 and p.stdout == ref.stdout, "directories that agree", p)
+
+        os.unlink(os.path.join(dirs[1], "in.lines"))
+        refused(["--lines", "in.lines"], 1,
+                "in.lines: No such file or directory (rank 0 reads it: %d bytes)" % size,
+                "line file missing")
+        fresh()
+        with open(os.path.join(dirs[2], "in.lines"), "r+b") as f:
+            f.truncate(size // 2)
+        os.utime(os.path.join(dirs[2], "in.lines"), (stamp, stamp))
+        refused(["--lines", "in.lines"], 2,
+                "in.lines: %d bytes here, %d on rank 0" % (size // 2, size), "shorter copy")
+        fresh()
+        os.unlink(os.path.join(dirs[1], "in.lines"))
+        os.mkdir(os.path.join(dirs[1], "in.lines"))
+        refused(["--lines", "in.lines"], 1, "in.lines: a directory here", "a directory")
+        fresh()
+        os.utime(os.path.join(dirs[1], "in.lines"), (stamp + 1, stamp + 1))
+        refused(["--lines", "in.lines", "--output", "pairs"], 1,
+                "in.lines: modified 2020-09-13 12:26:41.000000000 UTC here, "
+                "2020-09-13 12:26:40.000000000 UTC on rank 0", "another time")
+        fresh()
+        gone = sorted(os.listdir(os.path.join(dirs[1], "d")))[3]
+        os.unlink(os.path.join(dirs[1], "d", gone))
+        refused(["d"], 1, "d/%s: No such file or directory" % gone, "a file of d missing")
+        fresh()
+        write_lines(os.path.join(dirs[2], "d", "zz-more.txt"), lines[:3])
+        refused(["d"], 2, "d/zz-more.txt: read here", "one more file in d")
+        fresh()
+        shutil.rmtree(os.path.join(dirs[1], "d"))
+        refused(["--lines", "in.lines", "d"], 1, "d/", "d missing")
 
 
 def case_reread():
@@ -616,7 +697,7 @@ def case_reread():
             check(out == est.stdout, "-np %d: pairs decided by estimate" % n, p)
 
 
-CASES = {"pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+CASES = {"views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
