@@ -660,6 +660,12 @@ int outfile_finish(struct outfile *o)
     return 0;
 }
 
+void outfile_write_error(const struct outfile *o, const char *prog, int err)
+{
+    const char *shown = o->path && strcmp(o->path, "-") ? o->path : "<stdout>";
+    fprintf(stderr, "%s: %s: cannot write: %s\n", prog, qname(shown), strerror(err ? err : EIO));
+}
+
 /* Rename the finished file over the target, fsync the directory. */
 int outfile_publish(struct outfile *o)
 {

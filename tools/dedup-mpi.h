@@ -115,7 +115,8 @@ int mpi_sort_pairs(struct mpi_ctx *c, uint64_t ndocs, size_t max_pairs, struct p
  * and duplicates. */
 void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_t n,
                struct pair **out, size_t *nout, uint64_t *clusters, uint64_t *dups);
-/* --output pairs: rank 0 writes every rank's edges, in rank order. */
+/* --output pairs: rank 0 writes every rank's edges, in rank order;
+ * returns 0, or the errno of the first write that failed (rank 0). */
 int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pair *edges,
                     size_t n);
 

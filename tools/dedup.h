@@ -231,7 +231,7 @@ struct pathmeta {
     uint64_t dev, ino;
     int64_t mtime_ns; /* modification time (simlsh-dedup-mpi: ranks must agree) */
     int is_link;      /* the name is a symbolic link */
-    size_t alias_of; /* SIZE_MAX, or the path that stands for the same file */
+    size_t alias_of;  /* SIZE_MAX, or the path that stands for the same file */
 };
 
 /* Where an indexed document came from, so a second pass can read it again
@@ -481,6 +481,9 @@ int outfile_commit(struct outfile *o);
 int outfile_finish(struct outfile *o);
 int outfile_publish(struct outfile *o);
 void outfile_abort(struct outfile *o);
+/* "PROG: NAME: cannot write: CAUSE" for a write to o that failed with
+ * errno err (EIO when 0): a writer that stops at ferror() says why. */
+void outfile_write_error(const struct outfile *o, const char *prog, int err);
 int fsync_dir_of(const char *path);
 
 void fileids_add(struct fileids *s, const struct stat *st);

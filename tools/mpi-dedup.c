@@ -496,11 +496,16 @@ static int dedup_mpi(struct run *r, struct options *opt)
          * other outputs from the finished groups alone */
         if (opt->output != OUT_PAIRS &&
             write_groups(r, out.f, stars, nstars, &clusters, &dups) != 0)
-            status = EXIT_DEDUP_INTERNAL;
+            status = EXIT_DEDUP_INTERNAL; /* said why; a write error is seen at the finish */
     }
     free(stars);
-    if (opt->output == OUT_PAIRS && mpi_write_pairs(&ctx, r, out.f, edges, nedges) != 0)
-        status = EXIT_DEDUP_INTERNAL;
+    if (opt->output == OUT_PAIRS) {
+        int err = mpi_write_pairs(&ctx, r, out.f, edges, nedges);
+        if (err != 0) { /* rank 0 only: it alone writes */
+            outfile_write_error(&out, MPI_PROG, err);
+            status = EXIT_DEDUP_INTERNAL;
+        }
+    }
     free(edges);
     edges = NULL;
     /* --save-index: the whole index at rank 0, saved there unless the run
@@ -511,8 +516,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
             status = saved;
     }
     if (ctx.rank == 0) {
-        if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0)
+        if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0) {
+            outfile_write_error(&skipped, MPI_PROG, errno);
             status = EXIT_DEDUP_INTERNAL;
+        }
         if (status == 0) {
             if (r->docs == 0 && r->skipped > 0)
                 status = EXIT_DEDUP_NOTHING;

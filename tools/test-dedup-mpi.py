@@ -658,6 +658,43 @@ def case_views():
         refused(["--lines", "in.lines", "d"], 1, "d/", "d missing")
 
 
+def case_fullfile():
+    """An output that cannot be written (issue 31 F13: the old tool exited
+    4 with no message when rank 0's writes of the pairs failed). Each rank
+    runs with a file size limit of 16 KiB (ulimit -f, SIGXFSZ ignored), so
+    a write past it fails with EFBIG as one on a full disk fails with
+    ENOSPC. The ranks talk over TCP on the loopback interface: the shared
+    memory transport's files would hit the limit first. Status 4, a
+    message naming the file and the cause, and the old file kept."""
+    rnd = random.Random(13)
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = [" ".join("w%d" % rnd.randrange(5000) for _ in range(12)) for _ in range(1500)]
+        write_lines(os.path.join(tmp, "in.lines"), lines + lines)
+        env = dict(ENV, OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo")
+        out = os.path.join(tmp, "out.tsv")
+        ref = single(["-q", "--lines", "in.lines", "--output", "pairs", "--verify", "estimate"],
+                     tmp)
+        check(ref.returncode == 0 and len(ref.stdout) > 16384, "pairs past the limit", ref)
+        for n, output in ((1, "pairs"), (2, "pairs"), (3, "pairs"), (2, "clusters")):
+            with open(out, "w") as f:
+                f.write("old\n")
+            cmd = [MPIRUN, "--oversubscribe", "-np", str(n), "sh", "-c",
+                   'ulimit -f 16; trap "" XFSZ; exec "$0" "$@"', DEDUP_MPI, "-q", "--lines",
+                   "in.lines", "--output", output, "--verify", "estimate", "-o", "out.tsv"]
+            try:
+                p = subprocess.run(cmd, cwd=tmp, capture_output=True, env=env, timeout=TIMEOUT,
+                                   stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                fail("-np %d: no answer in %d s (a rank waits)" % (n, TIMEOUT))
+            what = "-np %d --output %s" % (n, output)
+            check(p.returncode == 4, "%s: status %d, expected 4" % (what, p.returncode), p)
+            check(b"out.tsv: cannot write: File too large" in p.stderr, "%s: the message" % what,
+                  p)
+            check(read(out) == b"old\n", "%s: the old file is kept" % what, p)
+            check(sorted(os.listdir(tmp)) == ["in.lines", "out.tsv"],
+                  "%s: files left: %s" % (what, os.listdir(tmp)), p)
+
+
 def case_reread():
     """Inputs changed between the two passes: each owner finds its
     documents changed and sends the reason instead of the text; the pairs
@@ -697,7 +734,7 @@ def case_reread():
             check(out == est.stdout, "-np %d: pairs decided by estimate" % n, p)
 
 
-CASES = {"views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+CASES = {"fullfile": case_fullfile, "views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
