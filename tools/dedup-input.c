@@ -59,8 +59,7 @@ static void add_path(struct run *r, const char *p, const struct stat *st, int is
     }
     r->pmeta[i].dev = (uint64_t)st->st_dev;
     r->pmeta[i].ino = (uint64_t)st->st_ino;
-    r->pmeta[i].mtime_ns =
-        (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
+    r->pmeta[i].mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
     r->pmeta[i].is_link = is_link;
     r->pmeta[i].alias_of = SIZE_MAX;
     fileids_add(&r->input_ids, st);
