@@ -472,18 +472,20 @@ ssize_t reader_read(struct reader *rd, char *out, size_t cap);
 void reader_close(struct reader *rd);
 
 struct outfile {
+    const char *prog; /* the program named in messages */
     const char *path;
     char *tmp;
     FILE *f;
 };
 int outfile_open(struct outfile *o, const char *path);
+int outfile_open_as(struct outfile *o, const char *path, const char *prog);
 int outfile_commit(struct outfile *o);
 int outfile_finish(struct outfile *o);
 int outfile_publish(struct outfile *o);
 void outfile_abort(struct outfile *o);
 /* "PROG: NAME: cannot write: CAUSE" for a write to o that failed with
  * errno err (EIO when 0): a writer that stops at ferror() says why. */
-void outfile_write_error(const struct outfile *o, const char *prog, int err);
+void outfile_write_error(const struct outfile *o, int err);
 int fsync_dir_of(const char *path);
 
 void fileids_add(struct fileids *s, const struct stat *st);

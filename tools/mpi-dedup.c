@@ -240,9 +240,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (status == 0 && ctx.rank == 0) {
         if (outputs_ok(r, opt) != 0)
             status = EXIT_DEDUP_USAGE;
-        else if (outfile_open(&out, opt->output_path) != 0 ||
-                 (opt->stats_path && outfile_open(&stats, opt->stats_path) != 0) ||
-                 (opt->skipped_path && outfile_open(&skipped, opt->skipped_path) != 0))
+        else if (outfile_open_as(&out, opt->output_path, MPI_PROG) != 0 ||
+                 (opt->stats_path && outfile_open_as(&stats, opt->stats_path, MPI_PROG) != 0) ||
+                 (opt->skipped_path && outfile_open_as(&skipped, opt->skipped_path, MPI_PROG) != 0))
             status = EXIT_DEDUP_INTERNAL;
     }
     status = mpi_agree(&ctx, status);
@@ -502,7 +502,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (opt->output == OUT_PAIRS) {
         int err = mpi_write_pairs(&ctx, r, out.f, edges, nedges);
         if (err != 0) { /* rank 0 only: it alone writes */
-            outfile_write_error(&out, MPI_PROG, err);
+            outfile_write_error(&out, err);
             status = EXIT_DEDUP_INTERNAL;
         }
     }
@@ -517,7 +517,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     }
     if (ctx.rank == 0) {
         if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0) {
-            outfile_write_error(&skipped, MPI_PROG, errno);
+            outfile_write_error(&skipped, errno);
             status = EXIT_DEDUP_INTERNAL;
         }
         if (status == 0) {

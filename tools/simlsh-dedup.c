@@ -475,7 +475,7 @@ static int dedup(struct run *r, const struct options *opt)
         goto fail;
     }
     if (skipped.f && write_skipped(r, skipped.f) != 0) {
-        outfile_write_error(&skipped, PROG, errno);
+        outfile_write_error(&skipped, errno);
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }

@@ -665,7 +665,8 @@ def case_fullfile():
     a write past it fails with EFBIG as one on a full disk fails with
     ENOSPC. The ranks talk over TCP on the loopback interface: the shared
     memory transport's files would hit the limit first. Status 4, a
-    message naming the file and the cause, and the old file kept."""
+    message of simlsh-dedup-mpi naming the file and the cause, and the old
+    file kept."""
     rnd = random.Random(13)
     with tempfile.TemporaryDirectory() as tmp:
         lines = [" ".join("w%d" % rnd.randrange(5000) for _ in range(12)) for _ in range(1500)]
@@ -688,8 +689,8 @@ def case_fullfile():
                 fail("-np %d: no answer in %d s (a rank waits)" % (n, TIMEOUT))
             what = "-np %d --output %s" % (n, output)
             check(p.returncode == 4, "%s: status %d, expected 4" % (what, p.returncode), p)
-            check(b"out.tsv: cannot write: File too large" in p.stderr, "%s: the message" % what,
-                  p)
+            check(b"simlsh-dedup-mpi: out.tsv: cannot write: File too large" in p.stderr,
+                  "%s: the message" % what, p)
             check(read(out) == b"old\n", "%s: the old file is kept" % what, p)
             check(sorted(os.listdir(tmp)) == ["in.lines", "out.tsv"],
                   "%s: files left: %s" % (what, os.listdir(tmp)), p)
