@@ -413,6 +413,35 @@ def case_index():
         same(["-q", "--index", "missing.idx", "--lines", "b.txt"], tmp, expect=3, ranks=(2,))
 
 
+def case_replace_many():
+    """--replace of 50,000 documents, more than one insert call of a rank
+    holds, at -np 2 and 3: the saved index is simlsh-dedup's, byte for
+    byte (issue 31 F2: a rank's main thread removed replaced documents
+    from the index while its insert thread inserted, a crash)."""
+    rnd = random.Random(2031)
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = [" ".join("w%d" % rnd.randrange(5000) for _ in range(8)) for _ in range(50000)]
+        write_lines(os.path.join(tmp, "a.txt"), lines[:25000])
+        write_lines(os.path.join(tmp, "b.txt"), lines[25000:])
+        inputs = ["--lines", "a.txt", "--lines", "b.txt"]
+        ref = single(["-q"] + inputs + ["--save-index", "base.idx"], tmp)
+        check(ref.returncode == 0, "base index", ref)
+        args = ["-q", "--index", "base.idx", "--replace", "--save-index", "new.idx",
+                "--output", "pairs", "--verify", "estimate"] + inputs
+        # the reference on one thread: removals and inserts one after the other
+        ref = single(args + ["-j", "1"], tmp)
+        check(ref.returncode == 0, "simlsh-dedup -j 1", ref)
+        want = read(os.path.join(tmp, "new.idx"))
+        check(want == read(os.path.join(tmp, "base.idx")),
+              "every document replaced by itself: the same index")
+        for n in (2, 3):
+            os.unlink(os.path.join(tmp, "new.idx"))
+            p = mpi(n, args, tmp)
+            check(p.returncode == 0, "-np %d: status %d" % (n, p.returncode), p)
+            check(p.stdout == ref.stdout, "-np %d: output differs" % n, p)
+            check(read(os.path.join(tmp, "new.idx")) == want, "-np %d: new.idx differs" % n, p)
+
+
 def chain_lines(chains=6, length=14, seed=11):
     """Chains of documents, each a few words from the last, so a document
     is near its neighbours and far from the chain's other end: components
@@ -735,7 +764,7 @@ def case_reread():
             check(out == est.stdout, "-np %d: pairs decided by estimate" % n, p)
 
 
-CASES = {"fullfile": case_fullfile, "views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+CASES = {"replace-many": case_replace_many, "fullfile": case_fullfile, "views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
