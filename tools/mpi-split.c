@@ -308,12 +308,17 @@ static void say_difference(const struct mpi_ctx *c, const struct vunit *v0, size
  * digest travels unless a view differs. */
 static int agree_on_view(struct mpi_ctx *c, const struct run *r, const struct unit *u, size_t nu)
 {
+    /* the digest (FNV-1a 64 and the length) unit by unit: the whole view
+     * (tens of bytes a file) is kept only when it must be compared */
     struct view v = {NULL, 0, 0};
-    for (size_t k = 0; k < nu; k++)
+    uint64_t h[2] = {UINT64_C(14695981039346656037), 0};
+    for (size_t k = 0; k < nu; k++) {
+        v.len = 0;
         view_add(&v, r, &u[k]);
-    uint64_t h[2] = {UINT64_C(14695981039346656037), v.len};
-    for (size_t i = 0; i < v.len; i++)
-        h[0] = (h[0] ^ v.p[i]) * UINT64_C(1099511628211);
+        for (size_t i = 0; i < v.len; i++)
+            h[0] = (h[0] ^ v.p[i]) * UINT64_C(1099511628211);
+        h[1] += v.len;
+    }
     uint64_t *all = xmalloc((size_t)c->size * 2 * sizeof *all);
     if (MPI_Allgather(h, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, MPI_COMM_WORLD) != MPI_SUCCESS)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "cannot compare the inputs");
@@ -325,6 +330,10 @@ static int agree_on_view(struct mpi_ctx *c, const struct run *r, const struct un
         free(v.p);
         return 0;
     }
+    v.len = 0;
+    if (c->rank == 0 || all[2 * c->rank] != all[0] || all[2 * c->rank + 1] != all[1])
+        for (size_t k = 0; k < nu; k++)
+            view_add(&v, r, &u[k]);
     /* rank 0's view to every rank, in pieces below 2 GiB */
     size_t len0 = (size_t)all[1];
     unsigned char *p0 = c->rank == 0 ? v.p : xmalloc(len0 ? len0 : 1);
