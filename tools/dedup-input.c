@@ -59,6 +59,7 @@ static void add_path(struct run *r, const char *p, const struct stat *st, int is
     }
     r->pmeta[i].dev = (uint64_t)st->st_dev;
     r->pmeta[i].ino = (uint64_t)st->st_ino;
+    r->pmeta[i].mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
     r->pmeta[i].is_link = is_link;
     r->pmeta[i].alias_of = SIZE_MAX;
     fileids_add(&r->input_ids, st);
@@ -1453,6 +1454,12 @@ static int inserts_wait(struct run *r)
 static int flush_inserts(struct run *r)
 {
     if (inserts_wait(r) != 0)
+        return -1;
+    /* The removals of --replace queued since the last call, before the
+     * next insert call starts: the index has one writer at a time. They
+     * come between the same insert calls as in a run without the thread,
+     * so the index is the same. */
+    if (store_apply_drops(r) != 0)
         return -1;
     if (r->ins_n == 0)
         return 0;

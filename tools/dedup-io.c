@@ -617,8 +617,14 @@ static void remove_stale(const char *dir, const char *base)
  * atomic and a failed run leaves the old file as it was. */
 int outfile_open(struct outfile *o, const char *path)
 {
+    return outfile_open_as(o, path, "simlsh-dedup");
+}
+
+int outfile_open_as(struct outfile *o, const char *path, const char *prog)
+{
     memset(o, 0, sizeof *o);
     o->path = path;
+    o->prog = prog;
     if (!path || !strcmp(path, "-")) {
         o->f = stdout;
         return 0;
@@ -652,8 +658,8 @@ int outfile_open(struct outfile *o, const char *path)
         track_tmp(o->tmp);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
-        fprintf(stderr, "simlsh-dedup: %s: cannot create a file in its directory: %s\n",
-                qname(path), strerror(e));
+        fprintf(stderr, "%s: %s: cannot create a file in its directory: %s\n", o->prog, qname(path),
+                strerror(e));
         free(o->tmp);
         o->tmp = NULL;
         return -1;
@@ -666,7 +672,7 @@ int outfile_open(struct outfile *o, const char *path)
         e = errno;
         close(fd);
         outfile_abort(o);
-        fprintf(stderr, "simlsh-dedup: %s: %s\n", qname(path), strerror(e));
+        fprintf(stderr, "%s: %s: %s\n", o->prog, qname(path), strerror(e));
         return -1;
     }
     return 0;
@@ -698,7 +704,7 @@ int outfile_finish(struct outfile *o)
     if (o->f == stdout) {
         o->f = NULL;
         if (e) {
-            fprintf(stderr, "simlsh-dedup: %s: write error: %s\n", shown, strerror(e));
+            fprintf(stderr, "%s: %s: write error: %s\n", o->prog, shown, strerror(e));
             return -1;
         }
         return 0;
@@ -709,11 +715,17 @@ int outfile_finish(struct outfile *o)
         e = errno;
     o->f = NULL;
     if (e) {
-        fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", qname(shown), strerror(e));
+        fprintf(stderr, "%s: %s: cannot write: %s\n", o->prog, qname(shown), strerror(e));
         outfile_abort(o);
         return -1;
     }
     return 0;
+}
+
+void outfile_write_error(const struct outfile *o, int err)
+{
+    const char *shown = o->path && strcmp(o->path, "-") ? o->path : "<stdout>";
+    fprintf(stderr, "%s: %s: cannot write: %s\n", o->prog, qname(shown), strerror(err ? err : EIO));
 }
 
 /* Rename the finished file over the target, fsync the directory. */
@@ -723,7 +735,7 @@ int outfile_publish(struct outfile *o)
         return 0; /* standard output, or nothing opened */
     if (rename(o->tmp, o->path) != 0) {
         int e = errno;
-        fprintf(stderr, "simlsh-dedup: %s: cannot write: %s\n", qname(o->path), strerror(e));
+        fprintf(stderr, "%s: %s: cannot write: %s\n", o->prog, qname(o->path), strerror(e));
         outfile_abort(o);
         return -1;
     }
@@ -731,7 +743,7 @@ int outfile_publish(struct outfile *o)
     free(o->tmp);
     o->tmp = NULL;
     if (fsync_dir_of(o->path) != 0) {
-        fprintf(stderr, "simlsh-dedup: %s: cannot sync its directory: %s\n", qname(o->path),
+        fprintf(stderr, "%s: %s: cannot sync its directory: %s\n", o->prog, qname(o->path),
                 strerror(errno));
         return -1;
     }

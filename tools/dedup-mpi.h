@@ -78,7 +78,9 @@ void mpi_exchange_counts(struct mpi_ctx *c, const char *send, const size_t *scou
 void mpi_gather0(struct mpi_ctx *c, const char *send, size_t len, char **recv, size_t *rlen);
 
 /* mpi-split.c: this rank's share of the inputs (struct input edited in
- * place: path subranges, byte ranges of line files, empty elsewhere). */
+ * place: path subranges, byte ranges of line files, empty elsewhere).
+ * Returns 0, or on every rank EXIT_DEDUP_INPUT when a rank sees other
+ * inputs than rank 0 (a message says which rank, path and cause). */
 int mpi_split(struct mpi_ctx *c, struct run *r);
 
 /* mpi-match.c: this rank's band keys to their owners, and the candidate
@@ -113,7 +115,8 @@ int mpi_sort_pairs(struct mpi_ctx *c, uint64_t ndocs, size_t max_pairs, struct p
  * and duplicates. */
 void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_t n,
                struct pair **out, size_t *nout, uint64_t *clusters, uint64_t *dups);
-/* --output pairs: rank 0 writes every rank's edges, in rank order. */
+/* --output pairs: rank 0 writes every rank's edges, in rank order;
+ * returns 0, or the errno of the first write that failed (rank 0). */
 int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pair *edges,
                     size_t n);
 

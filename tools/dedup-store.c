@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,10 @@ struct store {
     int64_t want_mtime;
     int check, changed_from;
     uint64_t old_bytes;
+    /* ids --replace dropped while reading, not yet out of the index: the
+     * insert thread may be writing to it (store_apply_drops) */
+    uint64_t *drops;
+    size_t ndrops, drops_cap;
 };
 
 static int lib_fail(const char *what, int rc)
@@ -168,6 +173,40 @@ static int drop_id(struct run *r, uint64_t id)
     return 0;
 }
 
+/* --replace, while the inputs are read: the id is gone at once (names
+ * and counts see it so), but it leaves the index only in
+ * store_apply_drops(), which the reader calls when no insert call runs.
+ * The index has one writer at a time, and the insert thread is one. */
+static int queue_drop(struct run *r, uint64_t id)
+{
+    struct store *s = r->store;
+    if (s->ndrops == s->drops_cap) {
+        s->drops_cap = s->drops_cap ? 2 * s->drops_cap : 1024;
+        s->drops = xrealloc(s->drops, s->drops_cap * sizeof *s->drops);
+    }
+    s->drops[s->ndrops++] = id;
+    s->gone[id] = 1;
+    s->ngone++;
+    return 0;
+}
+
+int store_apply_drops(struct run *r)
+{
+    struct store *s = r->store;
+    if (!s || !s->ndrops)
+        return 0;
+    for (size_t i = 0; i < s->ndrops; i++) {
+        int rc = simlsh_index_remove(r->index, s->drops[i]);
+        if (rc != 0) {
+            s->ndrops = 0;
+            r->failed = EXIT_DEDUP_INTERNAL;
+            return lib_fail("removing a document from the index", rc);
+        }
+    }
+    s->ndrops = 0;
+    return 0;
+}
+
 /* simlsh-dedup-mpi: every rank reads a share of the inputs, so a loaded id
  * that --replace dropped on one rank must be dropped on all of them. */
 int store_is_gone(const struct run *r, uint64_t id)
@@ -254,7 +293,7 @@ int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int
             return 0;
         }
     }
-    uint64_t n = map_each(r, name, len, drop_id, &err);
+    uint64_t n = map_each(r, name, len, queue_drop, &err);
     if (err) {
         r->failed = EXIT_DEDUP_INTERNAL;
         return -1;
@@ -332,6 +371,7 @@ void store_free(struct run *r)
         return;
     free(r->store->slot);
     free(r->store->gone);
+    free(r->store->drops);
     free(r->store);
     r->store = NULL;
 }
@@ -418,8 +458,74 @@ static int compact(struct run *r, simlsh_index **out)
     return 0;
 }
 
+/* ---- one writer per index file ---------------------------------------------- *
+ *
+ * A run that loads FILE and saves it again must not overlap another such
+ * run: each would start from the same FILE, and the second rename would
+ * drop the first run's documents. The lock is an flock() on FILE itself
+ * (no lock file to leave behind), held from before the load to after the
+ * rename. A save replaces FILE by another inode, so a run that waited
+ * for the lock checks that the file it locked is still the one at the
+ * path, and locks the new one otherwise: whoever renames holds the lock
+ * on the file it replaces. Advisory, like every flock: it orders runs of
+ * simlsh-dedup and simlsh-dedup-mpi, not other programs. */
+int store_lock(struct run *r, const char *path)
+{
+    if (r->lock_held)
+        return 0;
+    int waited = 0;
+    for (;;) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+            return 0; /* nothing to replace yet, or the save reports why */
+        int rc = flock(fd, LOCK_EX | LOCK_NB);
+        if (rc != 0 && errno == EWOULDBLOCK) {
+            if (!waited && !r->opt->quiet)
+                fprintf(stderr, PROG ": %s: waiting for another run that replaces it\n",
+                        qname(path));
+            waited = 1;
+            while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+                ;
+        }
+        if (rc != 0) {
+            fprintf(stderr, PROG ": %s: cannot lock it: %s\n", qname(path), strerror(errno));
+            close(fd);
+            return -1;
+        }
+        struct stat held, now;
+        if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev &&
+            held.st_ino == now.st_ino) {
+            r->lock_fd = fd;
+            r->lock_held = 1;
+            return 0;
+        }
+        close(fd); /* replaced while we waited: lock the new file */
+    }
+}
+
+int store_lock_update(struct run *r)
+{
+    const struct options *o = r->opt;
+    if (!o->load_index || !o->save_index)
+        return 0;
+    struct stat a, b;
+    int same = !strcmp(o->load_index, o->save_index) ||
+               (stat(o->load_index, &a) == 0 && stat(o->save_index, &b) == 0 &&
+                a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+    return same ? store_lock(r, o->load_index) : 0;
+}
+
+static void store_unlock(struct run *r)
+{
+    if (r->lock_held)
+        close(r->lock_fd);
+    r->lock_held = 0;
+}
+
 int store_save(struct run *r, const char *path)
 {
+    if (store_lock(r, path) != 0)
+        return -1;
     const uint8_t *gone = r->store ? r->store->gone : NULL;
     uint64_t removed = 0;
     for (uint64_t id = 0; gone && id < r->first_new; id++)
@@ -442,6 +548,7 @@ int store_save(struct run *r, const char *path)
     /* the path was checked like every output (no symbolic link); NOFOLLOW
      * keeps it so if one appears meanwhile */
     rc = simlsh_index_save_file_v2(&err, ix, path, SIMLSH_FILE_NOFOLLOW);
+    store_unlock(r); /* renamed (or not): the next run may load it */
     simlsh_index_free(copy);
     if (rc != 0) {
         fprintf(stderr, PROG ": %s: cannot save the index: %s\n", qname(path),

@@ -234,8 +234,9 @@ struct options {
 /* What the walk learnt about each path. */
 struct pathmeta {
     uint64_t dev, ino;
-    int is_link;     /* the name is a symbolic link */
-    size_t alias_of; /* SIZE_MAX, or the path that stands for the same file */
+    int64_t mtime_ns; /* modification time (simlsh-dedup-mpi: ranks must agree) */
+    int is_link;      /* the name is a symbolic link */
+    size_t alias_of;  /* SIZE_MAX, or the path that stands for the same file */
 };
 
 /* Where an indexed document came from, so a second pass can read it again
@@ -335,6 +336,9 @@ struct run {
     int progress; /* stderr is a terminal and not --quiet */
     size_t warnings;
     int failed; /* exit code to stop with, 0 while all is well */
+    /* dedup-store.c: the index file this run replaces, locked (flock) from
+     * before --index loads it to after --save-index renames over it */
+    int lock_held, lock_fd;
 
     /* signing pipeline */
     int nthreads;
@@ -492,15 +496,20 @@ ssize_t reader_read(struct reader *rd, char *out, size_t cap);
 void reader_close(struct reader *rd);
 
 struct outfile {
+    const char *prog; /* the program named in messages */
     const char *path;
     char *tmp;
     FILE *f;
 };
 int outfile_open(struct outfile *o, const char *path);
+int outfile_open_as(struct outfile *o, const char *path, const char *prog);
 int outfile_commit(struct outfile *o);
 int outfile_finish(struct outfile *o);
 int outfile_publish(struct outfile *o);
 void outfile_abort(struct outfile *o);
+/* "PROG: NAME: cannot write: CAUSE" for a write to o that failed with
+ * errno err (EIO when 0): a writer that stops at ferror() says why. */
+void outfile_write_error(const struct outfile *o, int err);
 int fsync_dir_of(const char *path);
 
 void fileids_add(struct fileids *s, const struct stat *st);
@@ -571,6 +580,16 @@ int store_load(struct run *r, const char *path);
 int store_remove(struct run *r);
 int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int64_t mtime,
                 int is_file);
+/* The removals store_admit() queued under --replace, made now: call it
+ * only when nothing else writes to r->index (no insert call runs). */
+int store_apply_drops(struct run *r);
+/* Locks the file at path for a run that replaces it (nothing when there is
+ * none yet), waiting for another run that holds it; 0, or -1 with a
+ * message. store_save() takes it if the run does not hold it already. */
+int store_lock(struct run *r, const char *path);
+/* store_lock() of the --index file when --save-index names it too: call
+ * it before store_load(), on one process of a run. */
+int store_lock_update(struct run *r);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
 /* Is a loaded id still indexed named name? */

@@ -240,9 +240,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (status == 0 && ctx.rank == 0) {
         if (outputs_ok(r, opt) != 0)
             status = EXIT_DEDUP_USAGE;
-        else if (outfile_open(&out, opt->output_path) != 0 ||
-                 (opt->stats_path && outfile_open(&stats, opt->stats_path) != 0) ||
-                 (opt->skipped_path && outfile_open(&skipped, opt->skipped_path) != 0))
+        else if (outfile_open_as(&out, opt->output_path, MPI_PROG) != 0 ||
+                 (opt->stats_path && outfile_open_as(&stats, opt->stats_path, MPI_PROG) != 0) ||
+                 (opt->skipped_path && outfile_open_as(&skipped, opt->skipped_path, MPI_PROG) != 0))
             status = EXIT_DEDUP_INTERNAL;
     }
     status = mpi_agree(&ctx, status);
@@ -288,7 +288,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
         mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "%s", "standard input cannot be read again");
 
     mpi_phase(&ctx, MP_SPLIT);
-    mpi_split(&ctx, r);
+    status = mpi_split(&ctx, r);
+    if (status != 0)
+        goto fail; /* the same status on every rank */
 
     mpi_phase(&ctx, MP_READ);
     /* the loaded ids --remove took, to tell those --replace takes */
@@ -497,11 +499,16 @@ static int dedup_mpi(struct run *r, struct options *opt)
          * other outputs from the finished groups alone */
         if (opt->output != OUT_PAIRS &&
             write_groups(r, out.f, stars, nstars, &clusters, &dups) != 0)
-            status = EXIT_DEDUP_INTERNAL;
+            status = EXIT_DEDUP_INTERNAL; /* said why; a write error is seen at the finish */
     }
     free(stars);
-    if (opt->output == OUT_PAIRS && mpi_write_pairs(&ctx, r, out.f, edges, nedges) != 0)
-        status = EXIT_DEDUP_INTERNAL;
+    if (opt->output == OUT_PAIRS) {
+        int err = mpi_write_pairs(&ctx, r, out.f, edges, nedges);
+        if (err != 0) { /* rank 0 only: it alone writes */
+            outfile_write_error(&out, err);
+            status = EXIT_DEDUP_INTERNAL;
+        }
+    }
     free(edges);
     edges = NULL;
     /* --save-index: the whole index at rank 0, saved there unless the run
@@ -512,8 +519,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
             status = saved;
     }
     if (ctx.rank == 0) {
-        if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0)
+        if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0) {
+            outfile_write_error(&skipped, errno);
             status = EXIT_DEDUP_INTERNAL;
+        }
         if (status == 0) {
             if (r->docs == 0 && r->skipped > 0)
                 status = EXIT_DEDUP_NOTHING;
@@ -645,6 +654,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opt.ninputs; i++)
         uses_stdin |= !strcmp(opt.inputs[i].arg, "-");
     int st = uses_stdin ? mpi_spool_stdin(&ctx) : 0;
+    /* --save-index of the --index file: rank 0, which saves, holds its
+     * lock before any rank loads it (dedup-store.c) */
+    if (opt.load_index && opt.save_index) {
+        if (st == 0 && ctx.rank == 0 && store_lock_update(&run) != 0)
+            st = EXIT_DEDUP_INTERNAL;
+        st = mpi_agree(&ctx, st);
+    }
     if (opt.load_index && st == 0)
         st = mpi_load_index(&run, &opt);
     else if (st == 0)

@@ -30,6 +30,7 @@
  */
 #include "dedup-mpi.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -503,9 +504,16 @@ int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pa
         c->bytes_sent += n * sizeof *edges + 8;
         return 0;
     }
-    for (size_t i = 0; i < n; i++)
-        if (edges[i].b >= r->first_new)
+    /* the errno of the first write that failed (a full disk), taken at
+     * once: the receives that follow (every rank's pairs, so none waits)
+     * may change errno */
+    int err = 0;
+    for (size_t i = 0; i < n && !err; i++)
+        if (edges[i].b >= r->first_new) {
             write_pair(r, out, &edges[i]);
+            if (ferror(out))
+                err = errno ? errno : EIO;
+        }
     struct pair *buf = xmalloc(per * sizeof *buf);
     for (int k = 1; k < c->size; k++) {
         uint64_t len = 0;
@@ -514,12 +522,15 @@ int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pa
             size_t m = (size_t)(len - at < per ? len - at : per);
             MPI_Recv(buf, (int)(m * sizeof *buf), MPI_BYTE, k, 32, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            for (size_t i = 0; i < m; i++)
-                if (buf[i].b >= r->first_new)
+            for (size_t i = 0; i < m && !err; i++)
+                if (buf[i].b >= r->first_new) {
                     write_pair(r, out, &buf[i]);
+                    if (ferror(out))
+                        err = errno ? errno : EIO;
+                }
         }
         c->bytes_received += len * sizeof *buf + 8;
     }
     free(buf);
-    return ferror(out) ? -1 : 0;
+    return err;
 }

@@ -25,6 +25,10 @@
  * then --remove and --remove-from. */
 static void setup_loaded(struct run *r, const struct options *o)
 {
+    /* --save-index of the same file: no other run may replace it between
+     * this load and this run's save */
+    if (store_lock_update(r) != 0)
+        exit(EXIT_DEDUP_INTERNAL);
     int code = store_load(r, o->load_index);
     if (code != 0)
         exit(code);
@@ -484,6 +488,7 @@ static int dedup(struct run *r, const struct options *opt)
         goto fail;
     }
     if (skipped.f && write_skipped(r, skipped.f) != 0) {
+        outfile_write_error(&skipped, errno);
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }

@@ -416,6 +416,35 @@ def case_index():
         same(["-q", "--index", "missing.idx", "--lines", "b.txt"], tmp, expect=3, ranks=(2,))
 
 
+def case_replace_many():
+    """--replace of 50,000 documents, more than one insert call of a rank
+    holds, at -np 2 and 3: the saved index is simlsh-dedup's, byte for
+    byte (issue 31 F2: a rank's main thread removed replaced documents
+    from the index while its insert thread inserted, a crash)."""
+    rnd = random.Random(2031)
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = [" ".join("w%d" % rnd.randrange(5000) for _ in range(8)) for _ in range(50000)]
+        write_lines(os.path.join(tmp, "a.txt"), lines[:25000])
+        write_lines(os.path.join(tmp, "b.txt"), lines[25000:])
+        inputs = ["--lines", "a.txt", "--lines", "b.txt"]
+        ref = single(["-q"] + inputs + ["--save-index", "base.idx"], tmp)
+        check(ref.returncode == 0, "base index", ref)
+        args = ["-q", "--index", "base.idx", "--replace", "--save-index", "new.idx",
+                "--output", "pairs", "--verify", "estimate"] + inputs
+        # the reference on one thread: removals and inserts one after the other
+        ref = single(args + ["-j", "1"], tmp)
+        check(ref.returncode == 0, "simlsh-dedup -j 1", ref)
+        want = read(os.path.join(tmp, "new.idx"))
+        check(want == read(os.path.join(tmp, "base.idx")),
+              "every document replaced by itself: the same index")
+        for n in (2, 3):
+            os.unlink(os.path.join(tmp, "new.idx"))
+            p = mpi(n, args, tmp)
+            check(p.returncode == 0, "-np %d: status %d" % (n, p.returncode), p)
+            check(p.stdout == ref.stdout, "-np %d: output differs" % n, p)
+            check(read(os.path.join(tmp, "new.idx")) == want, "-np %d: new.idx differs" % n, p)
+
+
 def chain_lines(chains=6, length=14, seed=11):
     """Chains of documents, each a few words from the last, so a document
     is near its neighbours and far from the chain's other end: components
@@ -529,11 +558,11 @@ def mpmd(dirs, args, env=None):
 def case_pernode():
     """Under exact, a document is read again by the rank that read it first,
     which sends its text to the rank verifying its pairs. Each rank runs in
-    a directory of its own with its own copy of the inputs, every copy with
-    another modification time: a rank that opened another rank's copy would
-    find it "changed since it was first read" and fall back to estimates.
-    Files, a line file, a gzip'd line file and JSONL; the output is
-    simlsh-dedup's, with no warning."""
+    a directory of its own with its own copy of the inputs (the same sizes
+    and modification times, as cp -p or rsync -a copy them: the ranks
+    compare them, case_views). Files, a line file, a gzip'd line file and
+    JSONL; the output is simlsh-dedup's, with no warning, and texts moved
+    between ranks."""
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "src")
         os.mkdir(src)
@@ -556,7 +585,7 @@ def case_pernode():
                 d = os.path.join(tmp, "node%d" % k)
                 if not os.path.exists(d):
                     shutil.copytree(src, d)
-                    stamp = 1_600_000_000 + 1000 * k
+                    stamp = 1_600_000_000
                     for root, _, names in os.walk(d):
                         for name in names:
                             os.utime(os.path.join(root, name), (stamp, stamp))
@@ -578,6 +607,125 @@ def case_pernode():
             p = mpmd(dirs, jobs[0], env=env)
             check(p.returncode == 0 and p.stdout == ref.stdout,
                   "%d nodes, small rounds: the same output" % n, p)
+
+
+def case_views():
+    """Ranks that see other inputs than rank 0 (issue 31 F1: the old tool
+    read an empty share there, renumbered the other ranks' documents and
+    exited 0): each rank runs in a directory of its own (mpmd), and one
+    rank's copy lacks a line file, is shorter, is a directory, has another
+    modification time, or its directory input lacks a file or holds one
+    more. Every rank stops with status 3, the rank that differs names the
+    path and the cause, rank 0 names the ranks, no output is written.
+    Copies that agree give simlsh-dedup's output."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = corpus_lines(tmp, 400, 12)
+        stamp = 1_600_000_000
+        dirs = [os.path.join(tmp, "node%d" % k) for k in range(3)]
+        size = 0
+
+        def fresh():
+            """Three identical copies: in.lines and d/ (files of the sample)."""
+            nonlocal size
+            for d in dirs:
+                if os.path.exists(d):
+                    shutil.rmtree(d)
+                os.makedirs(os.path.join(d, "d"))
+                write_lines(os.path.join(d, "in.lines"), lines)
+                for name in sorted(os.listdir(SAMPLE))[:8]:
+                    if os.path.isfile(os.path.join(SAMPLE, name)):
+                        shutil.copy(os.path.join(SAMPLE, name), os.path.join(d, "d", name))
+                for root, _, names in os.walk(d):
+                    for name in names:
+                        os.utime(os.path.join(root, name), (stamp, stamp))
+            size = os.path.getsize(os.path.join(dirs[0], "in.lines"))
+
+        def refused(args, rank, text, what):
+            p = mpmd(dirs, ["-q"] + args + ["-o", "out.tsv"])
+            check(p.returncode == 3, "%s: status %d, expected 3" % (what, p.returncode), p)
+            msg = ("simlsh-dedup-mpi: rank %d: %s" % (rank, text)).encode()
+            check(msg in p.stderr, "%s: no message %r" % (what, msg), p)
+            check(b"stopped: rank %d sees other inputs than rank 0" % rank in p.stderr,
+                  "%s: rank 0 names the rank" % what, p)
+            check(p.stdout == b"" and not os.path.exists(os.path.join(dirs[0], "out.tsv")),
+                  "%s: no output" % what, p)
+
+        fresh()
+        ref = single(["-q", "--lines", "in.lines", "--output", "pairs"], dirs[0])
+        check(ref.returncode == 0 and ref.stdout, "simlsh-dedup", ref)
+        p = mpmd(dirs, ["-q", "--lines", "in.lines", "--output", "pairs"])
+        check(p.returncode == 0 and p.stdout == ref.stdout, "copies that agree", p)
+        ref = single(["-q", "d", "--output", "pairs"], dirs[0])
+        p = mpmd(dirs, ["-q", "d", "--output", "pairs"])
+        check(p.returncode == 0 and p.stdout == ref.stdout, "directories that agree", p)
+
+        os.unlink(os.path.join(dirs[1], "in.lines"))
+        refused(["--lines", "in.lines"], 1,
+                "in.lines: No such file or directory (rank 0 reads it: %d bytes)" % size,
+                "line file missing")
+        fresh()
+        with open(os.path.join(dirs[2], "in.lines"), "r+b") as f:
+            f.truncate(size // 2)
+        os.utime(os.path.join(dirs[2], "in.lines"), (stamp, stamp))
+        refused(["--lines", "in.lines"], 2,
+                "in.lines: %d bytes here, %d on rank 0" % (size // 2, size), "shorter copy")
+        fresh()
+        os.unlink(os.path.join(dirs[1], "in.lines"))
+        os.mkdir(os.path.join(dirs[1], "in.lines"))
+        refused(["--lines", "in.lines"], 1, "in.lines: a directory here", "a directory")
+        fresh()
+        os.utime(os.path.join(dirs[1], "in.lines"), (stamp + 1, stamp + 1))
+        refused(["--lines", "in.lines", "--output", "pairs"], 1,
+                "in.lines: modified 2020-09-13 12:26:41.000000000 UTC here, "
+                "2020-09-13 12:26:40.000000000 UTC on rank 0", "another time")
+        fresh()
+        gone = sorted(os.listdir(os.path.join(dirs[1], "d")))[3]
+        os.unlink(os.path.join(dirs[1], "d", gone))
+        refused(["d"], 1, "d/%s: No such file or directory" % gone, "a file of d missing")
+        fresh()
+        write_lines(os.path.join(dirs[2], "d", "zz-more.txt"), lines[:3])
+        refused(["d"], 2, "d/zz-more.txt: read here", "one more file in d")
+        fresh()
+        shutil.rmtree(os.path.join(dirs[1], "d"))
+        refused(["--lines", "in.lines", "d"], 1, "d/", "d missing")
+
+
+def case_fullfile():
+    """An output that cannot be written (issue 31 F13: the old tool exited
+    4 with no message when rank 0's writes of the pairs failed). Each rank
+    runs with a file size limit of 16 KiB (ulimit -f, SIGXFSZ ignored), so
+    a write past it fails with EFBIG as one on a full disk fails with
+    ENOSPC. The ranks talk over TCP on the loopback interface: the shared
+    memory transport's files would hit the limit first. Status 4, a
+    message of simlsh-dedup-mpi naming the file and the cause, and the old
+    file kept."""
+    rnd = random.Random(13)
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = [" ".join("w%d" % rnd.randrange(5000) for _ in range(12)) for _ in range(1500)]
+        write_lines(os.path.join(tmp, "in.lines"), lines + lines)
+        env = dict(ENV, OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo")
+        out = os.path.join(tmp, "out.tsv")
+        ref = single(["-q", "--lines", "in.lines", "--output", "pairs", "--verify", "estimate"],
+                     tmp)
+        check(ref.returncode == 0 and len(ref.stdout) > 16384, "pairs past the limit", ref)
+        for n, output in ((1, "pairs"), (2, "pairs"), (3, "pairs"), (2, "clusters")):
+            with open(out, "w") as f:
+                f.write("old\n")
+            cmd = [MPIRUN, "--oversubscribe", "-np", str(n), "sh", "-c",
+                   'ulimit -f 16; trap "" XFSZ; exec "$0" "$@"', DEDUP_MPI, "-q", "--lines",
+                   "in.lines", "--output", output, "--verify", "estimate", "-o", "out.tsv"]
+            try:
+                p = subprocess.run(cmd, cwd=tmp, capture_output=True, env=env, timeout=TIMEOUT,
+                                   stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                fail("-np %d: no answer in %d s (a rank waits)" % (n, TIMEOUT))
+            what = "-np %d --output %s" % (n, output)
+            check(p.returncode == 4, "%s: status %d, expected 4" % (what, p.returncode), p)
+            check(b"simlsh-dedup-mpi: out.tsv: cannot write: File too large" in p.stderr,
+                  "%s: the message" % what, p)
+            check(read(out) == b"old\n", "%s: the old file is kept" % what, p)
+            check(sorted(os.listdir(tmp)) == ["in.lines", "out.tsv"],
+                  "%s: files left: %s" % (what, os.listdir(tmp)), p)
 
 
 def case_reread():
@@ -619,7 +767,7 @@ def case_reread():
             check(out == est.stdout, "-np %d: pairs decided by estimate" % n, p)
 
 
-CASES = {"pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+CASES = {"replace-many": case_replace_many, "fullfile": case_fullfile, "views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}

@@ -163,6 +163,46 @@ def case_incremental():
         p = run([a, "--remove", a], expect=2)
 
 
+def case_replace_threads():
+    """--replace re-signs 50,000 documents, more than one insert call holds
+    (so, with threads, removals meet a running insert call): -j 1, 2 and 8
+    save the same index byte for byte and print the same pairs as the run
+    on one thread, which made the removals and inserts one after the other.
+    (Issue 31 F2: the main thread removed from the index while the insert
+    thread inserted into it, a crash under the default -j.)"""
+    rng = random.Random(3131)
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = [" ".join("w%d" % rng.randrange(5000) for _ in range(8)) for _ in range(45000)]
+        lines += [lines[rng.randrange(45000)] for _ in range(5000)]
+        rng.shuffle(lines)
+        a, b = os.path.join(tmp, "a.lines"), os.path.join(tmp, "b.lines")
+        write(a, "\n".join(lines[:25000]) + "\n")
+        write(b, "\n".join(lines[25000:]) + "\n")
+        first = os.path.join(tmp, "first.idx")
+        run(["--lines", a, "--lines", b, "--save-index", first, "-q", "-j", "1"])
+        saved, pairs = {}, {}
+        for j in (1, 2, 8):
+            idx = os.path.join(tmp, "j%d.idx" % j)
+            shutil.copy(first, idx)
+            st = os.path.join(tmp, "j%d.json" % j)
+            p = run(["--lines", a, "--lines", b, "--index", idx, "--save-index", idx, "--replace",
+                     "--output", "pairs", "--stats", st, "-j", j], expect=None)
+            check(p.returncode == 0, "-j %d: exit %d" % (j, p.returncode), p)
+            with open(st) as f:
+                s = json.load(f)
+            check(s["replaced"] == 50000 and s["documents"] == 50000,
+                  "-j %d: replace counts: %r" % (j, s))
+            saved[j] = open(idx, "rb").read()
+            pairs[j] = p.stdout
+        check(pairs[1].count(b"\n") >= 4000, "the copies pair up: %d pairs"
+              % pairs[1].count(b"\n"))
+        names = index_names(os.path.join(tmp, "j1.idx"))
+        check(len(names) == 50000 and len(set(names)) == 50000, "one name per line")
+        for j in (2, 8):
+            check(saved[j] == saved[1], "-j %d saved another index than -j 1" % j)
+            check(pairs[j] == pairs[1], "-j %d printed other pairs than -j 1" % j)
+
+
 def case_remove():
     """--remove NAME and --remove-from FILE take documents out of the index
     by name; the saved file renumbers the rest (no unused ids)."""
@@ -477,6 +517,71 @@ def case_save_concurrent():
         check(any(names == s for s in sets), "names from no single run: %r" % names)
         p = run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
         check(temp_files(tmp) == [], "temporary files left: %s" % temp_files(tmp))
+
+
+def case_update_concurrent():
+    """Runs that --index and --save-index one file at the same time never
+    lose each other's documents: the second waits for the first (issue 31
+    F6). First an overlap made certain: run A has loaded the index and
+    waits on its standard input while run B starts; B says it waits (the
+    old tool instead finished and saved, and A's save then dropped B's
+    documents). Then 20 pairs of runs started together."""
+    rng = random.Random(66)
+    with tempfile.TemporaryDirectory() as tmp:
+        seed = os.path.join(tmp, "seed.lines")
+        write(seed, "seed line\n")
+        idx = os.path.join(tmp, "c.idx")
+
+        def lines(n):
+            return "".join(" ".join("w%d" % rng.randrange(5000) for _ in range(20)) + "\n"
+                           for _ in range(n))
+
+        def fresh():
+            run(["--lines", seed, "--save-index", idx, "-q"])
+
+        def common(args):
+            return [DEDUP, "--index", idx, "--save-index", idx, "-o", "-", "-j", "1"] + args
+
+        fresh()
+        a_text = lines(6000).encode()
+        b = os.path.join(tmp, "b.lines")
+        write(b, lines(300))
+        pa = subprocess.Popen(common(["--lines", "-", "-q"]), stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # more than a pipe holds: when this returns, A is reading its input,
+        # so it has loaded the index
+        pa.stdin.write(a_text[:len(a_text) // 2])
+        pa.stdin.flush()
+        pb = subprocess.Popen(common(["--lines", b]), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        first = pb.stderr.readline()  # "waiting ..." now, or the summary at its end
+        check(b"waiting for another run" in first,
+              "B went ahead while A held the index: %r" % first)
+        _, err_a = pa.communicate(a_text[len(a_text) // 2:], timeout=120)
+        _, err_b = pb.communicate(timeout=120)
+        check(pa.returncode == 0 and pb.returncode == 0,
+              "exit %d and %d: %s %s" % (pa.returncode, pb.returncode, err_a, err_b))
+        names = index_names(idx)
+        check(len(names) == 1 + 6000 + 300 and len(set(names)) == len(names),
+              "%d names, not %d" % (len(names), 6301))
+        check(sum(n.startswith(b + ":") for n in names) == 300, "B's documents are kept")
+
+        a = os.path.join(tmp, "a.lines")
+        write(a, lines(1000))
+        write(b, lines(1000))
+        for trial in range(20):
+            fresh()
+            procs = [subprocess.Popen(common(["--lines", f, "-q"]), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE) for f in (a, b)]
+            for p in procs:
+                _, err = p.communicate(timeout=120)
+                check(p.returncode == 0, "trial %d: exit %d: %s" % (trial, p.returncode, err))
+            names = index_names(idx)
+            for f in (a, b):
+                check(sum(n.startswith(f + ":") for n in names) == 1000,
+                      "trial %d: the documents of %s are lost" % (trial, f))
+            check(len(names) == 2001, "trial %d: %d names" % (trial, len(names)))
+        check(temp_files(tmp) == [], "files left: %s" % temp_files(tmp))
 
 
 def case_corrupt_index():

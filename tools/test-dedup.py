@@ -1297,6 +1297,18 @@ def case_faults():
             no_temp_files(tmp, p)
             run([os.path.join(SAMPLE, "notes-01.txt"), "--index", idx, "-q"])
 
+        # a --skipped list that fails while it is written (more than a
+        # stdio buffer) names its file and the cause (issue 31 F13)
+        blank = os.path.join(tmp, "blank.lines")
+        with open(blank, "w") as f:
+            f.write("some text to keep\n" + "\n" * 4000)
+        skipped = os.path.join(tmp, "skipped.tsv")
+        p = faulty(["--lines", blank, "--skipped", skipped, "-o", out, "-q"], 4096)
+        check(p.returncode == 4, "--skipped past the limit: exit %d" % p.returncode, p)
+        check(b"skipped.tsv: cannot write: File too large" in p.stderr, "--skipped: the cause", p)
+        check(not os.path.exists(skipped), "--skipped: no partial list", p)
+        no_temp_files(tmp, p)
+
         # a temporary file of a run that no longer exists is cleaned up
         stale = os.path.join(tmp, ".out.tsv.simlsh-999999999-abcdef")
         live = os.path.join(tmp, ".out.tsv.simlsh-%d-ghijkl" % os.getpid())
