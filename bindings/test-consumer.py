@@ -176,6 +176,19 @@ with tempfile.TemporaryDirectory(prefix="simlsh-consumer-%s-" % binding) as tmp:
         with open(os.path.join(app, "app.js"), "w") as f:
             f.write(NODE_MAIN)
         run(npm + ["init", "-y"], cwd=app, env=env)
+        # What the doc warns about: a plain `npm install <path>` links the
+        # checkout, where no koffi is; the error then says what to do.
+        linked = os.path.join(tmp, "linked")
+        os.mkdir(linked)
+        shutil.copy(os.path.join(app, "app.js"), linked)
+        run(npm + ["init", "-y"], cwd=linked, env=env)
+        run(npm + ["install", node_dir], cwd=linked, env=env)
+        if os.path.islink(os.path.join(linked, "node_modules", "simlsh")) and \
+                not os.path.isdir(os.path.join(node_dir, "node_modules", "koffi")):
+            out = run(["node", "app.js"], cwd=linked, env=env, expect=1)
+            if "--install-links" not in out or "koffi" not in out:
+                sys.stdout.write(out)
+                sys.exit("FAIL: a linked install without koffi does not say what to do")
         print("+", " ".join(npm + ["install", "--install-links", node_dir]), flush=True)
         p = subprocess.run(npm + ["install", "--install-links", node_dir], cwd=app, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)

@@ -5,7 +5,25 @@
 // The library is SIMLSH_LIBRARY if set (the name Python, Rust and the docs
 // use; SIMLSH_LIB, the old name, still works with a deprecation warning),
 // else libsimlsh.so.1 from the loader's search path (docs/bindings.md).
-const koffi = require('koffi');
+const koffi = requireKoffi();
+
+// `npm install <path>` of a folder makes a link to it, and koffi is then
+// looked up beside the folder, where nothing installed it: say so, and how
+// to install a copy instead (docs/bindings.md section 8).
+function requireKoffi() {
+  try {
+    return require('koffi');
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e;
+    const err = new Error(
+      `simlsh: cannot find koffi from ${__dirname}: ${e.message.split('\n')[0]}\n` +
+      'If this package was installed with `npm install <path>` (a link to the folder), ' +
+      'install a copy with `npm install --install-links <path>`, or install the tarball ' +
+      'of `npm pack <path>`; or run `npm install` in ' + __dirname + '.');
+    err.code = 'SIMLSH_NO_KOFFI';
+    throw err;
+  }
+}
 
 function libraryPath() {
   if (process.env.SIMLSH_LIBRARY) return [process.env.SIMLSH_LIBRARY, 'SIMLSH_LIBRARY'];
