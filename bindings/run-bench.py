@@ -22,7 +22,7 @@ src, build, bench_c = (os.path.abspath(p) for p in sys.argv[1:4])
 libdir = os.path.join(build, "lib")
 work = os.path.join(build, "bindings")
 env = dict(os.environ, LD_LIBRARY_PATH=libdir, PKG_CONFIG_PATH=os.path.join(work, "pkgconfig"),
-           SIMLSH_LIB=os.path.join(libdir, "libsimlsh.so.1"),
+           SIMLSH_LIBRARY=os.path.join(libdir, "libsimlsh.so.1"),
            GOCACHE=os.path.join(work, "go", "cache"), GOFLAGS="-mod=mod", GOPROXY="off",
            CARGO_HOME=os.path.join(work, "rust", "cargo-home"),
            CARGO_TARGET_DIR=os.path.join(work, "rust", "target"),

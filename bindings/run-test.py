@@ -30,7 +30,7 @@ with open(os.path.join(pcdir, "simlsh.pc"), "w") as f:
 env = dict(os.environ)
 env["PKG_CONFIG_PATH"] = pcdir
 env["LD_LIBRARY_PATH"] = libdir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-env["SIMLSH_LIB"] = os.path.join(libdir, "libsimlsh.so.1")
+env["SIMLSH_LIBRARY"] = os.path.join(libdir, "libsimlsh.so.1")
 env["SIMLSH_HEADER"] = os.path.join(src, "include", "simlsh.h")
 here = os.path.join(src, "bindings", binding)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """examples/pipeline.c through ctypes: no compiler, only the shared library.
 
-Usage: pipeline.py [PATH/TO/libsimlsh.so]   (or set SIMLSH_LIB)
+Usage: pipeline.py [PATH/TO/libsimlsh.so]   (or set SIMLSH_LIBRARY)
 Prints exactly what the C example prints (a test compares the two).
 """
 import ctypes
@@ -15,10 +15,12 @@ SIMLSH_QUERY_VERIFY = 1
 
 
 def load_library():
-    path = (sys.argv[1] if len(sys.argv) > 1 else None) or os.environ.get("SIMLSH_LIB") \
-        or ctypes.util.find_library("simlsh")
+    # SIMLSH_LIBRARY is the name every binding reads; SIMLSH_LIB is the
+    # deprecated one, still read
+    path = (sys.argv[1] if len(sys.argv) > 1 else None) or os.environ.get("SIMLSH_LIBRARY") \
+        or os.environ.get("SIMLSH_LIB") or ctypes.util.find_library("simlsh")
     if not path:
-        sys.exit("pipeline.py: give the path of libsimlsh.so as an argument or in SIMLSH_LIB")
+        sys.exit("pipeline.py: give the path of libsimlsh.so as an argument or in SIMLSH_LIBRARY")
     return ctypes.CDLL(path)
 
 

@@ -611,9 +611,41 @@ static void remove_stale(const char *dir, const char *base)
     closedir(d);
 }
 
-/* "-" or NULL is standard output, written in place. Anything else gets a
- * new file in the target's directory (mode 0666 minus the umask, or the
- * mode of the file it replaces), so the rename in outfile_commit() is
+/* The standard stream that PATH names (/dev/stdout, /dev/fd/2,
+ * /proc/self/fd/1: a link to what the descriptor is open on), or NULL. Its
+ * stream is written, as `-o -` writes stdout, rather than the file opened
+ * again: that would truncate a file the shell opened for appending. */
+static FILE *std_stream_of(const struct stat *st)
+{
+    static const int fds[] = {STDOUT_FILENO, STDERR_FILENO};
+    for (int i = 0; i < 2; i++) {
+        struct stat fst;
+        if (fstat(fds[i], &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino)
+            return fds[i] == STDOUT_FILENO ? stdout : stderr;
+    }
+    return NULL;
+}
+
+/* Is PATH a place to write in place rather than a file to replace? Yes for
+ * a device, FIFO or socket, and for a link to one or to a standard stream
+ * (what `sort -o` and `cp` write to directly); a regular file, or a name
+ * that does not exist, is replaced atomically. */
+static int is_direct_output(const char *path, struct stat *target)
+{
+    struct stat lst;
+    if (lstat(path, &lst) != 0 || S_ISREG(lst.st_mode) || S_ISDIR(lst.st_mode))
+        return 0;
+    if (stat(path, target) != 0)
+        return 0;
+    if (S_ISLNK(lst.st_mode) && S_ISREG(target->st_mode))
+        return std_stream_of(target) != NULL;
+    return !S_ISDIR(target->st_mode);
+}
+
+/* "-" or NULL is standard output, written in place, and so is a device,
+ * FIFO or standard stream given by name (is_direct_output()). Anything else
+ * gets a new file in the target's directory (mode 0666 minus the umask, or
+ * the mode of the file it replaces), so the rename in outfile_commit() is
  * atomic and a failed run leaves the old file as it was. */
 int outfile_open(struct outfile *o, const char *path)
 {
@@ -627,6 +659,22 @@ int outfile_open_as(struct outfile *o, const char *path, const char *prog)
     o->prog = prog;
     if (!path || !strcmp(path, "-")) {
         o->f = stdout;
+        o->direct = 1;
+        return 0;
+    }
+    struct stat target;
+    if (is_direct_output(path, &target)) {
+        o->direct = 1;
+        o->f = std_stream_of(&target);
+        if (o->f)
+            return 0;
+        int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (fd >= 0 && !(o->f = fdopen(fd, "w")))
+            close(fd);
+        if (!o->f) {
+            fprintf(stderr, "simlsh-dedup: %s: cannot open: %s\n", qname(path), strerror(errno));
+            return -1;
+        }
         return 0;
     }
     const char *slash = strrchr(path, '/');
@@ -680,7 +728,7 @@ int outfile_open_as(struct outfile *o, const char *path, const char *prog)
 
 void outfile_abort(struct outfile *o)
 {
-    if (o->f && o->f != stdout)
+    if (o->f && o->f != stdout && o->f != stderr)
         fclose(o->f);
     o->f = NULL;
     if (o->tmp) {
@@ -701,15 +749,16 @@ int outfile_finish(struct outfile *o)
     int e = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
         e = errno ? errno : EIO;
-    if (o->f == stdout) {
+    if (o->f == stdout || o->f == stderr) {
         o->f = NULL;
         if (e) {
-            fprintf(stderr, "%s: %s: write error: %s\n", o->prog, shown, strerror(e));
+            fprintf(stderr, "%s: %s: write error: %s\n", o->prog, qname(shown), strerror(e));
             return -1;
         }
         return 0;
     }
-    if (!e && fsync(fileno(o->f)) != 0)
+    /* a device or FIFO has nothing to sync (fsync fails with EINVAL) */
+    if (!e && !o->direct && fsync(fileno(o->f)) != 0)
         e = errno;
     if (fclose(o->f) != 0 && !e)
         e = errno;
@@ -798,13 +847,48 @@ void fileids_free(struct fileids *s)
     memset(s, 0, sizeof *s);
 }
 
-/* May PATH be replaced by an output? It must not exist, or be a regular
- * file (not a symbolic link: the rename would replace the link, not its
- * target) that is none of the inputs. *what names the option. */
+/* Names that promise a compressed file: outputs are written uncompressed,
+ * so these are refused rather than written as plain text under them. */
+static const char *compressed_suffix(const char *path)
+{
+    static const char *const sfx[] = {".gz", ".zst", ".xz", ".bz2", ".lz4", ".zip"};
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        size_t l = strlen(sfx[i]);
+        if (n > l && !strcmp(path + n - l, sfx[i]))
+            return sfx[i];
+    }
+    return NULL;
+}
+
+/* May PATH be an output? It must not exist, or be a regular file (not a
+ * symbolic link: the rename would replace the link, not its target) that
+ * is none of the inputs; with DIRECT_OK also a device, FIFO or standard
+ * stream, written in place (is_direct_output()), unless it is an input.
+ * *what names the option. */
 int output_path_ok(struct fileids *inputs, const char *path, const char *what,
-                   const char *allowed_same)
+                   const char *allowed_same, int direct_ok)
 {
     struct stat st;
+    const char *sfx = direct_ok ? compressed_suffix(path) : NULL;
+    if (sfx) {
+        fprintf(stderr,
+                "simlsh-dedup: %s %s: outputs are written uncompressed, so a %s name "
+                "would hold plain text; compress the file after the run, or pipe "
+                "standard output (-o -) through a compressor\n",
+                what, qname(path), sfx);
+        return -1;
+    }
+    if (direct_ok && is_direct_output(path, &st)) {
+        if (fileids_has(inputs, &st)) {
+            fprintf(stderr,
+                    "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
+                    "to overwrite it\n",
+                    what, qname(path));
+            return -1;
+        }
+        return 0;
+    }
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT)
             return 0;
@@ -819,11 +903,10 @@ int output_path_ok(struct fileids *inputs, const char *path, const char *what,
         return -1;
     }
     if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr,
-                "simlsh-dedup: %s %s: is a %s; outputs are written only to regular "
-                "files%s\n",
-                what, qname(path), file_type_name(st.st_mode),
-                !strcmp(what, "-o") ? " (-o - writes to standard output)" : "");
+        fprintf(stderr, "simlsh-dedup: %s %s: is a %s; %s\n", what, qname(path),
+                file_type_name(st.st_mode),
+                direct_ok ? "outputs are regular files, devices or FIFOs"
+                          : "this output is written only to a regular file");
         return -1;
     }
     if (allowed_same) {

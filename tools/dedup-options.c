@@ -444,6 +444,16 @@ static void expand_lists(struct options *o, int nul)
         }
         if (fd != STDIN_FILENO)
             close(fd);
+        /* No file name holds a NUL byte: a list with one was written by
+         * find -print0 or the like, and reading it by lines would take only
+         * what comes before the first NUL. */
+        if (!nul && memchr(buf, '\0', len)) {
+            fprintf(stderr,
+                    PROG ": --files-from %s: has NUL bytes, so its names are NUL-separated; "
+                         "read it with -0 (--null)\n",
+                    strcmp(arg, "-") ? qname(arg) : "<stdin>");
+            exit(EXIT_DEDUP_USAGE);
+        }
         char sep = nul ? '\0' : '\n';
         for (size_t b = 0; b < len;) {
             char *e = memchr(buf + b, sep, len - b);

@@ -498,8 +498,9 @@ void reader_close(struct reader *rd);
 struct outfile {
     const char *prog; /* the program named in messages */
     const char *path;
-    char *tmp;
-    FILE *f;
+    char *tmp;  /* the temporary file renamed over path, or NULL */
+    FILE *f;    /* stdout, stderr, a device or FIFO opened in place, or tmp */
+    int direct; /* written in place: no fsync, no rename */
 };
 int outfile_open(struct outfile *o, const char *path);
 int outfile_open_as(struct outfile *o, const char *path, const char *prog);
@@ -516,7 +517,7 @@ void fileids_add(struct fileids *s, const struct stat *st);
 int fileids_has(struct fileids *s, const struct stat *st);
 void fileids_free(struct fileids *s);
 int output_path_ok(struct fileids *inputs, const char *path, const char *what,
-                   const char *allowed_same);
+                   const char *allowed_same, int direct_ok);
 
 /* dedup-input.c */
 int inputs_enumerate(struct run *r);

@@ -195,8 +195,12 @@ static int outputs_ok(struct run *r, const struct options *o)
     for (int i = 0; i < 4; i++) {
         if (!paths[i])
             continue;
-        if (output_path_ok(&r->input_ids, paths[i], what[i], same[i]) != 0)
+        /* the index is saved by the library, always through a rename */
+        if (output_path_ok(&r->input_ids, paths[i], what[i], same[i], i < 3) != 0)
             return -1;
+        /* two outputs may share a device (-o /dev/null --stats /dev/null) */
+        if (stat(paths[i], &st) == 0 && S_ISCHR(st.st_mode))
+            continue;
         for (int j = 0; j < i; j++) {
             if (paths[j] && !strcmp(paths[i], paths[j])) {
                 fprintf(stderr,

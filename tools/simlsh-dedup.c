@@ -387,10 +387,15 @@ static int check_outputs(struct run *r, const struct options *o)
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!outs[i].path)
             continue;
-        if (output_path_ok(&r->input_ids, outs[i].path, outs[i].what, outs[i].same) != 0) {
+        /* the index is saved by the library, always through a rename */
+        if (output_path_ok(&r->input_ids, outs[i].path, outs[i].what, outs[i].same,
+                           strcmp(outs[i].what, "--save-index") != 0) != 0) {
             rc = -1;
             break;
         }
+        /* two outputs may share a device (-o /dev/null --stats /dev/null) */
+        if (stat(outs[i].path, &st) == 0 && S_ISCHR(st.st_mode))
+            continue;
         keys[i] = output_key(outs[i].path);
         for (size_t j = 0; j < i; j++) {
             if (keys[j] && !strcmp(keys[i], keys[j])) {

@@ -198,6 +198,15 @@ def case_outputs():
               "--skipped", "skipped.jsonl"], tmp, files=("out.jsonl", "skipped.jsonl"),
              ranks=SOME[0])
         same(["-q", "--lines", "a.txt", "--exit-code"], tmp, expect=1, ranks=SOME[1])
+        # Issue 29: devices and standard streams are written in place, as by
+        # simlsh-dedup; a compressed name is refused (status 2) by both.
+        ref = same(["-q", "--lines", "a.txt", "-o", "/dev/stdout", "--stats", "/dev/null"],
+                   tmp, expect=0, ranks=SOME[0])
+        check(ref.stdout == single(["-q", "--lines", "a.txt"], tmp).stdout and ref.stdout,
+              "-o /dev/stdout gives what -o - gives", ref)
+        same(["-q", "--lines", "a.txt", "-o", "/dev/null"], tmp, expect=0, ranks=SOME[1])
+        same(["-q", "--lines", "a.txt", "-o", "out.tsv.gz"], tmp, files=("out.tsv.gz",),
+             expect=2, ranks=SOME[0])
         same(["-q", "--lines", "a.txt", "--output", "pairs", "--max-pairs", "7"], tmp,
              expect=6, ranks=(2, 3, 4))
         # --stats has the per-rank figures the benchmark reads

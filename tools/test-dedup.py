@@ -567,9 +567,10 @@ def no_temp_files(d, proc=None):
 
 def case_output_safety():
     """Issue 18 item 2: no output replaces an input (same file through any
-    name), a directory, device, FIFO or symbolic link; -o is written to a
-    temporary file renamed at the end, so a failed run leaves the old output
-    as it was and no temporary file."""
+    name), a directory or symbolic link; -o is written to a temporary file
+    renamed at the end, so a failed run leaves the old output as it was and
+    no temporary file. (Devices and FIFOs are written in place: case
+    special-outputs.)"""
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, "in")
         os.mkdir(d)
@@ -602,7 +603,7 @@ def case_output_safety():
             ([d, "--stats", a], "is one of the inputs"),
             ([d, "--skipped", os.path.join(d, "c.txt")], "is one of the inputs"),
             ([d, "-o", tmp], "is a directory"),
-            ([d, "-o", "/dev/null"], "is a character device"),
+            ([d, "--save-index", "/dev/null"], "is a character device"),
             ([d, "--save-index", os.path.join(tmp, "soft.txt")], "is a symbolic link"),
             ([d, "-o", os.path.join(tmp, "x"), "--stats", os.path.join(tmp, "x")],
              "also the file of -o"),
@@ -611,7 +612,7 @@ def case_output_safety():
         ]
         fifo = os.path.join(tmp, "fifo")
         os.mkfifo(fifo)
-        refusals.append(([d, "-o", fifo], "is a FIFO"))
+        refusals.append(([d, "--save-index", fifo], "is a FIFO"))
         before = tree_state(tmp)
         for args, why in refusals:
             p = run(args, expect=2)
@@ -1088,6 +1089,70 @@ def case_compressed():
                 check(p.stdout.startswith(real.encode() + b"\t"), "zstd -19 frame", p)
 
 
+def case_special_outputs():
+    """Issue 29: outputs that are not regular files are written in place, as
+    sort -o and cp write them: -o /dev/null, /dev/stdout (and /dev/fd/N,
+    the standard stream itself, so >> appends), a FIFO, --stats and
+    --skipped likewise; only regular files are replaced by a rename, and
+    --save-index (always a rename) still refuses them. A name that promises
+    compression (.gz, .zst, ...) is refused: outputs are not compressed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = run([SAMPLE, "--output", "pairs"])
+        check(ref.stdout.count(b"\n") > 3, "reference pairs", ref)
+        p = run([SAMPLE, "--output", "pairs", "-o", "/dev/null", "--stats", "/dev/null"])
+        check(p.stdout == b"", "-o /dev/null writes nothing to stdout", p)
+        check(os.path.exists("/dev/null") and not os.path.isfile("/dev/null"),
+              "/dev/null is still a device")
+        for dev in ("/dev/stdout", "/proc/self/fd/1"):
+            if not os.path.exists(dev):
+                continue
+            p = run([SAMPLE, "--output", "pairs", "-o", dev])  # stdout is a pipe here
+            check(p.stdout == ref.stdout, "-o %s to a pipe" % dev, p)
+        # stdout redirected to a regular file, opened for appending: the
+        # output goes through the shell's descriptor, after what is there.
+        log = os.path.join(tmp, "log.txt")
+        with open(log, "w") as f:
+            f.write("earlier line\n")
+        with open(log, "ab") as f:
+            p = subprocess.run([DEDUP, SAMPLE, "--output", "pairs", "-o", "/dev/stdout"],
+                               stdout=f, stderr=subprocess.PIPE, timeout=120)
+        check(p.returncode == 0, "-o /dev/stdout to an appended file: exit %d: %s"
+              % (p.returncode, p.stderr.decode(errors="replace")))
+        with open(log, "rb") as f:
+            check(f.read() == b"earlier line\n" + ref.stdout, "-o /dev/stdout appended")
+        check(not [n for n in os.listdir(tmp) if ".simlsh-" in n], "no temporary file")
+        # --stats to /dev/stderr: the JSON object on standard error
+        p = run([SAMPLE, "-q", "--stats", "/dev/stderr", "-o", "/dev/null"])
+        check(b'"documents"' in p.stderr or b"{" in p.stderr, "--stats /dev/stderr", p)
+        # A FIFO with a reader: written in place, nothing renamed over it.
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        import threading
+        got = []
+        reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+        reader.start()
+        p = run([SAMPLE, "--output", "pairs", "-o", fifo])
+        reader.join(60)
+        check(got == [ref.stdout], "-o FIFO", p)
+        import stat
+        check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO is still a FIFO", p)
+        # A link to a device is written through; a link to a regular file
+        # (not a standard stream) is still refused.
+        os.symlink("/dev/null", os.path.join(tmp, "null-link"))
+        run([SAMPLE, "-o", os.path.join(tmp, "null-link")])
+        # --save-index goes through a rename: a device is refused.
+        p = run([SAMPLE, "--save-index", "/dev/null"], expect=2)
+        check(b"character device" in p.stderr, "--save-index /dev/null refused", p)
+        # Compressed names are refused, before anything is written.
+        for name in ("out.jsonl.gz", "out.zst", "stats.json.xz"):
+            path = os.path.join(tmp, name)
+            opt = "--stats" if name.startswith("stats") else "-o"
+            p = run([SAMPLE, opt, path], expect=2)
+            check(b"uncompressed" in p.stderr and name.rsplit(".", 1)[1].encode() in p.stderr,
+                  "%s %s: the refusal says why" % (opt, name), p)
+            check(not os.path.exists(path) and p.stdout == b"", "refused %s written" % name, p)
+
+
 def case_files_from():
     """Issue 10 item 2: --files-from FILE|- with -0, in its place in the
     input order; one run takes any number of names."""
@@ -1112,6 +1177,18 @@ def case_files_from():
             "name with a newline through -0", p)
         run(["--files-from", os.path.join(tmp, "missing")], expect=3)
         run(["--files-from", "-", "-"], expect=2, stdin=b"")
+        # Issue 29: a NUL-separated list read by lines would give only the
+        # name before the first NUL; it is refused, suggesting -0.
+        nul_list = b"\0".join(n.encode() for n in names) + b"\0"
+        with open(lst, "wb") as f:
+            f.write(nul_list)
+        for args, stdin in ((["--files-from", lst], None), (["--files-from", "-"], nul_list)):
+            p = run(args + ["-o", os.path.join(tmp, "out")], expect=2, stdin=stdin)
+            check(b"NUL" in p.stderr and b"-0" in p.stderr, "the refusal suggests -0", p)
+            check(p.stdout == b"" and not os.path.exists(os.path.join(tmp, "out")),
+                  "a refused list wrote output", p)
+        p = run(["--files-from", lst, "-0"])
+        check(p.stdout == q.stdout, "the same list with -0", p)
 
 
 def case_walk_filters():

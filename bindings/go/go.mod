@@ -1,3 +1,3 @@
-module simlsh.invalid/simlsh
+module github.com/simlsh/simlsh/bindings/go
 
 go 1.19

@@ -2,11 +2,58 @@
 // Thin binding of libsimlsh (include/simlsh.h) over koffi. Objects have
 // close(); ids are BigInt; text is a Buffer (or a string, sent as UTF-8).
 // Errors are SimlshError with .code (negative) and .name ("EINVAL", ...).
-// The library is SIMLSH_LIB if set, else libsimlsh.so.1 from the loader's
-// search path (docs/bindings.md).
-const koffi = require('koffi');
+// The library is SIMLSH_LIBRARY if set (the name Python, Rust and the docs
+// use; SIMLSH_LIB, the old name, still works with a deprecation warning),
+// else libsimlsh.so.1 from the loader's search path (docs/bindings.md).
+const koffi = requireKoffi();
 
-const lib = koffi.load(process.env.SIMLSH_LIB || 'libsimlsh.so.1');
+// `npm install <path>` of a folder makes a link to it, and koffi is then
+// looked up beside the folder, where nothing installed it: say so, and how
+// to install a copy instead (docs/bindings.md section 8).
+function requireKoffi() {
+  try {
+    return require('koffi');
+  } catch (e) {
+    if (e.code !== 'MODULE_NOT_FOUND') throw e;
+    const err = new Error(
+      `simlsh: cannot find koffi from ${__dirname}: ${e.message.split('\n')[0]}\n` +
+      'If this package was installed with `npm install <path>` (a link to the folder), ' +
+      'install a copy with `npm install --install-links <path>`, or install the tarball ' +
+      'of `npm pack <path>`; or run `npm install` in ' + __dirname + '.');
+    err.code = 'SIMLSH_NO_KOFFI';
+    throw err;
+  }
+}
+
+function libraryPath() {
+  if (process.env.SIMLSH_LIBRARY) return [process.env.SIMLSH_LIBRARY, 'SIMLSH_LIBRARY'];
+  if (process.env.SIMLSH_LIB) {
+    process.emitWarning('SIMLSH_LIB is deprecated: set SIMLSH_LIBRARY instead',
+      'DeprecationWarning', 'SIMLSH_DEP001');
+    return [process.env.SIMLSH_LIB, 'SIMLSH_LIB'];
+  }
+  return ['libsimlsh.so.1', null];
+}
+
+// koffi's own error names neither the file nor what to set.
+function loadLibrary() {
+  const [file, from] = libraryPath();
+  try {
+    return koffi.load(file);
+  } catch (e) {
+    const err = new Error(
+      `simlsh: cannot load ${file}` + (from ? ` (from ${from})` : '') + `: ${e.message}\n` +
+      (from ? `Check that ${from} is the path of libsimlsh.so.1.`
+            : 'Set SIMLSH_LIBRARY to the path of libsimlsh.so.1 (e.g. ' +
+              '/usr/local/lib/x86_64-linux-gnu/libsimlsh.so.1), or install the C library ' +
+              'where the loader finds it (ldconfig) - see docs/bindings.md.'));
+    err.code = 'SIMLSH_LOAD';
+    err.cause = e;
+    throw err;
+  }
+}
+
+const lib = loadLibrary();
 for (const t of ['simlsh_params', 'simlsh_signature', 'simlsh_index', 'simlsh_results'])
   koffi.opaque(t);
 

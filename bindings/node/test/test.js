@@ -46,7 +46,7 @@ test('scores print as printf("%.4f") does', () => {
 // accepted as written.
 test('koffi reads every prototype of the header', { skip: !process.env.SIMLSH_HEADER }, () => {
   const koffi = require('koffi');
-  const lib = koffi.load(process.env.SIMLSH_LIB || 'libsimlsh.so.1');
+  const lib = koffi.load(process.env.SIMLSH_LIBRARY || process.env.SIMLSH_LIB || 'libsimlsh.so.1');
   let h = require('fs').readFileSync(process.env.SIMLSH_HEADER, 'utf8');
   h = h.replace(/\/\*[\s\S]*?\*\//g, ' ').split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
   for (const m of h.matchAll(/typedef\s+struct\s+(\w+)\s*(?:\{[\s\S]*?\}\s*)?\1\s*;/g)) {

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"simlsh.invalid/simlsh"
+	simlsh "github.com/simlsh/simlsh/bindings/go"
 )
 
 const base = "lorem ipsum dolor sit amet, consectetur adipiscing elit"

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"simlsh.invalid/simlsh"
+	simlsh "github.com/simlsh/simlsh/bindings/go"
 )
 
 func fail(err error) {
