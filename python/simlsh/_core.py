@@ -6,6 +6,7 @@ import ctypes
 import operator
 import os
 import struct
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import AlreadyExists, InvalidArgument, NotFound, check, lib
+from ._rwlock import RWLock, hold
 
 Text = Union[str, bytes, bytearray, memoryview]
 
@@ -149,10 +151,18 @@ def _u32(values: Any, what: str) -> np.ndarray:
 
 
 class _Handle:
-    """Owns one C handle; subclasses name the free function."""
+    """Owns one C handle and the readers-writer lock that guards it
+    (_rwlock.py); subclasses name the free function. Every method takes the
+    lock around its C calls, shared to read and exclusive to write, so any
+    mix of threads is safe (docs/python.md, "Threads")."""
 
-    __slots__ = ("_h", "__weakref__")
+    __slots__ = ("_h", "_lock", "__weakref__")
     _free: Any = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = object.__new__(cls)
+        obj._lock = RWLock()
+        return obj
 
     def __del__(self) -> None:
         h = getattr(self, "_h", None)
@@ -237,20 +247,24 @@ class Params(_Handle):
                 v = float(value)
             except (TypeError, ValueError):
                 raise InvalidArgument("%s: %r is not a number" % (key, value)) from None
-            check(lib.simlsh_params_set_double(self._h, k, v), "%s=%r" % (key, value))
+            with self._lock.write:
+                check(lib.simlsh_params_set_double(self._h, k, v), "%s=%r" % (key, value))
         else:
-            check(lib.simlsh_params_set_int(self._h, k, _int_value(key, value)),
-                  "%s=%r" % (key, value))
+            iv = _int_value(key, value)
+            with self._lock.write:
+                check(lib.simlsh_params_set_int(self._h, k, iv), "%s=%r" % (key, value))
 
     def get(self, key: str) -> Union[int, float]:
         """The value of one key (an int, or a float for double keys)."""
         k = self._key(key)
         if _IS_DOUBLE[key]:
             d = ctypes.c_double()
-            check(lib.simlsh_params_get_double(self._h, k, ctypes.byref(d)), key)
+            with self._lock.read:
+                check(lib.simlsh_params_get_double(self._h, k, ctypes.byref(d)), key)
             return d.value
         i = ctypes.c_int64()
-        check(lib.simlsh_params_get_int(self._h, k, ctypes.byref(i)), key)
+        with self._lock.read:
+            check(lib.simlsh_params_get_int(self._h, k, ctypes.byref(i)), key)
         return i.value
 
     __getitem__ = get
@@ -261,13 +275,15 @@ class Params(_Handle):
         raise AttributeError(name)
 
     def to_dict(self) -> Dict[str, Union[int, float]]:
-        """Every key and its value."""
-        return {name: self.get(name) for name in KEYS}
+        """Every key and its value (one consistent snapshot)."""
+        with self._lock.read:
+            return {name: self.get(name) for name in KEYS}
 
     def copy(self) -> "Params":
         """An independent copy."""
         h = _out()
-        check(lib.simlsh_params_copy(ctypes.byref(h), self._h), "Params.copy")
+        with self._lock.read:
+            check(lib.simlsh_params_copy(ctypes.byref(h), self._h), "Params.copy")
         return Params._wrap(h)
 
     __copy__ = copy
@@ -290,7 +306,8 @@ class Params(_Handle):
         except KeyError:
             raise InvalidArgument("scope must be one of %s" % ", ".join(_SCOPES)) from None
         out = ctypes.c_uint64()
-        check(lib.simlsh_params_fingerprint(ctypes.byref(out), self._h, s), "fingerprint")
+        with self._lock.read:
+            check(lib.simlsh_params_fingerprint(ctypes.byref(out), self._h, s), "fingerprint")
         return out.value
 
     def bands_rows(self) -> Tuple[int, int]:
@@ -364,7 +381,8 @@ class ShingleSet(_Handle):
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_shingleset_new(ctypes.byref(h), params._h), "ShingleSet")
+        with params._lock.read:
+            check(lib.simlsh_shingleset_new(ctypes.byref(h), params._h), "ShingleSet")
         self._h = h
         if text is not None:
             self.update(text)
@@ -378,53 +396,62 @@ class ShingleSet(_Handle):
     def update(self, text: Text) -> "ShingleSet":
         """Add the shingles of one document; returns self."""
         buf, n = as_bytes(text)
-        check(lib.simlsh_shingleset_add_text(self._h, buf, n), "ShingleSet.update")
+        with self._lock.write:
+            check(lib.simlsh_shingleset_add_text(self._h, buf, n), "ShingleSet.update")
         return self
 
     def update_features(self, features: Any) -> "ShingleSet":
         """Add raw 64-bit features (see simlsh_hash_bytes)."""
         f = np.ascontiguousarray(features, dtype=np.uint64)
-        check(lib.simlsh_shingleset_add_features(self._h, f.ctypes.data, f.size), "features")
+        with self._lock.write:
+            check(lib.simlsh_shingleset_add_features(self._h, f.ctypes.data, f.size),
+                  "features")
         return self
 
     def __len__(self) -> int:
         n = ctypes.c_size_t()
-        check(lib.simlsh_shingleset_count(ctypes.byref(n), self._h), "ShingleSet")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_count(ctypes.byref(n), self._h), "ShingleSet")
         return n.value
 
     @property
     def hashes(self) -> np.ndarray:
         """The distinct shingle hashes, sorted (uint64)."""
         n = ctypes.c_size_t()
-        check(lib.simlsh_shingleset_hashes(None, 0, ctypes.byref(n), self._h), "hashes")
-        out = np.empty(n.value, dtype=np.uint64)
-        check(lib.simlsh_shingleset_hashes(out.ctypes.data, out.size, ctypes.byref(n), self._h),
-              "hashes")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_hashes(None, 0, ctypes.byref(n), self._h), "hashes")
+            out = np.empty(n.value, dtype=np.uint64)
+            check(lib.simlsh_shingleset_hashes(out.ctypes.data, out.size, ctypes.byref(n),
+                                               self._h), "hashes")
         return out
 
     def jaccard(self, other: "ShingleSet") -> float:
         """Exact Jaccard similarity |A & B| / |A | B| (two empty sets give 1)."""
         d = ctypes.c_double()
-        check(lib.simlsh_shingleset_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        with hold(read=(self, other)):
+            check(lib.simlsh_shingleset_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
         return d.value
 
     def containment(self, other: "ShingleSet") -> float:
         """|A & B| / |A|: how much of this set is in ``other``."""
         d = ctypes.c_double()
-        check(lib.simlsh_shingleset_containment(ctypes.byref(d), self._h, other._h),
-              "containment")
+        with hold(read=(self, other)):
+            check(lib.simlsh_shingleset_containment(ctypes.byref(d), self._h, other._h),
+                  "containment")
         return d.value
 
     @property
     def params(self) -> Params:
         h = _out()
-        check(lib.simlsh_shingleset_params(ctypes.byref(h), self._h), "params")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_params(ctypes.byref(h), self._h), "params")
         return Params._wrap(h)
 
     def copy(self) -> "ShingleSet":
         """An independent copy."""
         h = _out()
-        check(lib.simlsh_shingleset_copy(ctypes.byref(h), self._h), "copy")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_copy(ctypes.byref(h), self._h), "copy")
         return ShingleSet._wrap(h)
 
     __copy__ = copy
@@ -433,7 +460,8 @@ class ShingleSet(_Handle):
         return self.copy()
 
     def __bytes__(self) -> bytes:
-        return _save(lib.simlsh_shingleset_save, self._h, "ShingleSet save")
+        with self._lock.read:
+            return _save(lib.simlsh_shingleset_save, self._h, "ShingleSet save")
 
     @classmethod
     def load(cls, data: Any) -> "ShingleSet":
@@ -470,7 +498,8 @@ class Signature(_Handle):
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
+        with params._lock.read:
+            check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
         self._h = h
         if text is not None:
             self.update(text)
@@ -491,60 +520,71 @@ class Signature(_Handle):
         if v.ndim != 1:
             raise InvalidArgument("from_values: values must be one-dimensional")
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
-                                               v.ctypes.data, v.size), "from_values")
+        with params._lock.read:
+            check(lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
+                                                   v.ctypes.data, v.size), "from_values")
         return cls._wrap(h)
 
     def update(self, text: Text) -> "Signature":
         """Add one document; returns self. With ``utf8_policy="reject"``,
         invalid UTF-8 raises InvalidUTF8 and changes nothing."""
         buf, n = as_bytes(text)
-        check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
+        with self._lock.write:
+            check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
         return self
 
     def update_features(self, features: Any) -> "Signature":
         """Add raw 64-bit features, as ShingleSet.update_features."""
         f = np.ascontiguousarray(features, dtype=np.uint64)
-        check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size), "features")
+        with self._lock.write:
+            check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size),
+                  "features")
         return self
 
     def update_shingles(self, shingles: ShingleSet) -> "Signature":
         """Add every shingle of a ShingleSet made with the same contract."""
-        check(lib.simlsh_signature_add_shingleset(self._h, shingles._h), "update_shingles")
+        with hold(write=(self,), read=(shingles,)):
+            check(lib.simlsh_signature_add_shingleset(self._h, shingles._h), "update_shingles")
         return self
 
     def merge(self, other: "Signature") -> "Signature":
         """Become the signature of the union with ``other``; returns self."""
-        check(lib.simlsh_signature_merge(self._h, other._h), "merge")
+        with hold(write=(self,), read=(other,)):
+            check(lib.simlsh_signature_merge(self._h, other._h), "merge")
         return self
 
     def clear(self) -> "Signature":
         """Back to the empty signature; returns self."""
-        check(lib.simlsh_signature_clear(self._h), "clear")
+        with self._lock.write:
+            check(lib.simlsh_signature_clear(self._h), "clear")
         return self
 
     def jaccard(self, other: "Signature") -> float:
         """Estimated Jaccard similarity: the fraction of equal values."""
         d = ctypes.c_double()
-        check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        with hold(read=(self, other)):
+            check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
         return d.value
 
     @property
     def num_perm(self) -> int:
-        return check(lib.simlsh_signature_num_perm(self._h))
+        with self._lock.read:
+            return check(lib.simlsh_signature_num_perm(self._h))
 
     @property
     def empty(self) -> bool:
         """True when nothing was added (all values 2^32-1)."""
-        return check(lib.simlsh_signature_is_empty(self._h)) == 1
+        with self._lock.read:
+            return check(lib.simlsh_signature_is_empty(self._h)) == 1
 
     @property
     def values(self) -> np.ndarray:
         """The num_perm values (densified for OPH) as a new uint32 array."""
-        out = np.empty(self.num_perm, dtype=np.uint32)
         n = ctypes.c_size_t()
-        check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n), self._h),
-              "values")
+        with self._lock.read:
+            out = np.empty(self.num_perm, dtype=np.uint32)
+            check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n),
+                                              self._h), "values")
         return out
 
     def band_keys(self, bands: Optional[int] = None, rows: Optional[int] = None) -> np.ndarray:
@@ -558,26 +598,30 @@ class Signature(_Handle):
         if bands < 1 or rows < 1:
             raise InvalidArgument("band_keys: bands and rows must be at least 1")
         out = np.empty(bands, dtype=np.uint64)
-        check(lib.simlsh_signature_band_keys(out.ctypes.data, out.size, self._h, bands, rows),
-              "band_keys")
+        with self._lock.read:
+            check(lib.simlsh_signature_band_keys(out.ctypes.data, out.size, self._h, bands,
+                                                 rows), "band_keys")
         return out
 
     @property
     def params(self) -> Params:
         h = _out()
-        check(lib.simlsh_signature_params(ctypes.byref(h), self._h), "params")
+        with self._lock.read:
+            check(lib.simlsh_signature_params(ctypes.byref(h), self._h), "params")
         return Params._wrap(h)
 
     @property
     def fingerprint(self) -> int:
         out = ctypes.c_uint64()
-        check(lib.simlsh_signature_fingerprint(ctypes.byref(out), self._h), "fingerprint")
+        with self._lock.read:
+            check(lib.simlsh_signature_fingerprint(ctypes.byref(out), self._h), "fingerprint")
         return out.value
 
     def copy(self) -> "Signature":
         """An independent copy."""
         h = _out()
-        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
+        with self._lock.read:
+            check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
         return Signature._wrap(h)
 
     __copy__ = copy
@@ -586,7 +630,8 @@ class Signature(_Handle):
         return self.copy()
 
     def __bytes__(self) -> bytes:
-        return _save(lib.simlsh_signature_save, self._h, "Signature save")
+        with self._lock.read:
+            return _save(lib.simlsh_signature_save, self._h, "Signature save")
 
     @classmethod
     def load(cls, data: Any) -> "Signature":
@@ -603,14 +648,16 @@ class Signature(_Handle):
         """Same contract, same values (and both empty or both not)."""
         if not isinstance(other, Signature):
             return NotImplemented
-        return (self.fingerprint == other.fingerprint and self.empty == other.empty
-                and bool(np.array_equal(self.values, other.values)))
+        with hold(read=(self, other)):
+            return (self.fingerprint == other.fingerprint and self.empty == other.empty
+                    and bool(np.array_equal(self.values, other.values)))
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return "<simlsh.Signature num_perm=%d%s>" % (self.num_perm,
-                                                      " empty" if self.empty else "")
+        with self._lock.read:
+            return "<simlsh.Signature num_perm=%d%s>" % (self.num_perm,
+                                                          " empty" if self.empty else "")
 
 
 def _threads(threads: int) -> int:
@@ -631,7 +678,9 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
     (``invalid="empty"``)."""
     if invalid not in ("raise", "empty"):
         raise InvalidArgument('sign_batch: invalid must be "raise" or "empty"')
-    params = _params_arg(params)
+    # A private copy: another thread may change the caller's params, and the
+    # workers below must not wait for its lock while this thread holds it.
+    params = _params_arg(params).copy()
     texts = texts if isinstance(texts, (list, tuple)) else list(texts)
     n, P_ = len(texts), params.get("num_perm")
     out = np.empty((n, P_), dtype=np.uint32)
@@ -699,7 +748,7 @@ def band_keys(values: Any, params: Optional[Params] = None, bands: Optional[int]
     ``Signature.from_values(params, values[i]).band_keys(bands, rows)``.
     Bands and rows default to the params' (as an index would resolve them).
     An empty row raises EmptyInput; drop them first with :func:`empty_rows`."""
-    params = _params_arg(params)
+    params = _params_arg(params).copy()  # private: no lock needed below
     v = _u32(values, "band_keys")
     if v.ndim != 2:
         raise InvalidArgument("band_keys: values must be an (n, num_perm) matrix")
@@ -736,8 +785,15 @@ def band_keys(values: Any, params: Optional[Params] = None, bands: Optional[int]
 
 
 class _Results(_Handle):
+    """A results object, private to the call that makes it: no lock."""
+
     __slots__ = ()
     _free = lib.simlsh_results_free
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = object.__new__(cls)
+        obj._lock = None
+        return obj
 
     def __init__(self) -> None:
         h = _out()
@@ -785,16 +841,32 @@ class Index(_Handle):
     ``verify=True`` (the default of the calls that take it) keeps only
     candidates whose estimated similarity reaches the params' threshold; it
     needs stored signatures (``store_signatures=1``, the default).
+
+    Threads: any mix of threads may call any methods. Writes (insert,
+    insert_batch, remove, clear, merge into this index) run one at a time
+    and never alongside a read; reads (queries, pairs, cluster, keys, len,
+    signature, copy, save, to_bytes, pickling) run concurrently with each
+    other, the library working with the GIL released.
     """
 
-    __slots__ = ("_str", "_key_of", "_id_of", "_next")
+    __slots__ = ("_str", "_key_of", "_id_of", "_next", "_umutex")
     _free = lib.simlsh_index_free
 
     def __init__(self, params: Optional[Params] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_index_new(ctypes.byref(h), params._h), "Index")
+        with params._lock.read:
+            check(lib.simlsh_index_new(ctypes.byref(h), params._h), "Index")
         self._h = h
         self._init_keys()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        ix = _Handle.__new__(cls)
+        # Saving stores the str-key table in the index's user data, a write
+        # that readers make: this mutex keeps two of them (and the other
+        # readers of the user data: copy, memory) apart, under the shared
+        # lock. Queries never read the user data.
+        ix._umutex = threading.RLock()
+        return ix
 
     def _init_keys(self) -> None:
         self._str: Optional[bool] = None  # undecided until the first key
@@ -846,7 +918,8 @@ class Index(_Handle):
     def params(self) -> Params:
         """The index's contract with bands and rows resolved."""
         h = _out()
-        check(lib.simlsh_index_params(ctypes.byref(h), self._h), "params")
+        with self._lock.read:
+            check(lib.simlsh_index_params(ctypes.byref(h), self._h), "params")
         return Params._wrap(h)
 
     @property
@@ -859,39 +932,45 @@ class Index(_Handle):
 
     def _bands(self) -> Tuple[int, int]:
         b, r = ctypes.c_uint32(), ctypes.c_uint32()
-        check(lib.simlsh_index_bands(ctypes.byref(b), ctypes.byref(r), self._h), "bands")
+        with self._lock.read:
+            check(lib.simlsh_index_bands(ctypes.byref(b), ctypes.byref(r), self._h), "bands")
         return b.value, r.value
 
     @property
     def fingerprint(self) -> int:
         out = ctypes.c_uint64()
-        check(lib.simlsh_index_fingerprint(ctypes.byref(out), self._h), "fingerprint")
+        with self._lock.read:
+            check(lib.simlsh_index_fingerprint(ctypes.byref(out), self._h), "fingerprint")
         return out.value
 
     def memory(self) -> int:
         """Bytes the index holds."""
         t = ctypes.c_size_t()
-        check(lib.simlsh_index_memory(ctypes.byref(t), None, self._h), "memory")
+        with self._lock.read, self._umutex:
+            check(lib.simlsh_index_memory(ctypes.byref(t), None, self._h), "memory")
         return t.value
 
     def __len__(self) -> int:
         n = ctypes.c_size_t()
-        check(lib.simlsh_index_count(ctypes.byref(n), self._h), "len")
+        with self._lock.read:
+            check(lib.simlsh_index_count(ctypes.byref(n), self._h), "len")
         return n.value
 
     def __contains__(self, key: object) -> bool:
-        try:
-            i = self._lookup(key)
-        except (TypeError, InvalidArgument):
-            return False
-        return i is not None and check(lib.simlsh_index_contains(self._h, i)) == 1
+        with self._lock.read:
+            try:
+                i = self._lookup(key)
+            except (TypeError, InvalidArgument):
+                return False
+            return i is not None and check(lib.simlsh_index_contains(self._h, i)) == 1
 
     def keys(self) -> List[Key]:
         """Every key, in id order (for str keys: insertion order)."""
-        if self._str:
-            return [self._key_of[i] for i in sorted(self._key_of)]
-        res = _Results()
-        check(lib.simlsh_index_cluster(res._h, self._h, 0), "keys")
+        with self._lock.read:
+            if self._str:
+                return [self._key_of[i] for i in sorted(self._key_of)]
+            res = _Results()
+            check(lib.simlsh_index_cluster(res._h, self._h, 0), "keys")
         return res.columns()[0].tolist()
 
     # ---- mutation
@@ -899,6 +978,13 @@ class Index(_Handle):
         """Insert ``sig`` under ``key``. AlreadyExists when the key is
         present, EmptyInput for an empty signature, ContractMismatch for
         another contract; on error the index is unchanged."""
+        if not isinstance(sig, Signature):
+            raise TypeError("insert: sig must be a simlsh.Signature, not %s"
+                            % type(sig).__name__)
+        with hold(write=(self,), read=(sig,)):
+            self._insert(key, sig)
+
+    def _insert(self, key: Key, sig: Signature) -> None:
         is_str = self._kind(key)
         if is_str:
             if key in self._id_of:
@@ -918,6 +1004,10 @@ class Index(_Handle):
         gives) under keys[i]. All or nothing: a duplicate or present key, or
         an empty row, raises and leaves the index as it was. ``threads``
         (0: one per CPU) are used by libraries that insert in parallel."""
+        with self._lock.write:
+            self._insert_batch(keys, values, threads)
+
+    def _insert_batch(self, keys: Sequence[Key], values: Any, threads: int) -> None:
         v = _u32(values, "insert_batch")
         if not isinstance(keys, np.ndarray):
             keys = list(keys)
@@ -1006,6 +1096,10 @@ class Index(_Handle):
 
     def remove(self, key: Key) -> None:
         """Remove ``key``; NotFound when absent (needs stored signatures)."""
+        with self._lock.write:
+            self._remove(key)
+
+    def _remove(self, key: Key) -> None:
         i = self._lookup(key)
         if i is None:
             raise NotFound("remove %r: not found" % (key,))
@@ -1016,26 +1110,30 @@ class Index(_Handle):
 
     def clear(self) -> None:
         """Remove every key (the kind of key is free again)."""
-        check(lib.simlsh_index_clear(self._h), "clear")
-        self._init_keys()
+        with self._lock.write:
+            check(lib.simlsh_index_clear(self._h), "clear")
+            self._init_keys()
 
     def signature(self, key: Key) -> Signature:
         """The stored signature of ``key`` (``simlsh_index_signature``)."""
-        i = self._lookup(key)
-        if i is None:
-            raise NotFound("signature %r: not found" % (key,))
         h = _out()
-        check(lib.simlsh_index_signature(ctypes.byref(h), self._h, i), "signature %r" % (key,))
+        with self._lock.read:
+            i = self._lookup(key)
+            if i is None:
+                raise NotFound("signature %r: not found" % (key,))
+            check(lib.simlsh_index_signature(ctypes.byref(h), self._h, i),
+                  "signature %r" % (key,))
         return Signature._wrap(h)
 
     def copy(self) -> "Index":
         """An independent snapshot (``simlsh_index_copy``): query it while
         this index is written."""
         h = _out()
-        check(_needs(_copy_c, "simlsh_index_copy")(ctypes.byref(h), self._h), "copy")
-        ix = Index._wrap(h)
-        ix._str, ix._next = self._str, self._next
-        ix._key_of, ix._id_of = dict(self._key_of), dict(self._id_of)
+        with self._lock.read, self._umutex:
+            check(_needs(_copy_c, "simlsh_index_copy")(ctypes.byref(h), self._h), "copy")
+            ix = Index._wrap(h)
+            ix._str, ix._next = self._str, self._next
+            ix._key_of, ix._id_of = dict(self._key_of), dict(self._id_of)
         return ix
 
     __copy__ = copy
@@ -1048,9 +1146,10 @@ class Index(_Handle):
         indexes of str keys cannot be merged (TypeError)."""
         if not isinstance(other, Index):
             raise TypeError("merge: an Index, not %s" % type(other).__name__)
-        if self._str or other._str:
-            raise TypeError("merge: only indexes of int keys merge")
-        check(_needs(_merge_c, "simlsh_index_merge")(self._h, other._h), "merge")
+        with hold(write=(self,), read=(other,)):
+            if self._str or other._str:
+                raise TypeError("merge: only indexes of int keys merge")
+            check(_needs(_merge_c, "simlsh_index_merge")(self._h, other._h), "merge")
 
     # ---- queries
     @overload
@@ -1068,15 +1167,19 @@ class Index(_Handle):
         (key, estimated Jaccard) pairs (-1.0 without stored signatures).
         ``threshold`` in (0, 1] replaces the params' for this call
         (``simlsh_index_query_v2``); the index is not changed."""
+        if not isinstance(sig, Signature):
+            raise TypeError("query: sig must be a simlsh.Signature, not %s"
+                            % type(sig).__name__)
         res = _Results()
         flags = QUERY_VERIFY if verify else 0
-        if threshold is None:
-            check(lib.simlsh_index_query(res._h, self._h, sig._h, flags), "query")
-        else:
-            check(_needs(_query_v2_c, "simlsh_index_query_v2")(
-                res._h, self._h, sig._h, flags, float(threshold)), "query")
-        a, _, s = res.columns()
-        keys = self._keys_of(a)
+        with hold(read=(self, sig)):
+            if threshold is None:
+                check(lib.simlsh_index_query(res._h, self._h, sig._h, flags), "query")
+            else:
+                check(_needs(_query_v2_c, "simlsh_index_query_v2")(
+                    res._h, self._h, sig._h, flags, float(threshold)), "query")
+            a, _, s = res.columns()
+            keys = self._keys_of(a)
         return list(zip(keys, s.tolist())) if scores else keys
 
     def query_batch(self, queries: Any, verify: bool = True,
@@ -1086,23 +1189,27 @@ class Index(_Handle):
         ``threshold``: as for :meth:`query`."""
         if isinstance(queries, (list, tuple)) and all(isinstance(q, Signature) for q in queries):
             sigs = list(queries)
+            shared = sigs  # the caller's: read-locked for the call
         else:
             v = _u32(queries, "query_batch")
             if v.ndim != 2:
                 raise InvalidArgument("query_batch: values must be an (n, num_perm) matrix")
             p = self.params
             sigs = [Signature.from_values(p, row) for row in v]
+            shared = []  # made here, seen by no other thread
         n = len(sigs)
         arr = (ctypes.c_void_p * max(n, 1))(*[s._h.value for s in sigs])
         res = _Results()
         flags = QUERY_VERIFY if verify else 0
-        if threshold is None:
-            check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags), "query_batch")
-        else:
-            check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
-                res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
-        a, _, _ = res.columns()
-        keys = self._keys_of(a)
+        with hold(read=[self] + shared):
+            if threshold is None:
+                check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags),
+                      "query_batch")
+            else:
+                check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
+                    res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
+            a, _, _ = res.columns()
+            keys = self._keys_of(a)
         off = res.offsets(n)
         return [keys[off[q]:off[q + 1]] for q in range(n)]
 
@@ -1110,20 +1217,23 @@ class Index(_Handle):
         """Candidate pairs (key_a, key_b, estimated Jaccard), each once, the
         smaller id first, sorted by ids; at most ``max_pairs`` (0: all)."""
         res = _Results()
-        check(lib.simlsh_index_pairs(res._h, self._h, QUERY_VERIFY if verify else 0, max_pairs),
-              "pairs")
-        a, b, s = res.columns()
-        return list(zip(self._keys_of(a), self._keys_of(b), s.tolist()))
+        with self._lock.read:
+            check(lib.simlsh_index_pairs(res._h, self._h, QUERY_VERIFY if verify else 0,
+                                         max_pairs), "pairs")
+            a, b, s = res.columns()
+            return list(zip(self._keys_of(a), self._keys_of(b), s.tolist()))
 
     def cluster(self, verify: bool = True) -> List[List[Key]]:
         """Every key in exactly one cluster (``simlsh_index_cluster``):
         clusters ordered by their smallest id, members in id order,
         singletons included."""
         res = _Results()
-        check(lib.simlsh_index_cluster(res._h, self._h, QUERY_VERIFY if verify else 0),
-              "cluster")
-        a, b, _ = res.columns()
-        return _groups_by_label(self._keys_of(a), b)
+        with self._lock.read:
+            check(lib.simlsh_index_cluster(res._h, self._h, QUERY_VERIFY if verify else 0),
+                  "cluster")
+            a, b, _ = res.columns()
+            keys = self._keys_of(a)
+        return _groups_by_label(keys, b)
 
     # ---- persistence
     # Str keys travel in the index's user data (simlsh_index_set_userdata),
@@ -1180,8 +1290,9 @@ class Index(_Handle):
     def to_bytes(self) -> bytes:
         """The index in the format of ``simlsh_index_save``, str keys in its
         user data."""
-        self._store_keys()
-        return _save(lib.simlsh_index_save, self._h, "Index save")
+        with self._lock.read, self._umutex:
+            self._store_keys()
+            return _save(lib.simlsh_index_save, self._h, "Index save")
 
     @classmethod
     def from_bytes(cls, data: Any) -> "Index":
@@ -1198,9 +1309,11 @@ class Index(_Handle):
         """Save to ``path`` atomically (``simlsh_index_save_file_v2``: a
         failed save leaves the old file). The file is a plain simlsh index
         that C programs load; str keys are in its user data."""
-        self._store_keys()
         err = ctypes.c_int()
-        rc = lib.simlsh_index_save_file_v2(ctypes.byref(err), self._h, os.fsencode(path), 0)
+        with self._lock.read, self._umutex:
+            self._store_keys()
+            rc = lib.simlsh_index_save_file_v2(ctypes.byref(err), self._h, os.fsencode(path),
+                                               0)
         if rc == _lib.IOFailure.code and err.value:
             raise _lib.IOFailure(err.value, "Index.save: %s" % os.strerror(err.value),
                                  os.fspath(path))
@@ -1224,8 +1337,9 @@ class Index(_Handle):
         return (Index.from_bytes, (self.to_bytes(),))
 
     def __repr__(self) -> str:
-        return "<simlsh.Index of %d documents, %d bands x %d rows>" % (
-            len(self), self.bands, self.rows)
+        with self._lock.read:
+            return "<simlsh.Index of %d documents, %d bands x %d rows>" % (
+                len(self), self.bands, self.rows)
 
 
 def _groups_by_label(keys: List[Any], labels: np.ndarray) -> List[List[Any]]:
@@ -1252,7 +1366,8 @@ def hash_bytes(data: Text, params: Optional[Params] = None) -> int:
     """Hash bytes as the shingler hashes a shingle (simlsh_hash_bytes)."""
     buf, n = as_bytes(data)
     out, params = ctypes.c_uint64(), _params_arg(params)
-    check(lib.simlsh_hash_bytes(ctypes.byref(out), params._h, buf, n), "hash_bytes")
+    with params._lock.read:
+        check(lib.simlsh_hash_bytes(ctypes.byref(out), params._h, buf, n), "hash_bytes")
     return out.value
 
 
