@@ -212,6 +212,9 @@ class Params(_Handle):
     >>> p = Params(unit="word", k=3, threshold=0.5)
     >>> p.k, p["threshold"]
     (3, 0.5)
+
+    Threads: any mix of threads may share a Params. :meth:`set` is a write
+    (exclusive); every other call reads and may run concurrently.
     """
 
     __slots__ = ()
@@ -374,6 +377,10 @@ class ShingleSet(_Handle):
     ``text`` is ``str`` (always encoded UTF-8) or bytes-like; more text can be
     added with :meth:`update` (each call is one document: shingles never span
     two calls).
+
+    Threads: any mix of threads may share a ShingleSet. :meth:`update` and
+    :meth:`update_features` are writes (exclusive); every other call reads
+    and may run concurrently.
     """
 
     __slots__ = ()
@@ -491,6 +498,11 @@ class Signature(_Handle):
 
     ``bytes(sig)`` and :meth:`load` use the stable format of
     ``simlsh_signature_save``; pickling goes through it too.
+
+    Threads: any mix of threads may share a Signature. The ``update*``
+    methods, :meth:`merge` and :meth:`clear` are writes (exclusive); every
+    other call, inserting it into an index and querying with it included,
+    reads and may run concurrently.
     """
 
     __slots__ = ()

@@ -29,10 +29,13 @@ _ident = threading.get_ident
 class RWLock:
     """Shared/exclusive lock: writer-preferring, reentrant per thread."""
 
-    __slots__ = ("_cond", "_readers", "_writer", "_depth", "_waiting")
+    __slots__ = ("_mu", "_cond", "_readers", "_writer", "_depth", "_waiting")
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # Every object has one, so the uncontended path is kept to one plain
+        # mutex; the condition variable is made on the first wait.
+        self._mu = threading.Lock()
+        self._cond: Optional[threading.Condition] = None
         self._readers: Dict[int, int] = {}  # thread id -> nesting depth
         self._writer: Optional[int] = None
         self._depth = 0  # nesting depth of the writer (its reads included)
@@ -50,23 +53,42 @@ class RWLock:
         """``with lock.write:`` holds the exclusive side."""
         return _Side(self.acquire_write, self.release_write)
 
+    def _wait(self) -> None:
+        if self._cond is None:
+            self._cond = threading.Condition(self._mu)
+        self._cond.wait()
+
+    def _wake(self) -> None:
+        if self._cond is not None:
+            self._cond.notify_all()
+
     def acquire_read(self) -> None:
         me = _ident()
-        with self._cond:
-            if self._writer == me:
+        mu = self._mu
+        mu.acquire()
+        try:
+            if self._writer is None:
+                if not self._waiting:
+                    self._readers[me] = self._readers.get(me, 0) + 1
+                    return
+            elif self._writer == me:
                 self._depth += 1
                 return
             d = self._readers.get(me)
-            if d:
+            if d:  # already reading: never wait for a writer that waits for us
                 self._readers[me] = d + 1
                 return
             while self._writer is not None or self._waiting:
-                self._cond.wait()
+                self._wait()
             self._readers[me] = 1
+        finally:
+            mu.release()
 
     def release_read(self) -> None:
         me = _ident()
-        with self._cond:
+        mu = self._mu
+        mu.acquire()
+        try:
             if self._writer == me:
                 self._depth -= 1
                 return
@@ -76,11 +98,15 @@ class RWLock:
                 return
             del self._readers[me]
             if not self._readers:
-                self._cond.notify_all()
+                self._wake()
+        finally:
+            mu.release()
 
     def acquire_write(self) -> None:
         me = _ident()
-        with self._cond:
+        mu = self._mu
+        mu.acquire()
+        try:
             if self._writer == me:
                 self._depth += 1
                 return
@@ -90,22 +116,28 @@ class RWLock:
             self._waiting += 1
             try:
                 while self._writer is not None or self._readers:
-                    self._cond.wait()
+                    self._wait()
             finally:
                 self._waiting -= 1
                 if self._writer is None and not self._readers:
                     # a waiting writer gone (interrupted) may have been
                     # holding back readers
-                    self._cond.notify_all()
+                    self._wake()
             self._writer = me
             self._depth = 1
+        finally:
+            mu.release()
 
     def release_write(self) -> None:
-        with self._cond:
+        mu = self._mu
+        mu.acquire()
+        try:
             self._depth -= 1
             if self._depth == 0:
                 self._writer = None
-                self._cond.notify_all()
+                self._wake()
+        finally:
+            mu.release()
 
 
 class _Side:
