@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import enum
 import operator
 import os
 import struct
@@ -45,12 +46,56 @@ Key = Union[str, int]
 
 # ---- constants (include/simlsh.h; the ABI freezes them) -------------------------
 
-UNIT_BYTE, UNIT_CHAR, UNIT_WORD = 0, 1, 2
-NORM_LOWER_ASCII, NORM_COLLAPSE_SPACE, NORM_STRIP_PUNCT = 1, 2, 4
-NORM_CASEFOLD, NORM_NFKC = 8, 16
-UTF8_REPLACE, UTF8_REJECT = 0, 1
-SCHEME_OPH, SCHEME_CLASSIC = 0, 1
-ISA_AUTO, ISA_SCALAR, ISA_AVX2, ISA_AVX512 = 0, 1, 2, 3
+
+
+class Unit(enum.IntEnum):
+    """Params ``unit``: what a shingle is k of (``SIMLSH_UNIT_*``)."""
+
+    BYTE = 0
+    CHAR = 1
+    WORD = 2
+
+
+class Utf8Policy(enum.IntEnum):
+    """Params ``utf8_policy``: what invalid UTF-8 does (``SIMLSH_UTF8_*``)."""
+
+    REPLACE = 0
+    REJECT = 1
+
+
+class Scheme(enum.IntEnum):
+    """Params ``scheme``: one-permutation hashing or classic MinHash."""
+
+    OPH = 0
+    CLASSIC = 1
+
+
+class Isa(enum.IntEnum):
+    """Params ``isa``: which instruction set signs (never changes the bits)."""
+
+    AUTO = 0
+    SCALAR = 1
+    AVX2 = 2
+    AVX512 = 3
+
+
+class Normalize(enum.IntFlag):
+    """Params ``normalize`` flags (``SIMLSH_NORM_*``)."""
+
+    LOWER = 1
+    SPACE = 2
+    PUNCT = 4
+    CASEFOLD = 8
+    NFKC = 16
+
+
+UNIT_BYTE, UNIT_CHAR, UNIT_WORD = Unit.BYTE, Unit.CHAR, Unit.WORD
+NORM_LOWER_ASCII, NORM_COLLAPSE_SPACE, NORM_STRIP_PUNCT = (Normalize.LOWER, Normalize.SPACE,
+                                                           Normalize.PUNCT)
+NORM_CASEFOLD, NORM_NFKC = Normalize.CASEFOLD, Normalize.NFKC
+UTF8_REPLACE, UTF8_REJECT = Utf8Policy.REPLACE, Utf8Policy.REJECT
+SCHEME_OPH, SCHEME_CLASSIC = Scheme.OPH, Scheme.CLASSIC
+ISA_AUTO, ISA_SCALAR, ISA_AVX2, ISA_AVX512 = Isa.AUTO, Isa.SCALAR, Isa.AVX2, Isa.AVX512
 SCOPE_SHINGLES, SCOPE_SIGNATURE, SCOPE_INDEX = 0, 1, 2
 QUERY_VERIFY = 1
 EMPTY_VALUE = 0xFFFFFFFF
@@ -65,6 +110,8 @@ _NAMED: Dict[str, Dict[str, int]] = {
 _NORMALIZE = {"none": 0, "lower": NORM_LOWER_ASCII, "space": NORM_COLLAPSE_SPACE,
               "punct": NORM_STRIP_PUNCT, "casefold": NORM_CASEFOLD, "nfkc": NORM_NFKC}
 _SCOPES = {"shingles": SCOPE_SHINGLES, "signature": SCOPE_SIGNATURE, "index": SCOPE_INDEX}
+_ENUMS: Dict[str, Any] = {"unit": Unit, "utf8_policy": Utf8Policy, "scheme": Scheme,
+                          "isa": Isa}
 
 
 def _discover_keys() -> Tuple[Dict[str, int], Dict[str, bool]]:
@@ -142,12 +189,38 @@ def _as_blob(text: Any) -> bytes:
 
 
 def _u32(values: Any, what: str) -> np.ndarray:
-    arr = np.asarray(values)
+    if isinstance(values, (str, bytes, bytearray)):
+        raise TypeError("%s: values must be an array of integers, not %s"
+                        % (what, type(values).__name__))
+    try:
+        arr = np.asarray(values)
+    except ValueError as e:  # ragged rows
+        raise InvalidArgument("%s: values must be a rectangular array of integers (%s)"
+                              % (what, e)) from None
     if arr.dtype != np.uint32:
-        if arr.size and (arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() > 0xFFFFFFFF):
-            raise InvalidArgument("%s: values must be integers in 0..2^32-1" % what)
+        if arr.size and arr.dtype.kind not in "iu":
+            raise InvalidArgument("%s: values must be integers in 0 .. 2^32-1, not %s"
+                                  % (what, arr.dtype))
+        if arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+            bad = np.argwhere((arr < 0) | (arr > 0xFFFFFFFF))[0]
+            where = ("row %d, column %d" % tuple(bad[:2]) if arr.ndim == 2 else
+                     "position %s" % ", ".join(map(str, bad)))
+            raise InvalidArgument("%s: values must be integers in 0 .. 2^32-1; %s is %d"
+                                  % (what, where, int(arr[tuple(bad)])))
         arr = arr.astype(np.uint32)
     return np.ascontiguousarray(arr)
+
+
+_ONE_TEXT = (str, bytes, bytearray, memoryview)
+
+
+def _sequence(items: Any, what: str, of: str = "texts") -> Sequence[Any]:
+    """``items`` as a list or tuple; a single text is a TypeError, since
+    iterating it would silently give one item per character or byte."""
+    if isinstance(items, _ONE_TEXT):
+        raise TypeError("%s: expected a sequence of %s, not a single %s (wrap one in a "
+                        "list: [x])" % (what, of, type(items).__name__))
+    return items if isinstance(items, (list, tuple)) else list(items)
 
 
 class _Handle:
@@ -182,9 +255,18 @@ def _int_value(key: str, value: Any) -> int:
             raise InvalidArgument("%s: unknown value %r (one of %s)" % (
                 key, value, ", ".join(_NAMED[key]))) from None
     if key == "normalize" and not isinstance(value, int):
-        names = value.split(",") if isinstance(value, str) else list(value)
+        try:
+            names = value.split(",") if isinstance(value, str) else list(value)
+        except TypeError:
+            raise InvalidArgument("normalize: %r is not flags (names such as \"lower,space\","
+                                  " a list of names, or an int)" % (value,)) from None
         flags = 0
         for n in names:
+            if isinstance(n, Normalize):
+                flags |= n
+                continue
+            if not isinstance(n, str):
+                raise InvalidArgument("normalize: %r is not a flag name" % (n,))
             n = n.strip().lower()
             if n not in _NORMALIZE:
                 raise InvalidArgument("normalize: unknown flag %r (one of %s)"
@@ -197,17 +279,90 @@ def _int_value(key: str, value: Any) -> int:
         raise InvalidArgument("%s: %r is not an integer" % (key, value)) from None
 
 
+def _typed(key: str, value: Union[int, float]) -> Union[int, float]:
+    """A value as read: enumerated keys as their enum (an int that shows its
+    name), the others as they are."""
+    try:
+        if key in _ENUMS:
+            return _ENUMS[key](value)  # type: ignore[no-any-return]
+        if key == "normalize":
+            return Normalize(value)
+    except ValueError:  # a value of a later library
+        pass
+    return value
+
+
+def _shown(key: str, value: Union[int, float]) -> Any:
+    """A value as repr shows it: enumerated keys by the name Params takes."""
+    if key in _ENUMS:
+        for name, v in _NAMED[key].items():
+            if v == value:
+                return name
+    if key == "normalize":
+        names = [n for n, bit in _NORMALIZE.items() if bit and int(value) & bit]
+        rest = int(value) & ~sum(_NORMALIZE.values())
+        if not rest:
+            return ",".join(names) or "none"
+    return value
+
+
+def _allowed(key: str) -> str:
+    """The values a key takes, for error messages (from Params.bounds)."""
+    if key in _NAMED:
+        return "one of " + ", ".join("%r (%d)" % kv for kv in _NAMED[key].items())
+    if key == "normalize":
+        return ("flags %s, as names joined by commas, a list of names or their sum"
+                % ", ".join("%r (%d)" % kv for kv in _NORMALIZE.items() if kv[1]))
+    lo, hi = Params.bounds(key)
+    if key == "hash_bits":
+        return "32 or 64"
+    if key == "threshold":
+        return "in (%g, %g]" % (lo, hi)
+    if key in ("bands", "rows"):
+        return "%d .. %d, with bands x rows <= num_perm (0: derived from the threshold)" % (
+            lo, hi)
+    if _IS_DOUBLE[key]:
+        return "in [%g, %g]" % (lo, hi)
+    return "%d .. %d" % (lo, hi)
+
+
+def _in_bounds(key: str, value: Union[int, float]) -> bool:
+    lo, hi = Params.bounds(key)
+    return (lo < value if key == "threshold" else lo <= value) and value <= hi
+
+
 class Params(_Handle):
     """The hash contract: how text becomes shingles, signatures and bands.
 
-    Keyword names are the C key names (``simlsh_params_key_name``): ``unit``,
-    ``k``, ``normalize``, ``utf8_policy``, ``seed``, ``hash_bits``,
-    ``num_perm``, ``scheme``, ``bands``, ``rows``, ``store_signatures``,
-    ``isa``, ``threshold``, ``fp_weight``, ``fn_weight``. Defaults are the
-    library's. Enumerated keys also take the names simlsh-dedup uses
-    (``unit="word"``, ``scheme="classic"``, ``normalize="lower,space"`` or
-    ``["lower", "space"]``); reading gives the integer. Objects copy their
-    params, so changing params later never affects them.
+    Keyword names are the C key names (``simlsh_params_key_name``); a
+    keyword left at None keeps the library's default:
+
+    - ``unit``: what a shingle is k of, ``"byte"``, ``"char"`` (default) or
+      ``"word"`` (:class:`Unit`);
+    - ``k``: shingle length, 1 .. 64 (default 5);
+    - ``normalize``: flags applied before shingling, ``"lower"``,
+      ``"space"``, ``"punct"``, ``"casefold"``, ``"nfkc"`` joined by
+      commas, a list of them, or an int (:class:`Normalize`; default none);
+    - ``utf8_policy``: ``"replace"`` (default) or ``"reject"`` invalid UTF-8;
+    - ``seed``: hash seed, 0 .. 2^32-1; ``hash_bits``: 32 or 64;
+    - ``num_perm``: signature length, 1 .. 1024 (default 128);
+    - ``scheme``: ``"oph"`` (one-permutation hashing, default) or
+      ``"classic"`` MinHash;
+    - ``bands``, ``rows``: the LSH banding, bands x rows <= num_perm; both 0
+      (default) derive it from ``threshold`` and the weights;
+    - ``store_signatures``: whether an index keeps signatures (needed to
+      verify, score and remove), default True;
+    - ``isa``: ``"auto"``, ``"scalar"``, ``"avx2"``, ``"avx512"`` (speed only);
+    - ``threshold``: Jaccard similarity of a match, in (0, 1] (default 0.8);
+    - ``fp_weight``, ``fn_weight``: weights of false positives and false
+      negatives when the banding is derived, 0 .. 10^6 (default 0.5 each).
+
+    Reading an enumerated key gives its enum (an int that shows its name);
+    ``repr`` shows the names Params takes. A value out of range raises
+    InvalidArgument naming the allowed range (:meth:`bounds`); an unknown
+    keyword is a TypeError. Keys of a later library are set with
+    :meth:`set`. Objects copy their params, so changing params later never
+    affects them.
 
     >>> p = Params(unit="word", k=3, threshold=0.5)
     >>> p.k, p["threshold"]
@@ -220,12 +375,27 @@ class Params(_Handle):
     __slots__ = ()
     _free = lib.simlsh_params_free
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, unit: Union[str, int, None] = None, k: Optional[int] = None,
+                 normalize: Union[str, Sequence[str], int, None] = None,
+                 utf8_policy: Union[str, int, None] = None, seed: Optional[int] = None,
+                 hash_bits: Optional[int] = None, num_perm: Optional[int] = None,
+                 scheme: Union[str, int, None] = None, bands: Optional[int] = None,
+                 rows: Optional[int] = None, store_signatures: Union[bool, int, None] = None,
+                 isa: Union[str, int, None] = None, threshold: Optional[float] = None,
+                 fp_weight: Optional[float] = None,
+                 fn_weight: Optional[float] = None) -> None:
         h = _out()
         check(lib.simlsh_params_new(ctypes.byref(h), None), "Params")
         self._h = h
-        for key, value in kwargs.items():
-            self.set(key, value)
+        self._apply(dict(unit=unit, k=k, normalize=normalize, utf8_policy=utf8_policy,
+                         seed=seed, hash_bits=hash_bits, num_perm=num_perm, scheme=scheme,
+                         bands=bands, rows=rows, store_signatures=store_signatures, isa=isa,
+                         threshold=threshold, fp_weight=fp_weight, fn_weight=fn_weight))
+
+    def _apply(self, values: Dict[str, Any]) -> None:
+        for key, value in values.items():
+            if value is not None:
+                self.set(key, value)
 
     @classmethod
     def _wrap(cls, h: ctypes.c_void_p) -> "Params":
@@ -246,16 +416,29 @@ class Params(_Handle):
         are then unchanged)."""
         k = self._key(key)
         if _IS_DOUBLE[key]:
+            if isinstance(value, (str, bytes)):
+                raise InvalidArgument("%s: %r is not a number" % (key, value))
             try:
                 v = float(value)
             except (TypeError, ValueError):
                 raise InvalidArgument("%s: %r is not a number" % (key, value)) from None
             with self._lock.write:
-                check(lib.simlsh_params_set_double(self._h, k, v), "%s=%r" % (key, value))
+                rc = lib.simlsh_params_set_double(self._h, k, v)
         else:
-            iv = _int_value(key, value)
+            v = _int_value(key, value)  # type: ignore[assignment]
             with self._lock.write:
-                check(lib.simlsh_params_set_int(self._h, k, iv), "%s=%r" % (key, value))
+                rc = lib.simlsh_params_set_int(self._h, k, v)
+        if rc == InvalidArgument.code:
+            what = "%s=%r" % (key, value)
+            if v != v or not _in_bounds(key, v) or key == "hash_bits":
+                raise InvalidArgument("%s: out of range: %s must be %s" % (what, key,
+                                                                           _allowed(key)))
+            raise InvalidArgument("%s: does not go with the other params (%s)%s" % (
+                what, ", ".join("%s=%r" % (n, _shown(n, self.get(n)))
+                                for n in ("unit", "normalize")),
+                ": the byte unit takes no casefold or nfkc normalisation"
+                if key in ("unit", "normalize") else ""))
+        check(rc, "%s=%r" % (key, value))
 
     def get(self, key: str) -> Union[int, float]:
         """The value of one key (an int, or a float for double keys)."""
@@ -268,7 +451,7 @@ class Params(_Handle):
         i = ctypes.c_int64()
         with self._lock.read:
             check(lib.simlsh_params_get_int(self._h, k, ctypes.byref(i)), key)
-        return i.value
+        return _typed(key, i.value)
 
     __getitem__ = get
 
@@ -294,11 +477,21 @@ class Params(_Handle):
     def __deepcopy__(self, memo: Any) -> "Params":
         return self.copy()
 
-    def replace(self, **kwargs: Any) -> "Params":
-        """A copy with some keys changed."""
+    def replace(self, *, unit: Union[str, int, None] = None, k: Optional[int] = None,
+                normalize: Union[str, Sequence[str], int, None] = None,
+                utf8_policy: Union[str, int, None] = None, seed: Optional[int] = None,
+                hash_bits: Optional[int] = None, num_perm: Optional[int] = None,
+                scheme: Union[str, int, None] = None, bands: Optional[int] = None,
+                rows: Optional[int] = None, store_signatures: Union[bool, int, None] = None,
+                isa: Union[str, int, None] = None, threshold: Optional[float] = None,
+                fp_weight: Optional[float] = None,
+                fn_weight: Optional[float] = None) -> "Params":
+        """A copy with the keys given (not None) changed; as the constructor."""
         p = self.copy()
-        for key, value in kwargs.items():
-            p.set(key, value)
+        p._apply(dict(unit=unit, k=k, normalize=normalize, utf8_policy=utf8_policy,
+                      seed=seed, hash_bits=hash_bits, num_perm=num_perm, scheme=scheme,
+                      bands=bands, rows=rows, store_signatures=store_signatures, isa=isa,
+                      threshold=threshold, fp_weight=fp_weight, fn_weight=fn_weight))
         return p
 
     def fingerprint(self, scope: str = "index") -> int:
@@ -338,7 +531,10 @@ class Params(_Handle):
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return "Params(%s)" % ", ".join("%s=%r" % kv for kv in self.to_dict().items())
+        """Every key, enumerated ones by name: ``Params(unit='char', k=5,
+        normalize='none', ...)``, which evaluates to equal params."""
+        return "Params(%s)" % ", ".join("%s=%r" % (k, _shown(k, v))
+                                        for k, v in self.to_dict().items())
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (_params_from_dict, (self.to_dict(),))
@@ -348,7 +544,7 @@ def _params_from_dict(d: Dict[str, Any]) -> Params:
     p = Params()
     # bands and rows last: they are checked against num_perm
     for key in sorted(d, key=lambda k: k in ("bands", "rows")):
-        p.set(key, d[key])
+        p.set(key, int(d[key]) if isinstance(d[key], enum.Enum) else d[key])
     return p
 
 
@@ -530,23 +726,71 @@ class Signature(_Handle):
         their values (``simlsh_signature_from_values``)."""
         v = _u32(values, "from_values")
         if v.ndim != 1:
-            raise InvalidArgument("from_values: values must be one-dimensional")
+            raise InvalidArgument("from_values: values must be one-dimensional, not of "
+                                  "shape %s" % (v.shape,))
         h, params = _out(), _params_arg(params)  # params live until the call returns
         with params._lock.read:
-            check(lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
-                                                   v.ctypes.data, v.size), "from_values")
+            rc = lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
+                                                  v.ctypes.data, v.size)
+            if rc == InvalidArgument.code:
+                num_perm = params.get("num_perm")
+                if v.size != num_perm:
+                    raise InvalidArgument("from_values: %d values; expected num_perm = %d"
+                                          % (v.size, num_perm))
+                raise InvalidArgument("from_values: values must be all below 2^32-1, or "
+                                      "all 2^32-1 (the empty signature)")
+            check(rc, "from_values")
         return cls._wrap(h)
 
     def update(self, text: Text) -> "Signature":
-        """Add one document; returns self. With ``utf8_policy="reject"``,
-        invalid UTF-8 raises InvalidUTF8 and changes nothing."""
+        """Add one whole document: its text is normalised and cut into
+        k-shingles, and every shingle is added; returns self. This is not
+        datasketch's ``MinHash.update`` (which adds one token): for tokens
+        use :meth:`update_tokens` (or ``simlsh.datasketch.MinHash``). Same
+        as :meth:`update_text`. With ``utf8_policy="reject"``, invalid UTF-8
+        raises InvalidUTF8 and changes nothing."""
+        if isinstance(text, (list, tuple)):
+            raise TypeError("Signature.update: one document's text (str or bytes-like), "
+                            "not %s; for tokens use update_tokens" % type(text).__name__)
         buf, n = as_bytes(text)
         with self._lock.write:
             check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
         return self
 
+    def update_text(self, text: Text) -> "Signature":
+        """Add one whole document's shingles (the same as :meth:`update`,
+        under a name that says so); returns self."""
+        return self.update(text)
+
+    def update_tokens(self, tokens: Sequence[Text]) -> "Signature":
+        """Add each token as one set element, as it is: no normalisation, no
+        shingling (datasketch's ``update``, one call for many tokens).
+        Each token (str, encoded UTF-8, or bytes-like) is hashed with the
+        params' hash (:func:`hash_bytes`) and added as a feature, so equal
+        token sets give equal signatures. A single str is a TypeError (it
+        would be one token per character); returns self."""
+        toks = _sequence(tokens, "update_tokens", "tokens")
+        p = self.params
+        out = np.empty(len(toks), dtype=np.uint64)
+        hb, ph = lib.simlsh_hash_bytes, p._h
+        cell = ctypes.c_uint64()
+        pcell = ctypes.byref(cell)
+        for j, t in enumerate(toks):
+            try:
+                buf, n = as_bytes(t)
+            except TypeError:
+                raise TypeError("update_tokens: token %d must be str or bytes-like, not %s"
+                                % (j, type(t).__name__)) from None
+            check(hb(pcell, ph, buf, n), "update_tokens: token %d" % j)
+            out[j] = cell.value
+        return self.update_features(out)
+
     def update_features(self, features: Any) -> "Signature":
-        """Add raw 64-bit features, as ShingleSet.update_features."""
+        """Add raw 64-bit features (hashes you made, e.g. with
+        :func:`hash_bytes`), as ShingleSet.update_features; returns self."""
+        if isinstance(features, _ONE_TEXT):
+            raise TypeError("update_features: 64-bit integers, not %s; for text use "
+                            "update_text, for tokens update_tokens" % type(features).__name__)
         f = np.ascontiguousarray(features, dtype=np.uint64)
         with self._lock.write:
             check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size),
@@ -693,7 +937,7 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
     # A private copy: another thread may change the caller's params, and the
     # workers below must not wait for its lock while this thread holds it.
     params = _params_arg(params).copy()
-    texts = texts if isinstance(texts, (list, tuple)) else list(texts)
+    texts = _sequence(texts, "sign_batch")
     n, P_ = len(texts), params.get("num_perm")
     out = np.empty((n, P_), dtype=np.uint32)
     if n == 0:
@@ -702,7 +946,14 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
     if _sign_batch_c is not None:
         # One buffer and two numpy arrays instead of a ctypes object per
         # document: the per-document cost stays far below the signing's.
-        blobs = [_as_blob(t) for t in texts]
+        try:
+            blobs = [_as_blob(t) for t in texts]
+        except TypeError:
+            for i, t in enumerate(texts):
+                if not isinstance(t, _ONE_TEXT):
+                    raise TypeError("sign_batch: document %d: text must be str or "
+                                    "bytes-like, not %s" % (i, type(t).__name__)) from None
+            raise
         lens = np.fromiter(map(len, blobs), dtype=np.uintp, count=n)
         blob = b"".join(blobs)
         offs = np.zeros(n, dtype=np.uintp)
@@ -712,9 +963,10 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
                            lens.ctypes.data, n, nt)
         if rc == 0:
             return out
-        if not (rc == _lib.InvalidUTF8.code and invalid == "empty"):
+        if rc != _lib.InvalidUTF8.code:
             check(rc, "sign_batch")
-        # some document is invalid: find which, one by one, below
+        # some document is invalid: find which, one by one, below (to name
+        # it in the error, or to give it an empty row)
     bufs = [as_bytes(t) for t in texts]
     nt = min(nt, max(1, n // 64))
     base = out.ctypes.data
@@ -1020,23 +1272,32 @@ class Index(_Handle):
             self._insert_batch(keys, values, threads)
 
     def _insert_batch(self, keys: Sequence[Key], values: Any, threads: int) -> None:
-        v = _u32(values, "insert_batch")
         if not isinstance(keys, np.ndarray):
-            keys = list(keys)
+            keys = _sequence(keys, "insert_batch", "keys")
+        v = _u32(values, "insert_batch")
         n = len(keys)
         if v.ndim != 2 or len(v) != n or (n and v.shape[1] != self._num_perm()):
-            raise InvalidArgument("insert_batch: values must be (len(keys), num_perm)")
+            raise InvalidArgument("insert_batch: values of shape %s; expected (len(keys), "
+                                  "num_perm) = (%d, %d)" % (v.shape, n, self._num_perm()))
         if n == 0:
             return
         is_str = self._kind(keys[0])
         if is_str:
-            if not all(isinstance(k, str) for k in keys):
-                raise TypeError("insert_batch: keys must be all str or all int")
+            for j, k in enumerate(keys):
+                if not isinstance(k, str):
+                    raise TypeError("insert_batch: keys must be all str or all int; row %d "
+                                    "is %s" % (j, type(k).__name__))
             if len(set(keys)) != n:
-                raise AlreadyExists("insert_batch: a key occurs twice")
-            for k in keys:
+                seen: Dict[Any, int] = {}
+                for j, k in enumerate(keys):
+                    if k in seen:
+                        raise AlreadyExists("insert_batch: rows %d and %d have the same key "
+                                            "%r" % (seen[k], j, k))
+                    seen[k] = j
+            for j, k in enumerate(keys):
                 if k in self._id_of:
-                    raise AlreadyExists("insert_batch %r: already exists" % (k,))
+                    raise AlreadyExists("insert_batch: row %d: key %r already exists"
+                                        % (j, k))
             ids = np.arange(self._next, self._next + n, dtype=np.uint64)
         else:
             if isinstance(keys, np.ndarray):
@@ -1058,8 +1319,13 @@ class Index(_Handle):
             raise _lib.EmptyInput("insert_batch: row %d is an empty signature"
                                   % int(np.nonzero(empty)[0][0]))
         if _insert_values_c is not None:
-            check(_insert_values_c(self._h, ids.ctypes.data, v.ctypes.data, n,
-                                   _threads(threads)), "insert_batch")
+            rc = _insert_values_c(self._h, ids.ctypes.data, v.ctypes.data, n,
+                                  _threads(threads))
+            if rc == AlreadyExists.code:
+                self._name_present_row(ids, keys)
+            if rc == InvalidArgument.code:
+                self._name_bad_row(v)
+            check(rc, "insert_batch")
         else:
             self._insert_rows(ids, v)
         if is_str:
@@ -1071,6 +1337,28 @@ class Index(_Handle):
 
     def _num_perm(self) -> int:
         return self.params.get("num_perm")  # type: ignore[return-value]
+
+    def _name_present_row(self, ids: np.ndarray, keys: Any) -> None:
+        """Raise AlreadyExists naming the first row whose key repeats or is
+        present (the library's batch says only that one is)."""
+        seen: Dict[int, int] = {}
+        for j, i in enumerate(ids.tolist()):
+            if i in seen:
+                raise AlreadyExists("insert_batch: rows %d and %d have the same key %r"
+                                    % (seen[i], j, keys[j]))
+            seen[i] = j
+            if lib.simlsh_index_contains(self._h, i) == 1:
+                raise AlreadyExists("insert_batch: row %d: key %r already exists"
+                                    % (j, keys[j]))
+
+    def _name_bad_row(self, v: np.ndarray) -> None:
+        """Raise InvalidArgument naming the first row that is no signature."""
+        p = self.params
+        for j, row in enumerate(v):
+            try:
+                Signature.from_values(p, row)
+            except InvalidArgument as e:
+                raise InvalidArgument("insert_batch: row %d: %s" % (j, e)) from None
 
     def _insert_rows(self, ids: np.ndarray, v: np.ndarray) -> None:
         """One insert per row, undone on error (the library's batch insert
@@ -1204,10 +1492,17 @@ class Index(_Handle):
             shared = sigs  # the caller's: read-locked for the call
         else:
             v = _u32(queries, "query_batch")
-            if v.ndim != 2:
-                raise InvalidArgument("query_batch: values must be an (n, num_perm) matrix")
             p = self.params
-            sigs = [Signature.from_values(p, row) for row in v]
+            if v.ndim != 2 or (len(v) and v.shape[1] != p.get("num_perm")):
+                raise InvalidArgument("query_batch: a list of Signature or values of shape "
+                                      "(n, num_perm = %d), not %s"
+                                      % (p.get("num_perm"), v.shape))
+            sigs = []
+            for j, row in enumerate(v):
+                try:
+                    sigs.append(Signature.from_values(p, row))
+                except InvalidArgument as e:
+                    raise InvalidArgument("query_batch: row %d: %s" % (j, e)) from None
             shared = []  # made here, seen by no other thread
         n = len(sigs)
         arr = (ctypes.c_void_p * max(n, 1))(*[s._h.value for s in sigs])
