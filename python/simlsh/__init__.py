@@ -23,12 +23,14 @@ from ._core import (EMPTY_VALUE, ISA_AUTO, ISA_AVX2, ISA_AVX512, ISA_SCALAR, KEY
                     ShingleSet, Signature, Unit, Utf8Policy, band_keys, empty_rows, has_unicode,
                     hash_bytes, sign_batch, version)
 from ._dedup import DedupResult, dedup, dedup_params
+from ._forest import Ensemble, Forest
 
 #: Version of this package (the version of the C sources it was made with).
 __version__ = "0.2.0"
 
 __all__ = [
-    "Params", "ShingleSet", "Signature", "Index", "sign_batch", "band_keys", "empty_rows",
+    "Params", "ShingleSet", "Signature", "Index", "Forest", "Ensemble", "sign_batch",
+    "band_keys", "empty_rows",
     "dedup", "dedup_params", "DedupResult", "version", "has_unicode", "hash_bytes",
     "Error", "InvalidArgument", "OutOfMemory", "ContractMismatch", "Corrupt", "Unsupported",
     "NotFound", "AlreadyExists", "EmptyInput", "InvalidUTF8", "BufferTooSmall",
