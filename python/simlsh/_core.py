@@ -1077,6 +1077,20 @@ class _Results(_Handle):
                 col(lib.simlsh_results_b(self._h), ctypes.c_uint64, np.uint64),
                 col(lib.simlsh_results_scores(self._h), ctypes.c_double, np.float64))
 
+    # One query's few rows: plain lists, without numpy's per-array cost,
+    # which would otherwise outweigh the query itself and hold the GIL.
+    def ids(self) -> List[int]:
+        """Column a as a list."""
+        n = lib.simlsh_results_count(self._h)
+        return list((ctypes.c_uint64 * n).from_address(lib.simlsh_results_a(self._h))) \
+            if n else []
+
+    def scores(self) -> List[float]:
+        """The scores as a list."""
+        n = lib.simlsh_results_count(self._h)
+        return list((ctypes.c_double * n).from_address(lib.simlsh_results_scores(self._h))) \
+            if n else []
+
     def offsets(self, nq: int) -> List[int]:
         out, o = [], ctypes.c_size_t()
         for q in range(nq + 1):
@@ -1171,11 +1185,14 @@ class Index(_Handle):
             raise InvalidArgument("int keys must be in 0 .. 2^64-1")
         return k
 
-    def _keys_of(self, ids: np.ndarray) -> List[Any]:
+    def _keys_of(self, ids: Any) -> List[Any]:
+        """Keys of ids (a numpy array or a list of int)."""
+        if not isinstance(ids, list):
+            ids = ids.tolist()
         if self._str:
             ko = self._key_of
-            return [ko[i] for i in ids.tolist()]
-        return ids.tolist()
+            return [ko[i] for i in ids]
+        return ids
 
     # ---- properties
     @property
@@ -1478,9 +1495,10 @@ class Index(_Handle):
             else:
                 check(_needs(_query_v2_c, "simlsh_index_query_v2")(
                     res._h, self._h, sig._h, flags, float(threshold)), "query")
-            a, _, s = res.columns()
-            keys = self._keys_of(a)
-        return list(zip(keys, s.tolist())) if scores else keys
+            keys = self._keys_of(res.ids())
+            if scores:
+                return list(zip(keys, res.scores()))
+        return keys
 
     def query_batch(self, queries: Any, verify: bool = True,
                     threshold: Optional[float] = None) -> List[List[Key]]:
