@@ -127,16 +127,18 @@ class MinHash:
     def _lock(self) -> RWLock:
         return self._sig._lock
 
+    # Updates only append to a list (one atomic operation under the GIL, so
+    # no lock); _flush signs what is there under the signature's write lock
+    # and removes exactly what it signed, so a token appended meanwhile by
+    # another thread stays for the next flush.
     def update(self, b: Any) -> None:
         """Add one token (bytes, or str encoded UTF-8)."""
         if self.hashfunc is not None:
-            hv = int(self.hashfunc(b)) & 0xFFFFFFFFFFFFFFFF
-            with self._sig._lock.write:
-                self._features.append(hv)
-            return
-        t = _token(b)
-        with self._sig._lock.write:
-            self._pending.append(t)
+            self._features.append(int(self.hashfunc(b)) & 0xFFFFFFFFFFFFFFFF)
+        elif type(b) is bytes:
+            self._pending.append(b)
+        else:
+            self._pending.append(_token(b))
 
     def update_batch(self, b: Iterable[Any]) -> None:
         """Add every token of ``b`` (a single str or bytes is a TypeError)."""
@@ -145,13 +147,9 @@ class MinHash:
                             % type(b).__name__)
         if self.hashfunc is not None:
             hf = self.hashfunc
-            hvs = [int(hf(x)) & 0xFFFFFFFFFFFFFFFF for x in b]
-            with self._sig._lock.write:
-                self._features.extend(hvs)
-            return
-        toks = [_token(x) for x in b]
-        with self._sig._lock.write:
-            self._pending.extend(toks)
+            self._features.extend([int(hf(x)) & 0xFFFFFFFFFFFFFFFF for x in b])
+        else:
+            self._pending.extend([_token(x) for x in b])
 
     def _flush(self) -> Signature:
         """Sign the tokens added since the last flush; returns the signature.
@@ -162,8 +160,11 @@ class MinHash:
         if not self._pending and not self._features:
             return sig
         with sig._lock.write:
-            toks, self._pending = self._pending, []
-            feats, self._features = self._features, []
+            pending, features = self._pending, self._features
+            n, m = len(pending), len(features)
+            toks, feats = pending[:n], features[:m]
+            del pending[:n]
+            del features[:m]
             if toks:
                 joined = b" ".join(toks)
                 if joined.replace(b" ", b"").isalnum() and len(joined.split()) == len(toks):
@@ -233,7 +234,8 @@ class MinHash:
     def hashvalues(self, values: Any) -> None:
         sig = Signature.from_values(self._sig.params, np.asarray(values))
         with self._sig._lock.write:
-            self._pending, self._features = [], []
+            del self._pending[:]
+            del self._features[:]
             self._sig = sig
 
     def is_empty(self) -> bool:
@@ -243,7 +245,8 @@ class MinHash:
     def clear(self) -> None:
         """Back to empty."""
         with self._sig._lock.write:
-            self._pending, self._features = [], []
+            del self._pending[:]
+            del self._features[:]
             self._sig.clear()
 
     def copy(self) -> "MinHash":
