@@ -645,6 +645,7 @@ class ShingleSet(_Handle):
 
     @property
     def params(self) -> Params:
+        """A copy of the set's contract (a new Params)."""
         h = _out()
         with self._lock.read:
             check(lib.simlsh_shingleset_params(ctypes.byref(h), self._h), "params")
@@ -824,6 +825,7 @@ class Signature(_Handle):
 
     @property
     def num_perm(self) -> int:
+        """The number of values (the params' num_perm)."""
         with self._lock.read:
             return check(lib.simlsh_signature_num_perm(self._h))
 
@@ -861,6 +863,7 @@ class Signature(_Handle):
 
     @property
     def params(self) -> Params:
+        """A copy of the signature's contract (a new Params)."""
         h = _out()
         with self._lock.read:
             check(lib.simlsh_signature_params(ctypes.byref(h), self._h), "params")
@@ -868,6 +871,8 @@ class Signature(_Handle):
 
     @property
     def fingerprint(self) -> int:
+        """The 64-bit contract fingerprint of the signature scope: signatures
+        with different ones never compare or mix (ContractMismatch)."""
         out = ctypes.c_uint64()
         with self._lock.read:
             check(lib.simlsh_signature_fingerprint(ctypes.byref(out), self._h), "fingerprint")
@@ -1205,10 +1210,12 @@ class Index(_Handle):
 
     @property
     def bands(self) -> int:
+        """Number of LSH bands (resolved from the params)."""
         return self._bands()[0]
 
     @property
     def rows(self) -> int:
+        """Rows per band (resolved from the params)."""
         return self._bands()[1]
 
     def _bands(self) -> Tuple[int, int]:
@@ -1219,6 +1226,9 @@ class Index(_Handle):
 
     @property
     def fingerprint(self) -> int:
+        """The 64-bit contract fingerprint of the index scope: only
+        signatures of the same contract go in, and indexes merge only with
+        equal fingerprints."""
         out = ctypes.c_uint64()
         with self._lock.read:
             check(lib.simlsh_index_fingerprint(ctypes.byref(out), self._h), "fingerprint")

@@ -340,19 +340,24 @@ class LeanMinHash(MinHash):
         self._pending, self._features = [], []
 
     def update(self, b: Any) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
         raise TypeError("Cannot update a LeanMinHash")
 
     def update_batch(self, b: Iterable[Any]) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
         raise TypeError("Cannot update a LeanMinHash")
 
     def clear(self) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
         raise TypeError("Cannot clear a LeanMinHash")
 
     def merge(self, other: MinHash) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
         raise TypeError("Cannot merge into a LeanMinHash")
 
     @property
     def hashvalues(self) -> np.ndarray:
+        """The num_perm values as uint64 (a copy)."""
         return self._sig.values.astype(np.uint64)
 
     def bytesize(self, byteorder: str = "@") -> int:
@@ -726,9 +731,11 @@ class MinHashLSHDeletionSession:
         pass
 
     def remove(self, key: Hashable) -> None:
+        """Remove ``key`` at once (ValueError when absent)."""
         self.lsh.remove(key)
 
     def close(self) -> None:
+        """Nothing to do: removals are not buffered."""
         pass
 
 
