@@ -419,3 +419,45 @@ def test_threads_share_an_lsh():
         serial.insert(j, mhs[j])
     for m in mhs:
         assert set(lsh.query(m)) == set(serial.query(m))
+
+
+def test_threads_share_a_minhash():
+    """Threads adding tokens to one MinHash while others read it: no token
+    is lost between a read's flush and a concurrent update."""
+    m = MinHash(num_perm=64)
+    other = MinHash(num_perm=64)
+    other.update_batch(["t%d-%d" % (t, i) for t in range(4) for i in range(0, 400, 2)])
+    errors = []
+    done = threading.Event()
+
+    def writer(t):
+        try:
+            for i in range(400):
+                m.update(("t%d-%d" % (t, i)).encode())
+                if i % 50 == 0:
+                    m.update_batch(["t%d-%d" % (t, i)])
+        except BaseException as e:  # noqa: B902
+            errors.append(e)
+
+    def reader():
+        try:
+            while not done.is_set():
+                m.jaccard(other)
+                m.hashvalues
+                pickle.dumps(m)
+        except BaseException as e:  # noqa: B902
+            errors.append(e)
+
+    ws = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
+    rs = [threading.Thread(target=reader) for _ in range(2)]
+    for t in ws + rs:
+        t.start()
+    for t in ws:
+        t.join(120)
+    done.set()
+    for t in rs:
+        t.join(120)
+    assert not errors, errors[0]
+    want = MinHash(num_perm=64)
+    want.update_batch(["t%d-%d" % (t, i) for t in range(4) for i in range(400)])
+    assert m == want
