@@ -59,6 +59,59 @@ def _sig(sig: Any, what: str) -> Signature:
     return sig
 
 
+def _rows(p: Params, values: Any, what: str) -> List[Signature]:
+    """Signatures of the rows of a values matrix (InvalidArgument names the
+    bad row)."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError("%s: a values matrix, not %s" % (what, type(values).__name__))
+    v = np.asarray(values)
+    num_perm = p.get("num_perm")
+    if v.ndim != 2 or (len(v) and v.shape[1] != num_perm):
+        raise InvalidArgument("%s: values of shape %s; expected (n, num_perm = %d)"
+                              % (what, v.shape, num_perm))
+    out = []
+    for j, row in enumerate(v):
+        try:
+            out.append(Signature.from_values(p, row))
+        except InvalidArgument as e:
+            raise InvalidArgument("%s: row %d: %s" % (what, j, e)) from None
+    return out
+
+
+def _sizes(sizes: Any, n: int, what: str) -> List[int]:
+    out = [operator.index(x) for x in np.asarray(sizes).tolist()]
+    if len(out) != n:
+        raise InvalidArgument("%s: %d sizes for %d rows" % (what, len(out), n))
+    return out
+
+
+def _batch(obj: Any, ids: Any, values: Any, sizes: Any, what: str) -> None:
+    """Insert rows one by one; on error remove the rows inserted and raise
+    naming the bad row. The caller holds obj's write lock."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError("%s: a sequence of ids, not a single %s" % (what, type(ids).__name__))
+    ids = list(ids)
+    sigs = _rows(obj.params, values, what)
+    if len(sigs) != len(ids):
+        raise InvalidArgument("%s: %d rows for %d ids" % (what, len(sigs), len(ids)))
+    ns = _sizes(sizes, len(ids), what) if sizes is not None else None
+    done: List[int] = []
+    try:
+        for j, (i, sig) in enumerate(zip(ids, sigs)):
+            try:
+                if ns is None:
+                    obj.insert(i, sig)
+                else:
+                    obj.insert(i, sig, ns[j])
+            except _lib.Error as e:
+                raise type(e)("%s: row %d: %s" % (what, j, e)) from None
+            done.append(i)
+    except BaseException:
+        for i in done:
+            obj.remove(i)
+        raise
+
+
 class Forest(_Handle):
     """An LSH Forest: the k indexed signatures most similar to a query,
     with no threshold to choose (``simlsh_forest``). Ids are ints in
@@ -95,19 +148,16 @@ class Forest(_Handle):
             check(_fn("simlsh_forest_insert")(self._h, i, sig._h), "Forest.insert %r" % (id,))
 
     def insert_batch(self, ids: Any, values: Any) -> None:
-        """Insert row j of an (n, num_perm) values matrix under ids[j]; stops
-        at the first bad row, whose number the error names (rows before it
-        stay inserted)."""
-        p = self.params
-        v = np.asarray(values)
-        if isinstance(ids, (str, bytes)) or v.ndim != 2 or len(v) != len(ids):
-            raise InvalidArgument("Forest.insert_batch: (len(ids), num_perm) values")
+        """Insert row j of an (n, num_perm) values matrix (as sign_batch
+        gives) under ids[j]. All or nothing: a bad row raises, naming it,
+        and the rows before it are removed again."""
         with self._lock.write:
-            for j, (i, row) in enumerate(zip(ids, v)):
-                try:
-                    self.insert(i, Signature.from_values(p, row))
-                except _lib.Error as e:
-                    raise type(e)("Forest.insert_batch: row %d: %s" % (j, e)) from None
+            _batch(self, ids, values, None, "Forest.insert_batch")
+
+    def query_batch(self, values: Any, k: int) -> List[List[Tuple[int, float]]]:
+        """:meth:`query` for each row of an (n, num_perm) values matrix."""
+        p = self.params
+        return [self.query(s, k) for s in _rows(p, values, "Forest.query_batch")]
 
     def remove(self, id: int) -> None:
         """Remove ``id``; NotFound when absent."""
@@ -190,6 +240,21 @@ class Ensemble(_Handle):
         with hold(write=(self,), read=(sig,)):
             check(_fn("simlsh_ensemble_insert")(self._h, i, sig._h, size),
                   "Ensemble.insert %r" % (id,))
+
+    def insert_batch(self, ids: Any, values: Any, sizes: Any) -> None:
+        """Insert row j of an (n, num_perm) values matrix under ids[j], for
+        a set of sizes[j] elements. All or nothing, as Forest.insert_batch."""
+        with self._lock.write:
+            _batch(self, ids, values, sizes, "Ensemble.insert_batch")
+
+    def query_batch(self, values: Any, sizes: Any, threshold: float,
+                    verify: bool = False) -> List[List[Tuple[int, float]]]:
+        """:meth:`query` for each row of an (n, num_perm) values matrix, with
+        the query sets' sizes."""
+        p = self.params
+        sigs = _rows(p, values, "Ensemble.query_batch")
+        sizes = _sizes(sizes, len(sigs), "Ensemble.query_batch")
+        return [self.query(s, n, threshold, verify) for s, n in zip(sigs, sizes)]
 
     def remove(self, id: int) -> None:
         """Remove ``id``; NotFound when absent."""

@@ -58,3 +58,31 @@ def test_ensemble_finds_supersets():
         e.query(q, 20, 1.5)
     with pytest.raises(simlsh.InvalidArgument, match="size"):
         e.insert(9, q, 0)
+
+
+def test_batches_name_the_row_and_undo():
+    p = simlsh.Params(num_perm=32, scheme="classic")
+    texts = ["a b c d e f", "g h i j k l", "m n o p q r", "s t u v w x"]
+    values = simlsh.sign_batch(texts, simlsh.Params(unit="word", k=1, num_perm=32,
+                                                    scheme="classic"))
+    f = simlsh.Forest(p.replace(unit="word", k=1))
+    f.insert_batch([1, 2, 3, 4], values)
+    assert len(f) == 4
+    got = f.query_batch(values, 1)
+    assert [g[0][0] for g in got] == [1, 2, 3, 4]
+    with pytest.raises(simlsh.AlreadyExists, match="row 2"):
+        f.insert_batch([10, 11, 3], values[:3])
+    assert len(f) == 4  # rows 0 and 1 were removed again
+    with pytest.raises(simlsh.InvalidArgument, match="num_perm = 32"):
+        f.insert_batch([20], values[:, :8])
+    with pytest.raises(TypeError):
+        f.insert_batch("ab", values[:2])
+    e = simlsh.Ensemble(p.replace(unit="word", k=1))
+    e.insert_batch([1, 2, 3, 4], values, [6, 6, 6, 6])
+    assert len(e) == 4
+    assert [ids[0][0] for ids in e.query_batch(values, [6] * 4, 0.9, verify=True)] == [1, 2, 3, 4]
+    with pytest.raises(simlsh.InvalidArgument, match="3 sizes for 4 rows"):
+        e.insert_batch([5, 6, 7, 8], values, [6, 6, 6])
+    with pytest.raises(simlsh.InvalidArgument, match="row 1"):
+        e.insert_batch([5, 6], values[:2], [6, 0])
+    assert len(e) == 4
