@@ -19,15 +19,18 @@ from ._lib import (LIB_PATH, LIB_VERSION, AlreadyExists, BufferTooSmall, Contrac
 from ._core import (EMPTY_VALUE, ISA_AUTO, ISA_AVX2, ISA_AVX512, ISA_SCALAR, KEYS,
                     NORM_CASEFOLD, NORM_COLLAPSE_SPACE, NORM_LOWER_ASCII, NORM_NFKC,
                     NORM_STRIP_PUNCT, SCHEME_CLASSIC, SCHEME_OPH, UNIT_BYTE, UNIT_CHAR,
-                    UNIT_WORD, UTF8_REJECT, UTF8_REPLACE, Index, Params, ShingleSet, Signature,
-                    band_keys, empty_rows, has_unicode, hash_bytes, sign_batch, version)
+                    UNIT_WORD, UTF8_REJECT, UTF8_REPLACE, Index, Isa, Normalize, Params, Scheme,
+                    ShingleSet, Signature, Unit, Utf8Policy, band_keys, empty_rows, has_unicode,
+                    hash_bytes, sign_batch, version)
 from ._dedup import DedupResult, dedup, dedup_params
+from ._forest import Ensemble, Forest
 
 #: Version of this package (the version of the C sources it was made with).
 __version__ = "0.2.0"
 
 __all__ = [
-    "Params", "ShingleSet", "Signature", "Index", "sign_batch", "band_keys", "empty_rows",
+    "Params", "ShingleSet", "Signature", "Index", "Forest", "Ensemble", "sign_batch",
+    "band_keys", "empty_rows",
     "dedup", "dedup_params", "DedupResult", "version", "has_unicode", "hash_bytes",
     "Error", "InvalidArgument", "OutOfMemory", "ContractMismatch", "Corrupt", "Unsupported",
     "NotFound", "AlreadyExists", "EmptyInput", "InvalidUTF8", "BufferTooSmall",
@@ -35,4 +38,5 @@ __all__ = [
     "UNIT_BYTE", "UNIT_CHAR", "UNIT_WORD", "NORM_LOWER_ASCII", "NORM_COLLAPSE_SPACE",
     "NORM_STRIP_PUNCT", "NORM_CASEFOLD", "NORM_NFKC", "UTF8_REPLACE", "UTF8_REJECT",
     "SCHEME_OPH", "SCHEME_CLASSIC", "ISA_AUTO", "ISA_SCALAR", "ISA_AVX2", "ISA_AVX512",
+    "Unit", "Normalize", "Utf8Policy", "Scheme", "Isa",
 ]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ctypes
+import enum
 import operator
 import os
 import struct
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
 
@@ -13,6 +15,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import AlreadyExists, InvalidArgument, NotFound, check, lib
+from ._rwlock import RWLock, hold
 
 Text = Union[str, bytes, bytearray, memoryview]
 
@@ -43,12 +46,56 @@ Key = Union[str, int]
 
 # ---- constants (include/simlsh.h; the ABI freezes them) -------------------------
 
-UNIT_BYTE, UNIT_CHAR, UNIT_WORD = 0, 1, 2
-NORM_LOWER_ASCII, NORM_COLLAPSE_SPACE, NORM_STRIP_PUNCT = 1, 2, 4
-NORM_CASEFOLD, NORM_NFKC = 8, 16
-UTF8_REPLACE, UTF8_REJECT = 0, 1
-SCHEME_OPH, SCHEME_CLASSIC = 0, 1
-ISA_AUTO, ISA_SCALAR, ISA_AVX2, ISA_AVX512 = 0, 1, 2, 3
+
+
+class Unit(enum.IntEnum):
+    """Params ``unit``: what a shingle is k of (``SIMLSH_UNIT_*``)."""
+
+    BYTE = 0
+    CHAR = 1
+    WORD = 2
+
+
+class Utf8Policy(enum.IntEnum):
+    """Params ``utf8_policy``: what invalid UTF-8 does (``SIMLSH_UTF8_*``)."""
+
+    REPLACE = 0
+    REJECT = 1
+
+
+class Scheme(enum.IntEnum):
+    """Params ``scheme``: one-permutation hashing or classic MinHash."""
+
+    OPH = 0
+    CLASSIC = 1
+
+
+class Isa(enum.IntEnum):
+    """Params ``isa``: which instruction set signs (never changes the bits)."""
+
+    AUTO = 0
+    SCALAR = 1
+    AVX2 = 2
+    AVX512 = 3
+
+
+class Normalize(enum.IntFlag):
+    """Params ``normalize`` flags (``SIMLSH_NORM_*``)."""
+
+    LOWER = 1
+    SPACE = 2
+    PUNCT = 4
+    CASEFOLD = 8
+    NFKC = 16
+
+
+UNIT_BYTE, UNIT_CHAR, UNIT_WORD = Unit.BYTE, Unit.CHAR, Unit.WORD
+NORM_LOWER_ASCII, NORM_COLLAPSE_SPACE, NORM_STRIP_PUNCT = (Normalize.LOWER, Normalize.SPACE,
+                                                           Normalize.PUNCT)
+NORM_CASEFOLD, NORM_NFKC = Normalize.CASEFOLD, Normalize.NFKC
+UTF8_REPLACE, UTF8_REJECT = Utf8Policy.REPLACE, Utf8Policy.REJECT
+SCHEME_OPH, SCHEME_CLASSIC = Scheme.OPH, Scheme.CLASSIC
+ISA_AUTO, ISA_SCALAR, ISA_AVX2, ISA_AVX512 = Isa.AUTO, Isa.SCALAR, Isa.AVX2, Isa.AVX512
 SCOPE_SHINGLES, SCOPE_SIGNATURE, SCOPE_INDEX = 0, 1, 2
 QUERY_VERIFY = 1
 EMPTY_VALUE = 0xFFFFFFFF
@@ -63,6 +110,8 @@ _NAMED: Dict[str, Dict[str, int]] = {
 _NORMALIZE = {"none": 0, "lower": NORM_LOWER_ASCII, "space": NORM_COLLAPSE_SPACE,
               "punct": NORM_STRIP_PUNCT, "casefold": NORM_CASEFOLD, "nfkc": NORM_NFKC}
 _SCOPES = {"shingles": SCOPE_SHINGLES, "signature": SCOPE_SIGNATURE, "index": SCOPE_INDEX}
+_ENUMS: Dict[str, Any] = {"unit": Unit, "utf8_policy": Utf8Policy, "scheme": Scheme,
+                          "isa": Isa}
 
 
 def _discover_keys() -> Tuple[Dict[str, int], Dict[str, bool]]:
@@ -140,19 +189,53 @@ def _as_blob(text: Any) -> bytes:
 
 
 def _u32(values: Any, what: str) -> np.ndarray:
-    arr = np.asarray(values)
+    if isinstance(values, (str, bytes, bytearray)):
+        raise TypeError("%s: values must be an array of integers, not %s"
+                        % (what, type(values).__name__))
+    try:
+        arr = np.asarray(values)
+    except ValueError as e:  # ragged rows
+        raise InvalidArgument("%s: values must be a rectangular array of integers (%s)"
+                              % (what, e)) from None
     if arr.dtype != np.uint32:
-        if arr.size and (arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() > 0xFFFFFFFF):
-            raise InvalidArgument("%s: values must be integers in 0..2^32-1" % what)
+        if arr.size and arr.dtype.kind not in "iu":
+            raise InvalidArgument("%s: values must be integers in 0 .. 2^32-1, not %s"
+                                  % (what, arr.dtype))
+        if arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+            bad = np.argwhere((arr < 0) | (arr > 0xFFFFFFFF))[0]
+            where = ("row %d, column %d" % tuple(bad[:2]) if arr.ndim == 2 else
+                     "position %s" % ", ".join(map(str, bad)))
+            raise InvalidArgument("%s: values must be integers in 0 .. 2^32-1; %s is %d"
+                                  % (what, where, int(arr[tuple(bad)])))
         arr = arr.astype(np.uint32)
     return np.ascontiguousarray(arr)
 
 
-class _Handle:
-    """Owns one C handle; subclasses name the free function."""
+_ONE_TEXT = (str, bytes, bytearray, memoryview)
 
-    __slots__ = ("_h", "__weakref__")
+
+def _sequence(items: Any, what: str, of: str = "texts") -> Sequence[Any]:
+    """``items`` as a list or tuple; a single text is a TypeError, since
+    iterating it would silently give one item per character or byte."""
+    if isinstance(items, _ONE_TEXT):
+        raise TypeError("%s: expected a sequence of %s, not a single %s (wrap one in a "
+                        "list: [x])" % (what, of, type(items).__name__))
+    return items if isinstance(items, (list, tuple)) else list(items)
+
+
+class _Handle:
+    """Owns one C handle and the readers-writer lock that guards it
+    (_rwlock.py); subclasses name the free function. Every method takes the
+    lock around its C calls, shared to read and exclusive to write, so any
+    mix of threads is safe (docs/python.md, "Threads")."""
+
+    __slots__ = ("_h", "_lock", "__weakref__")
     _free: Any = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = object.__new__(cls)
+        obj._lock = RWLock()
+        return obj
 
     def __del__(self) -> None:
         h = getattr(self, "_h", None)
@@ -172,9 +255,18 @@ def _int_value(key: str, value: Any) -> int:
             raise InvalidArgument("%s: unknown value %r (one of %s)" % (
                 key, value, ", ".join(_NAMED[key]))) from None
     if key == "normalize" and not isinstance(value, int):
-        names = value.split(",") if isinstance(value, str) else list(value)
+        try:
+            names = value.split(",") if isinstance(value, str) else list(value)
+        except TypeError:
+            raise InvalidArgument("normalize: %r is not flags (names such as \"lower,space\","
+                                  " a list of names, or an int)" % (value,)) from None
         flags = 0
         for n in names:
+            if isinstance(n, Normalize):
+                flags |= n
+                continue
+            if not isinstance(n, str):
+                raise InvalidArgument("normalize: %r is not a flag name" % (n,))
             n = n.strip().lower()
             if n not in _NORMALIZE:
                 raise InvalidArgument("normalize: unknown flag %r (one of %s)"
@@ -187,32 +279,123 @@ def _int_value(key: str, value: Any) -> int:
         raise InvalidArgument("%s: %r is not an integer" % (key, value)) from None
 
 
+def _typed(key: str, value: Union[int, float]) -> Union[int, float]:
+    """A value as read: enumerated keys as their enum (an int that shows its
+    name), the others as they are."""
+    try:
+        if key in _ENUMS:
+            return _ENUMS[key](value)  # type: ignore[no-any-return]
+        if key == "normalize":
+            return Normalize(value)
+    except ValueError:  # a value of a later library
+        pass
+    return value
+
+
+def _shown(key: str, value: Union[int, float]) -> Any:
+    """A value as repr shows it: enumerated keys by the name Params takes."""
+    if key in _ENUMS:
+        for name, v in _NAMED[key].items():
+            if v == value:
+                return name
+    if key == "normalize":
+        names = [n for n, bit in _NORMALIZE.items() if bit and int(value) & bit]
+        rest = int(value) & ~sum(_NORMALIZE.values())
+        if not rest:
+            return ",".join(names) or "none"
+    return value
+
+
+def _allowed(key: str) -> str:
+    """The values a key takes, for error messages (from Params.bounds)."""
+    if key in _NAMED:
+        return "one of " + ", ".join("%r (%d)" % kv for kv in _NAMED[key].items())
+    if key == "normalize":
+        return ("flags %s, as names joined by commas, a list of names or their sum"
+                % ", ".join("%r (%d)" % kv for kv in _NORMALIZE.items() if kv[1]))
+    lo, hi = Params.bounds(key)
+    if key == "hash_bits":
+        return "32 or 64"
+    if key == "threshold":
+        return "in (%g, %g]" % (lo, hi)
+    if key in ("bands", "rows"):
+        return "%d .. %d, with bands x rows <= num_perm (0: derived from the threshold)" % (
+            lo, hi)
+    if _IS_DOUBLE[key]:
+        return "in [%g, %g]" % (lo, hi)
+    return "%d .. %d" % (lo, hi)
+
+
+def _in_bounds(key: str, value: Union[int, float]) -> bool:
+    lo, hi = Params.bounds(key)
+    return (lo < value if key == "threshold" else lo <= value) and value <= hi
+
+
 class Params(_Handle):
     """The hash contract: how text becomes shingles, signatures and bands.
 
-    Keyword names are the C key names (``simlsh_params_key_name``): ``unit``,
-    ``k``, ``normalize``, ``utf8_policy``, ``seed``, ``hash_bits``,
-    ``num_perm``, ``scheme``, ``bands``, ``rows``, ``store_signatures``,
-    ``isa``, ``threshold``, ``fp_weight``, ``fn_weight``. Defaults are the
-    library's. Enumerated keys also take the names simlsh-dedup uses
-    (``unit="word"``, ``scheme="classic"``, ``normalize="lower,space"`` or
-    ``["lower", "space"]``); reading gives the integer. Objects copy their
-    params, so changing params later never affects them.
+    Keyword names are the C key names (``simlsh_params_key_name``); a
+    keyword left at None keeps the library's default:
+
+    - ``unit``: what a shingle is k of, ``"byte"``, ``"char"`` (default) or
+      ``"word"`` (:class:`Unit`);
+    - ``k``: shingle length, 1 .. 64 (default 5);
+    - ``normalize``: flags applied before shingling, ``"lower"``,
+      ``"space"``, ``"punct"``, ``"casefold"``, ``"nfkc"`` joined by
+      commas, a list of them, or an int (:class:`Normalize`; default none);
+    - ``utf8_policy``: ``"replace"`` (default) or ``"reject"`` invalid UTF-8;
+    - ``seed``: hash seed, 0 .. 2^32-1; ``hash_bits``: 32 or 64;
+    - ``num_perm``: signature length, 1 .. 1024 (default 128);
+    - ``scheme``: ``"oph"`` (one-permutation hashing, default) or
+      ``"classic"`` MinHash;
+    - ``bands``, ``rows``: the LSH banding, bands x rows <= num_perm; both 0
+      (default) derive it from ``threshold`` and the weights;
+    - ``store_signatures``: whether an index keeps signatures (needed to
+      verify, score and remove), default True;
+    - ``isa``: ``"auto"``, ``"scalar"``, ``"avx2"``, ``"avx512"`` (speed only);
+    - ``threshold``: Jaccard similarity of a match, in (0, 1] (default 0.8);
+    - ``fp_weight``, ``fn_weight``: weights of false positives and false
+      negatives when the banding is derived, 0 .. 10^6 (default 0.5 each).
+
+    Reading an enumerated key gives its enum (an int that shows its name);
+    ``repr`` shows the names Params takes. A value out of range raises
+    InvalidArgument naming the allowed range (:meth:`bounds`); an unknown
+    keyword is a TypeError. Keys of a later library are set with
+    :meth:`set`. Objects copy their params, so changing params later never
+    affects them.
 
     >>> p = Params(unit="word", k=3, threshold=0.5)
     >>> p.k, p["threshold"]
     (3, 0.5)
+
+    Threads: any mix of threads may share a Params. :meth:`set` is a write
+    (exclusive); every other call reads and may run concurrently.
     """
 
     __slots__ = ()
     _free = lib.simlsh_params_free
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, unit: Union[str, int, None] = None, k: Optional[int] = None,
+                 normalize: Union[str, Sequence[str], int, None] = None,
+                 utf8_policy: Union[str, int, None] = None, seed: Optional[int] = None,
+                 hash_bits: Optional[int] = None, num_perm: Optional[int] = None,
+                 scheme: Union[str, int, None] = None, bands: Optional[int] = None,
+                 rows: Optional[int] = None, store_signatures: Union[bool, int, None] = None,
+                 isa: Union[str, int, None] = None, threshold: Optional[float] = None,
+                 fp_weight: Optional[float] = None,
+                 fn_weight: Optional[float] = None) -> None:
         h = _out()
         check(lib.simlsh_params_new(ctypes.byref(h), None), "Params")
         self._h = h
-        for key, value in kwargs.items():
-            self.set(key, value)
+        self._apply(dict(unit=unit, k=k, normalize=normalize, utf8_policy=utf8_policy,
+                         seed=seed, hash_bits=hash_bits, num_perm=num_perm, scheme=scheme,
+                         bands=bands, rows=rows, store_signatures=store_signatures, isa=isa,
+                         threshold=threshold, fp_weight=fp_weight, fn_weight=fn_weight))
+
+    def _apply(self, values: Dict[str, Any]) -> None:
+        for key, value in values.items():
+            if value is not None:
+                self.set(key, value)
 
     @classmethod
     def _wrap(cls, h: ctypes.c_void_p) -> "Params":
@@ -233,25 +416,42 @@ class Params(_Handle):
         are then unchanged)."""
         k = self._key(key)
         if _IS_DOUBLE[key]:
+            if isinstance(value, (str, bytes)):
+                raise InvalidArgument("%s: %r is not a number" % (key, value))
             try:
                 v = float(value)
             except (TypeError, ValueError):
                 raise InvalidArgument("%s: %r is not a number" % (key, value)) from None
-            check(lib.simlsh_params_set_double(self._h, k, v), "%s=%r" % (key, value))
+            with self._lock.write:
+                rc = lib.simlsh_params_set_double(self._h, k, v)
         else:
-            check(lib.simlsh_params_set_int(self._h, k, _int_value(key, value)),
-                  "%s=%r" % (key, value))
+            v = _int_value(key, value)  # type: ignore[assignment]
+            with self._lock.write:
+                rc = lib.simlsh_params_set_int(self._h, k, v)
+        if rc == InvalidArgument.code:
+            what = "%s=%r" % (key, value)
+            if v != v or not _in_bounds(key, v) or key == "hash_bits":
+                raise InvalidArgument("%s: out of range: %s must be %s" % (what, key,
+                                                                           _allowed(key)))
+            raise InvalidArgument("%s: does not go with the other params (%s)%s" % (
+                what, ", ".join("%s=%r" % (n, _shown(n, self.get(n)))
+                                for n in ("unit", "normalize")),
+                ": the byte unit takes no casefold or nfkc normalisation"
+                if key in ("unit", "normalize") else ""))
+        check(rc, "%s=%r" % (key, value))
 
     def get(self, key: str) -> Union[int, float]:
         """The value of one key (an int, or a float for double keys)."""
         k = self._key(key)
         if _IS_DOUBLE[key]:
             d = ctypes.c_double()
-            check(lib.simlsh_params_get_double(self._h, k, ctypes.byref(d)), key)
+            with self._lock.read:
+                check(lib.simlsh_params_get_double(self._h, k, ctypes.byref(d)), key)
             return d.value
         i = ctypes.c_int64()
-        check(lib.simlsh_params_get_int(self._h, k, ctypes.byref(i)), key)
-        return i.value
+        with self._lock.read:
+            check(lib.simlsh_params_get_int(self._h, k, ctypes.byref(i)), key)
+        return _typed(key, i.value)
 
     __getitem__ = get
 
@@ -261,13 +461,15 @@ class Params(_Handle):
         raise AttributeError(name)
 
     def to_dict(self) -> Dict[str, Union[int, float]]:
-        """Every key and its value."""
-        return {name: self.get(name) for name in KEYS}
+        """Every key and its value (one consistent snapshot)."""
+        with self._lock.read:
+            return {name: self.get(name) for name in KEYS}
 
     def copy(self) -> "Params":
         """An independent copy."""
         h = _out()
-        check(lib.simlsh_params_copy(ctypes.byref(h), self._h), "Params.copy")
+        with self._lock.read:
+            check(lib.simlsh_params_copy(ctypes.byref(h), self._h), "Params.copy")
         return Params._wrap(h)
 
     __copy__ = copy
@@ -275,11 +477,21 @@ class Params(_Handle):
     def __deepcopy__(self, memo: Any) -> "Params":
         return self.copy()
 
-    def replace(self, **kwargs: Any) -> "Params":
-        """A copy with some keys changed."""
+    def replace(self, *, unit: Union[str, int, None] = None, k: Optional[int] = None,
+                normalize: Union[str, Sequence[str], int, None] = None,
+                utf8_policy: Union[str, int, None] = None, seed: Optional[int] = None,
+                hash_bits: Optional[int] = None, num_perm: Optional[int] = None,
+                scheme: Union[str, int, None] = None, bands: Optional[int] = None,
+                rows: Optional[int] = None, store_signatures: Union[bool, int, None] = None,
+                isa: Union[str, int, None] = None, threshold: Optional[float] = None,
+                fp_weight: Optional[float] = None,
+                fn_weight: Optional[float] = None) -> "Params":
+        """A copy with the keys given (not None) changed; as the constructor."""
         p = self.copy()
-        for key, value in kwargs.items():
-            p.set(key, value)
+        p._apply(dict(unit=unit, k=k, normalize=normalize, utf8_policy=utf8_policy,
+                      seed=seed, hash_bits=hash_bits, num_perm=num_perm, scheme=scheme,
+                      bands=bands, rows=rows, store_signatures=store_signatures, isa=isa,
+                      threshold=threshold, fp_weight=fp_weight, fn_weight=fn_weight))
         return p
 
     def fingerprint(self, scope: str = "index") -> int:
@@ -290,7 +502,8 @@ class Params(_Handle):
         except KeyError:
             raise InvalidArgument("scope must be one of %s" % ", ".join(_SCOPES)) from None
         out = ctypes.c_uint64()
-        check(lib.simlsh_params_fingerprint(ctypes.byref(out), self._h, s), "fingerprint")
+        with self._lock.read:
+            check(lib.simlsh_params_fingerprint(ctypes.byref(out), self._h, s), "fingerprint")
         return out.value
 
     def bands_rows(self) -> Tuple[int, int]:
@@ -318,7 +531,10 @@ class Params(_Handle):
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return "Params(%s)" % ", ".join("%s=%r" % kv for kv in self.to_dict().items())
+        """Every key, enumerated ones by name: ``Params(unit='char', k=5,
+        normalize='none', ...)``, which evaluates to equal params."""
+        return "Params(%s)" % ", ".join("%s=%r" % (k, _shown(k, v))
+                                        for k, v in self.to_dict().items())
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (_params_from_dict, (self.to_dict(),))
@@ -328,7 +544,7 @@ def _params_from_dict(d: Dict[str, Any]) -> Params:
     p = Params()
     # bands and rows last: they are checked against num_perm
     for key in sorted(d, key=lambda k: k in ("bands", "rows")):
-        p.set(key, d[key])
+        p.set(key, int(d[key]) if isinstance(d[key], enum.Enum) else d[key])
     return p
 
 
@@ -357,6 +573,10 @@ class ShingleSet(_Handle):
     ``text`` is ``str`` (always encoded UTF-8) or bytes-like; more text can be
     added with :meth:`update` (each call is one document: shingles never span
     two calls).
+
+    Threads: any mix of threads may share a ShingleSet. :meth:`update` and
+    :meth:`update_features` are writes (exclusive); every other call reads
+    and may run concurrently.
     """
 
     __slots__ = ()
@@ -364,7 +584,8 @@ class ShingleSet(_Handle):
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_shingleset_new(ctypes.byref(h), params._h), "ShingleSet")
+        with params._lock.read:
+            check(lib.simlsh_shingleset_new(ctypes.byref(h), params._h), "ShingleSet")
         self._h = h
         if text is not None:
             self.update(text)
@@ -378,53 +599,63 @@ class ShingleSet(_Handle):
     def update(self, text: Text) -> "ShingleSet":
         """Add the shingles of one document; returns self."""
         buf, n = as_bytes(text)
-        check(lib.simlsh_shingleset_add_text(self._h, buf, n), "ShingleSet.update")
+        with self._lock.write:
+            check(lib.simlsh_shingleset_add_text(self._h, buf, n), "ShingleSet.update")
         return self
 
     def update_features(self, features: Any) -> "ShingleSet":
         """Add raw 64-bit features (see simlsh_hash_bytes)."""
         f = np.ascontiguousarray(features, dtype=np.uint64)
-        check(lib.simlsh_shingleset_add_features(self._h, f.ctypes.data, f.size), "features")
+        with self._lock.write:
+            check(lib.simlsh_shingleset_add_features(self._h, f.ctypes.data, f.size),
+                  "features")
         return self
 
     def __len__(self) -> int:
         n = ctypes.c_size_t()
-        check(lib.simlsh_shingleset_count(ctypes.byref(n), self._h), "ShingleSet")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_count(ctypes.byref(n), self._h), "ShingleSet")
         return n.value
 
     @property
     def hashes(self) -> np.ndarray:
         """The distinct shingle hashes, sorted (uint64)."""
         n = ctypes.c_size_t()
-        check(lib.simlsh_shingleset_hashes(None, 0, ctypes.byref(n), self._h), "hashes")
-        out = np.empty(n.value, dtype=np.uint64)
-        check(lib.simlsh_shingleset_hashes(out.ctypes.data, out.size, ctypes.byref(n), self._h),
-              "hashes")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_hashes(None, 0, ctypes.byref(n), self._h), "hashes")
+            out = np.empty(n.value, dtype=np.uint64)
+            check(lib.simlsh_shingleset_hashes(out.ctypes.data, out.size, ctypes.byref(n),
+                                               self._h), "hashes")
         return out
 
     def jaccard(self, other: "ShingleSet") -> float:
         """Exact Jaccard similarity |A & B| / |A | B| (two empty sets give 1)."""
         d = ctypes.c_double()
-        check(lib.simlsh_shingleset_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        with hold(read=(self, other)):
+            check(lib.simlsh_shingleset_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
         return d.value
 
     def containment(self, other: "ShingleSet") -> float:
         """|A & B| / |A|: how much of this set is in ``other``."""
         d = ctypes.c_double()
-        check(lib.simlsh_shingleset_containment(ctypes.byref(d), self._h, other._h),
-              "containment")
+        with hold(read=(self, other)):
+            check(lib.simlsh_shingleset_containment(ctypes.byref(d), self._h, other._h),
+                  "containment")
         return d.value
 
     @property
     def params(self) -> Params:
+        """A copy of the set's contract (a new Params)."""
         h = _out()
-        check(lib.simlsh_shingleset_params(ctypes.byref(h), self._h), "params")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_params(ctypes.byref(h), self._h), "params")
         return Params._wrap(h)
 
     def copy(self) -> "ShingleSet":
         """An independent copy."""
         h = _out()
-        check(lib.simlsh_shingleset_copy(ctypes.byref(h), self._h), "copy")
+        with self._lock.read:
+            check(lib.simlsh_shingleset_copy(ctypes.byref(h), self._h), "copy")
         return ShingleSet._wrap(h)
 
     __copy__ = copy
@@ -433,7 +664,8 @@ class ShingleSet(_Handle):
         return self.copy()
 
     def __bytes__(self) -> bytes:
-        return _save(lib.simlsh_shingleset_save, self._h, "ShingleSet save")
+        with self._lock.read:
+            return _save(lib.simlsh_shingleset_save, self._h, "ShingleSet save")
 
     @classmethod
     def load(cls, data: Any) -> "ShingleSet":
@@ -463,6 +695,11 @@ class Signature(_Handle):
 
     ``bytes(sig)`` and :meth:`load` use the stable format of
     ``simlsh_signature_save``; pickling goes through it too.
+
+    Threads: any mix of threads may share a Signature. The ``update*``
+    methods, :meth:`merge` and :meth:`clear` are writes (exclusive); every
+    other call, inserting it into an index and querying with it included,
+    reads and may run concurrently.
     """
 
     __slots__ = ()
@@ -470,7 +707,8 @@ class Signature(_Handle):
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
+        with params._lock.read:
+            check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
         self._h = h
         if text is not None:
             self.update(text)
@@ -489,62 +727,122 @@ class Signature(_Handle):
         their values (``simlsh_signature_from_values``)."""
         v = _u32(values, "from_values")
         if v.ndim != 1:
-            raise InvalidArgument("from_values: values must be one-dimensional")
+            raise InvalidArgument("from_values: values must be one-dimensional, not of "
+                                  "shape %s" % (v.shape,))
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
-                                               v.ctypes.data, v.size), "from_values")
+        with params._lock.read:
+            rc = lib.simlsh_signature_from_values(ctypes.byref(h), params._h,
+                                                  v.ctypes.data, v.size)
+            if rc == InvalidArgument.code:
+                num_perm = params.get("num_perm")
+                if v.size != num_perm:
+                    raise InvalidArgument("from_values: %d values; expected num_perm = %d"
+                                          % (v.size, num_perm))
+                raise InvalidArgument("from_values: values must be all below 2^32-1, or "
+                                      "all 2^32-1 (the empty signature)")
+            check(rc, "from_values")
         return cls._wrap(h)
 
     def update(self, text: Text) -> "Signature":
-        """Add one document; returns self. With ``utf8_policy="reject"``,
-        invalid UTF-8 raises InvalidUTF8 and changes nothing."""
+        """Add one whole document: its text is normalised and cut into
+        k-shingles, and every shingle is added; returns self. This is not
+        datasketch's ``MinHash.update`` (which adds one token): for tokens
+        use :meth:`update_tokens` (or ``simlsh.datasketch.MinHash``). Same
+        as :meth:`update_text`. With ``utf8_policy="reject"``, invalid UTF-8
+        raises InvalidUTF8 and changes nothing."""
+        if isinstance(text, (list, tuple)):
+            raise TypeError("Signature.update: one document's text (str or bytes-like), "
+                            "not %s; for tokens use update_tokens" % type(text).__name__)
         buf, n = as_bytes(text)
-        check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
+        with self._lock.write:
+            check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
         return self
 
+    def update_text(self, text: Text) -> "Signature":
+        """Add one whole document's shingles (the same as :meth:`update`,
+        under a name that says so); returns self."""
+        return self.update(text)
+
+    def update_tokens(self, tokens: Sequence[Text]) -> "Signature":
+        """Add each token as one set element, as it is: no normalisation, no
+        shingling (datasketch's ``update``, one call for many tokens).
+        Each token (str, encoded UTF-8, or bytes-like) is hashed with the
+        params' hash (:func:`hash_bytes`) and added as a feature, so equal
+        token sets give equal signatures. A single str is a TypeError (it
+        would be one token per character); returns self."""
+        toks = _sequence(tokens, "update_tokens", "tokens")
+        p = self.params
+        out = np.empty(len(toks), dtype=np.uint64)
+        hb, ph = lib.simlsh_hash_bytes, p._h
+        cell = ctypes.c_uint64()
+        pcell = ctypes.byref(cell)
+        for j, t in enumerate(toks):
+            try:
+                buf, n = as_bytes(t)
+            except TypeError:
+                raise TypeError("update_tokens: token %d must be str or bytes-like, not %s"
+                                % (j, type(t).__name__)) from None
+            check(hb(pcell, ph, buf, n), "update_tokens: token %d" % j)
+            out[j] = cell.value
+        return self.update_features(out)
+
     def update_features(self, features: Any) -> "Signature":
-        """Add raw 64-bit features, as ShingleSet.update_features."""
+        """Add raw 64-bit features (hashes you made, e.g. with
+        :func:`hash_bytes`), as ShingleSet.update_features; returns self."""
+        if isinstance(features, _ONE_TEXT):
+            raise TypeError("update_features: 64-bit integers, not %s; for text use "
+                            "update_text, for tokens update_tokens" % type(features).__name__)
         f = np.ascontiguousarray(features, dtype=np.uint64)
-        check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size), "features")
+        with self._lock.write:
+            check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size),
+                  "features")
         return self
 
     def update_shingles(self, shingles: ShingleSet) -> "Signature":
         """Add every shingle of a ShingleSet made with the same contract."""
-        check(lib.simlsh_signature_add_shingleset(self._h, shingles._h), "update_shingles")
+        with hold(write=(self,), read=(shingles,)):
+            check(lib.simlsh_signature_add_shingleset(self._h, shingles._h), "update_shingles")
         return self
 
     def merge(self, other: "Signature") -> "Signature":
         """Become the signature of the union with ``other``; returns self."""
-        check(lib.simlsh_signature_merge(self._h, other._h), "merge")
+        with hold(write=(self,), read=(other,)):
+            check(lib.simlsh_signature_merge(self._h, other._h), "merge")
         return self
 
     def clear(self) -> "Signature":
         """Back to the empty signature; returns self."""
-        check(lib.simlsh_signature_clear(self._h), "clear")
+        with self._lock.write:
+            check(lib.simlsh_signature_clear(self._h), "clear")
         return self
 
     def jaccard(self, other: "Signature") -> float:
         """Estimated Jaccard similarity: the fraction of equal values."""
         d = ctypes.c_double()
-        check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        with hold(read=(self, other)):
+            check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
         return d.value
 
     @property
     def num_perm(self) -> int:
-        return check(lib.simlsh_signature_num_perm(self._h))
+        """The number of values (the params' num_perm)."""
+        with self._lock.read:
+            return check(lib.simlsh_signature_num_perm(self._h))
 
     @property
     def empty(self) -> bool:
         """True when nothing was added (all values 2^32-1)."""
-        return check(lib.simlsh_signature_is_empty(self._h)) == 1
+        with self._lock.read:
+            return check(lib.simlsh_signature_is_empty(self._h)) == 1
 
     @property
     def values(self) -> np.ndarray:
         """The num_perm values (densified for OPH) as a new uint32 array."""
-        out = np.empty(self.num_perm, dtype=np.uint32)
         n = ctypes.c_size_t()
-        check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n), self._h),
-              "values")
+        with self._lock.read:
+            out = np.empty(self.num_perm, dtype=np.uint32)
+            check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n),
+                                              self._h), "values")
         return out
 
     def band_keys(self, bands: Optional[int] = None, rows: Optional[int] = None) -> np.ndarray:
@@ -558,26 +856,33 @@ class Signature(_Handle):
         if bands < 1 or rows < 1:
             raise InvalidArgument("band_keys: bands and rows must be at least 1")
         out = np.empty(bands, dtype=np.uint64)
-        check(lib.simlsh_signature_band_keys(out.ctypes.data, out.size, self._h, bands, rows),
-              "band_keys")
+        with self._lock.read:
+            check(lib.simlsh_signature_band_keys(out.ctypes.data, out.size, self._h, bands,
+                                                 rows), "band_keys")
         return out
 
     @property
     def params(self) -> Params:
+        """A copy of the signature's contract (a new Params)."""
         h = _out()
-        check(lib.simlsh_signature_params(ctypes.byref(h), self._h), "params")
+        with self._lock.read:
+            check(lib.simlsh_signature_params(ctypes.byref(h), self._h), "params")
         return Params._wrap(h)
 
     @property
     def fingerprint(self) -> int:
+        """The 64-bit contract fingerprint of the signature scope: signatures
+        with different ones never compare or mix (ContractMismatch)."""
         out = ctypes.c_uint64()
-        check(lib.simlsh_signature_fingerprint(ctypes.byref(out), self._h), "fingerprint")
+        with self._lock.read:
+            check(lib.simlsh_signature_fingerprint(ctypes.byref(out), self._h), "fingerprint")
         return out.value
 
     def copy(self) -> "Signature":
         """An independent copy."""
         h = _out()
-        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
+        with self._lock.read:
+            check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
         return Signature._wrap(h)
 
     __copy__ = copy
@@ -586,7 +891,8 @@ class Signature(_Handle):
         return self.copy()
 
     def __bytes__(self) -> bytes:
-        return _save(lib.simlsh_signature_save, self._h, "Signature save")
+        with self._lock.read:
+            return _save(lib.simlsh_signature_save, self._h, "Signature save")
 
     @classmethod
     def load(cls, data: Any) -> "Signature":
@@ -603,14 +909,16 @@ class Signature(_Handle):
         """Same contract, same values (and both empty or both not)."""
         if not isinstance(other, Signature):
             return NotImplemented
-        return (self.fingerprint == other.fingerprint and self.empty == other.empty
-                and bool(np.array_equal(self.values, other.values)))
+        with hold(read=(self, other)):
+            return (self.fingerprint == other.fingerprint and self.empty == other.empty
+                    and bool(np.array_equal(self.values, other.values)))
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return "<simlsh.Signature num_perm=%d%s>" % (self.num_perm,
-                                                      " empty" if self.empty else "")
+        with self._lock.read:
+            return "<simlsh.Signature num_perm=%d%s>" % (self.num_perm,
+                                                          " empty" if self.empty else "")
 
 
 def _threads(threads: int) -> int:
@@ -631,8 +939,10 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
     (``invalid="empty"``)."""
     if invalid not in ("raise", "empty"):
         raise InvalidArgument('sign_batch: invalid must be "raise" or "empty"')
-    params = _params_arg(params)
-    texts = texts if isinstance(texts, (list, tuple)) else list(texts)
+    # A private copy: another thread may change the caller's params, and the
+    # workers below must not wait for its lock while this thread holds it.
+    params = _params_arg(params).copy()
+    texts = _sequence(texts, "sign_batch")
     n, P_ = len(texts), params.get("num_perm")
     out = np.empty((n, P_), dtype=np.uint32)
     if n == 0:
@@ -641,7 +951,14 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
     if _sign_batch_c is not None:
         # One buffer and two numpy arrays instead of a ctypes object per
         # document: the per-document cost stays far below the signing's.
-        blobs = [_as_blob(t) for t in texts]
+        try:
+            blobs = [_as_blob(t) for t in texts]
+        except TypeError:
+            for i, t in enumerate(texts):
+                if not isinstance(t, _ONE_TEXT):
+                    raise TypeError("sign_batch: document %d: text must be str or "
+                                    "bytes-like, not %s" % (i, type(t).__name__)) from None
+            raise
         lens = np.fromiter(map(len, blobs), dtype=np.uintp, count=n)
         blob = b"".join(blobs)
         offs = np.zeros(n, dtype=np.uintp)
@@ -651,9 +968,10 @@ def sign_batch(texts: Sequence[Text], params: Optional[Params] = None, threads: 
                            lens.ctypes.data, n, nt)
         if rc == 0:
             return out
-        if not (rc == _lib.InvalidUTF8.code and invalid == "empty"):
+        if rc != _lib.InvalidUTF8.code:
             check(rc, "sign_batch")
-        # some document is invalid: find which, one by one, below
+        # some document is invalid: find which, one by one, below (to name
+        # it in the error, or to give it an empty row)
     bufs = [as_bytes(t) for t in texts]
     nt = min(nt, max(1, n // 64))
     base = out.ctypes.data
@@ -699,7 +1017,7 @@ def band_keys(values: Any, params: Optional[Params] = None, bands: Optional[int]
     ``Signature.from_values(params, values[i]).band_keys(bands, rows)``.
     Bands and rows default to the params' (as an index would resolve them).
     An empty row raises EmptyInput; drop them first with :func:`empty_rows`."""
-    params = _params_arg(params)
+    params = _params_arg(params).copy()  # private: no lock needed below
     v = _u32(values, "band_keys")
     if v.ndim != 2:
         raise InvalidArgument("band_keys: values must be an (n, num_perm) matrix")
@@ -736,8 +1054,15 @@ def band_keys(values: Any, params: Optional[Params] = None, bands: Optional[int]
 
 
 class _Results(_Handle):
+    """A results object, private to the call that makes it: no lock."""
+
     __slots__ = ()
     _free = lib.simlsh_results_free
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = object.__new__(cls)
+        obj._lock = None
+        return obj
 
     def __init__(self) -> None:
         h = _out()
@@ -756,6 +1081,20 @@ class _Results(_Handle):
         return (col(lib.simlsh_results_a(self._h), ctypes.c_uint64, np.uint64),
                 col(lib.simlsh_results_b(self._h), ctypes.c_uint64, np.uint64),
                 col(lib.simlsh_results_scores(self._h), ctypes.c_double, np.float64))
+
+    # One query's few rows: plain lists, without numpy's per-array cost,
+    # which would otherwise outweigh the query itself and hold the GIL.
+    def ids(self) -> List[int]:
+        """Column a as a list."""
+        n = lib.simlsh_results_count(self._h)
+        return list((ctypes.c_uint64 * n).from_address(lib.simlsh_results_a(self._h))) \
+            if n else []
+
+    def scores(self) -> List[float]:
+        """The scores as a list."""
+        n = lib.simlsh_results_count(self._h)
+        return list((ctypes.c_double * n).from_address(lib.simlsh_results_scores(self._h))) \
+            if n else []
 
     def offsets(self, nq: int) -> List[int]:
         out, o = [], ctypes.c_size_t()
@@ -785,16 +1124,32 @@ class Index(_Handle):
     ``verify=True`` (the default of the calls that take it) keeps only
     candidates whose estimated similarity reaches the params' threshold; it
     needs stored signatures (``store_signatures=1``, the default).
+
+    Threads: any mix of threads may call any methods. Writes (insert,
+    insert_batch, remove, clear, merge into this index) run one at a time
+    and never alongside a read; reads (queries, pairs, cluster, keys, len,
+    signature, copy, save, to_bytes, pickling) run concurrently with each
+    other, the library working with the GIL released.
     """
 
-    __slots__ = ("_str", "_key_of", "_id_of", "_next")
+    __slots__ = ("_str", "_key_of", "_id_of", "_next", "_umutex")
     _free = lib.simlsh_index_free
 
     def __init__(self, params: Optional[Params] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
-        check(lib.simlsh_index_new(ctypes.byref(h), params._h), "Index")
+        with params._lock.read:
+            check(lib.simlsh_index_new(ctypes.byref(h), params._h), "Index")
         self._h = h
         self._init_keys()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        ix = _Handle.__new__(cls)
+        # Saving stores the str-key table in the index's user data, a write
+        # that readers make: this mutex keeps two of them (and the other
+        # readers of the user data: copy, memory) apart, under the shared
+        # lock. Queries never read the user data.
+        ix._umutex = threading.RLock()
+        return ix
 
     def _init_keys(self) -> None:
         self._str: Optional[bool] = None  # undecided until the first key
@@ -835,63 +1190,78 @@ class Index(_Handle):
             raise InvalidArgument("int keys must be in 0 .. 2^64-1")
         return k
 
-    def _keys_of(self, ids: np.ndarray) -> List[Any]:
+    def _keys_of(self, ids: Any) -> List[Any]:
+        """Keys of ids (a numpy array or a list of int)."""
+        if not isinstance(ids, list):
+            ids = ids.tolist()
         if self._str:
             ko = self._key_of
-            return [ko[i] for i in ids.tolist()]
-        return ids.tolist()
+            return [ko[i] for i in ids]
+        return ids
 
     # ---- properties
     @property
     def params(self) -> Params:
         """The index's contract with bands and rows resolved."""
         h = _out()
-        check(lib.simlsh_index_params(ctypes.byref(h), self._h), "params")
+        with self._lock.read:
+            check(lib.simlsh_index_params(ctypes.byref(h), self._h), "params")
         return Params._wrap(h)
 
     @property
     def bands(self) -> int:
+        """Number of LSH bands (resolved from the params)."""
         return self._bands()[0]
 
     @property
     def rows(self) -> int:
+        """Rows per band (resolved from the params)."""
         return self._bands()[1]
 
     def _bands(self) -> Tuple[int, int]:
         b, r = ctypes.c_uint32(), ctypes.c_uint32()
-        check(lib.simlsh_index_bands(ctypes.byref(b), ctypes.byref(r), self._h), "bands")
+        with self._lock.read:
+            check(lib.simlsh_index_bands(ctypes.byref(b), ctypes.byref(r), self._h), "bands")
         return b.value, r.value
 
     @property
     def fingerprint(self) -> int:
+        """The 64-bit contract fingerprint of the index scope: only
+        signatures of the same contract go in, and indexes merge only with
+        equal fingerprints."""
         out = ctypes.c_uint64()
-        check(lib.simlsh_index_fingerprint(ctypes.byref(out), self._h), "fingerprint")
+        with self._lock.read:
+            check(lib.simlsh_index_fingerprint(ctypes.byref(out), self._h), "fingerprint")
         return out.value
 
     def memory(self) -> int:
         """Bytes the index holds."""
         t = ctypes.c_size_t()
-        check(lib.simlsh_index_memory(ctypes.byref(t), None, self._h), "memory")
+        with self._lock.read, self._umutex:
+            check(lib.simlsh_index_memory(ctypes.byref(t), None, self._h), "memory")
         return t.value
 
     def __len__(self) -> int:
         n = ctypes.c_size_t()
-        check(lib.simlsh_index_count(ctypes.byref(n), self._h), "len")
+        with self._lock.read:
+            check(lib.simlsh_index_count(ctypes.byref(n), self._h), "len")
         return n.value
 
     def __contains__(self, key: object) -> bool:
-        try:
-            i = self._lookup(key)
-        except (TypeError, InvalidArgument):
-            return False
-        return i is not None and check(lib.simlsh_index_contains(self._h, i)) == 1
+        with self._lock.read:
+            try:
+                i = self._lookup(key)
+            except (TypeError, InvalidArgument):
+                return False
+            return i is not None and check(lib.simlsh_index_contains(self._h, i)) == 1
 
     def keys(self) -> List[Key]:
         """Every key, in id order (for str keys: insertion order)."""
-        if self._str:
-            return [self._key_of[i] for i in sorted(self._key_of)]
-        res = _Results()
-        check(lib.simlsh_index_cluster(res._h, self._h, 0), "keys")
+        with self._lock.read:
+            if self._str:
+                return [self._key_of[i] for i in sorted(self._key_of)]
+            res = _Results()
+            check(lib.simlsh_index_cluster(res._h, self._h, 0), "keys")
         return res.columns()[0].tolist()
 
     # ---- mutation
@@ -899,6 +1269,13 @@ class Index(_Handle):
         """Insert ``sig`` under ``key``. AlreadyExists when the key is
         present, EmptyInput for an empty signature, ContractMismatch for
         another contract; on error the index is unchanged."""
+        if not isinstance(sig, Signature):
+            raise TypeError("insert: sig must be a simlsh.Signature, not %s"
+                            % type(sig).__name__)
+        with hold(write=(self,), read=(sig,)):
+            self._insert(key, sig)
+
+    def _insert(self, key: Key, sig: Signature) -> None:
         is_str = self._kind(key)
         if is_str:
             if key in self._id_of:
@@ -918,23 +1295,36 @@ class Index(_Handle):
         gives) under keys[i]. All or nothing: a duplicate or present key, or
         an empty row, raises and leaves the index as it was. ``threads``
         (0: one per CPU) are used by libraries that insert in parallel."""
-        v = _u32(values, "insert_batch")
+        with self._lock.write:
+            self._insert_batch(keys, values, threads)
+
+    def _insert_batch(self, keys: Sequence[Key], values: Any, threads: int) -> None:
         if not isinstance(keys, np.ndarray):
-            keys = list(keys)
+            keys = _sequence(keys, "insert_batch", "keys")
+        v = _u32(values, "insert_batch")
         n = len(keys)
         if v.ndim != 2 or len(v) != n or (n and v.shape[1] != self._num_perm()):
-            raise InvalidArgument("insert_batch: values must be (len(keys), num_perm)")
+            raise InvalidArgument("insert_batch: values of shape %s; expected (len(keys), "
+                                  "num_perm) = (%d, %d)" % (v.shape, n, self._num_perm()))
         if n == 0:
             return
         is_str = self._kind(keys[0])
         if is_str:
-            if not all(isinstance(k, str) for k in keys):
-                raise TypeError("insert_batch: keys must be all str or all int")
+            for j, k in enumerate(keys):
+                if not isinstance(k, str):
+                    raise TypeError("insert_batch: keys must be all str or all int; row %d "
+                                    "is %s" % (j, type(k).__name__))
             if len(set(keys)) != n:
-                raise AlreadyExists("insert_batch: a key occurs twice")
-            for k in keys:
+                seen: Dict[Any, int] = {}
+                for j, k in enumerate(keys):
+                    if k in seen:
+                        raise AlreadyExists("insert_batch: rows %d and %d have the same key "
+                                            "%r" % (seen[k], j, k))
+                    seen[k] = j
+            for j, k in enumerate(keys):
                 if k in self._id_of:
-                    raise AlreadyExists("insert_batch %r: already exists" % (k,))
+                    raise AlreadyExists("insert_batch: row %d: key %r already exists"
+                                        % (j, k))
             ids = np.arange(self._next, self._next + n, dtype=np.uint64)
         else:
             if isinstance(keys, np.ndarray):
@@ -956,8 +1346,13 @@ class Index(_Handle):
             raise _lib.EmptyInput("insert_batch: row %d is an empty signature"
                                   % int(np.nonzero(empty)[0][0]))
         if _insert_values_c is not None:
-            check(_insert_values_c(self._h, ids.ctypes.data, v.ctypes.data, n,
-                                   _threads(threads)), "insert_batch")
+            rc = _insert_values_c(self._h, ids.ctypes.data, v.ctypes.data, n,
+                                  _threads(threads))
+            if rc == AlreadyExists.code:
+                self._name_present_row(ids, keys)
+            if rc == InvalidArgument.code:
+                self._name_bad_row(v)
+            check(rc, "insert_batch")
         else:
             self._insert_rows(ids, v)
         if is_str:
@@ -969,6 +1364,28 @@ class Index(_Handle):
 
     def _num_perm(self) -> int:
         return self.params.get("num_perm")  # type: ignore[return-value]
+
+    def _name_present_row(self, ids: np.ndarray, keys: Any) -> None:
+        """Raise AlreadyExists naming the first row whose key repeats or is
+        present (the library's batch says only that one is)."""
+        seen: Dict[int, int] = {}
+        for j, i in enumerate(ids.tolist()):
+            if i in seen:
+                raise AlreadyExists("insert_batch: rows %d and %d have the same key %r"
+                                    % (seen[i], j, keys[j]))
+            seen[i] = j
+            if lib.simlsh_index_contains(self._h, i) == 1:
+                raise AlreadyExists("insert_batch: row %d: key %r already exists"
+                                    % (j, keys[j]))
+
+    def _name_bad_row(self, v: np.ndarray) -> None:
+        """Raise InvalidArgument naming the first row that is no signature."""
+        p = self.params
+        for j, row in enumerate(v):
+            try:
+                Signature.from_values(p, row)
+            except InvalidArgument as e:
+                raise InvalidArgument("insert_batch: row %d: %s" % (j, e)) from None
 
     def _insert_rows(self, ids: np.ndarray, v: np.ndarray) -> None:
         """One insert per row, undone on error (the library's batch insert
@@ -1006,6 +1423,10 @@ class Index(_Handle):
 
     def remove(self, key: Key) -> None:
         """Remove ``key``; NotFound when absent (needs stored signatures)."""
+        with self._lock.write:
+            self._remove(key)
+
+    def _remove(self, key: Key) -> None:
         i = self._lookup(key)
         if i is None:
             raise NotFound("remove %r: not found" % (key,))
@@ -1016,26 +1437,30 @@ class Index(_Handle):
 
     def clear(self) -> None:
         """Remove every key (the kind of key is free again)."""
-        check(lib.simlsh_index_clear(self._h), "clear")
-        self._init_keys()
+        with self._lock.write:
+            check(lib.simlsh_index_clear(self._h), "clear")
+            self._init_keys()
 
     def signature(self, key: Key) -> Signature:
         """The stored signature of ``key`` (``simlsh_index_signature``)."""
-        i = self._lookup(key)
-        if i is None:
-            raise NotFound("signature %r: not found" % (key,))
         h = _out()
-        check(lib.simlsh_index_signature(ctypes.byref(h), self._h, i), "signature %r" % (key,))
+        with self._lock.read:
+            i = self._lookup(key)
+            if i is None:
+                raise NotFound("signature %r: not found" % (key,))
+            check(lib.simlsh_index_signature(ctypes.byref(h), self._h, i),
+                  "signature %r" % (key,))
         return Signature._wrap(h)
 
     def copy(self) -> "Index":
         """An independent snapshot (``simlsh_index_copy``): query it while
         this index is written."""
         h = _out()
-        check(_needs(_copy_c, "simlsh_index_copy")(ctypes.byref(h), self._h), "copy")
-        ix = Index._wrap(h)
-        ix._str, ix._next = self._str, self._next
-        ix._key_of, ix._id_of = dict(self._key_of), dict(self._id_of)
+        with self._lock.read, self._umutex:
+            check(_needs(_copy_c, "simlsh_index_copy")(ctypes.byref(h), self._h), "copy")
+            ix = Index._wrap(h)
+            ix._str, ix._next = self._str, self._next
+            ix._key_of, ix._id_of = dict(self._key_of), dict(self._id_of)
         return ix
 
     __copy__ = copy
@@ -1048,9 +1473,10 @@ class Index(_Handle):
         indexes of str keys cannot be merged (TypeError)."""
         if not isinstance(other, Index):
             raise TypeError("merge: an Index, not %s" % type(other).__name__)
-        if self._str or other._str:
-            raise TypeError("merge: only indexes of int keys merge")
-        check(_needs(_merge_c, "simlsh_index_merge")(self._h, other._h), "merge")
+        with hold(write=(self,), read=(other,)):
+            if self._str or other._str:
+                raise TypeError("merge: only indexes of int keys merge")
+            check(_needs(_merge_c, "simlsh_index_merge")(self._h, other._h), "merge")
 
     # ---- queries
     @overload
@@ -1068,16 +1494,21 @@ class Index(_Handle):
         (key, estimated Jaccard) pairs (-1.0 without stored signatures).
         ``threshold`` in (0, 1] replaces the params' for this call
         (``simlsh_index_query_v2``); the index is not changed."""
+        if not isinstance(sig, Signature):
+            raise TypeError("query: sig must be a simlsh.Signature, not %s"
+                            % type(sig).__name__)
         res = _Results()
         flags = QUERY_VERIFY if verify else 0
-        if threshold is None:
-            check(lib.simlsh_index_query(res._h, self._h, sig._h, flags), "query")
-        else:
-            check(_needs(_query_v2_c, "simlsh_index_query_v2")(
-                res._h, self._h, sig._h, flags, float(threshold)), "query")
-        a, _, s = res.columns()
-        keys = self._keys_of(a)
-        return list(zip(keys, s.tolist())) if scores else keys
+        with hold(read=(self, sig)):
+            if threshold is None:
+                check(lib.simlsh_index_query(res._h, self._h, sig._h, flags), "query")
+            else:
+                check(_needs(_query_v2_c, "simlsh_index_query_v2")(
+                    res._h, self._h, sig._h, flags, float(threshold)), "query")
+            keys = self._keys_of(res.ids())
+            if scores:
+                return list(zip(keys, res.scores()))
+        return keys
 
     def query_batch(self, queries: Any, verify: bool = True,
                     threshold: Optional[float] = None) -> List[List[Key]]:
@@ -1086,23 +1517,34 @@ class Index(_Handle):
         ``threshold``: as for :meth:`query`."""
         if isinstance(queries, (list, tuple)) and all(isinstance(q, Signature) for q in queries):
             sigs = list(queries)
+            shared = sigs  # the caller's: read-locked for the call
         else:
             v = _u32(queries, "query_batch")
-            if v.ndim != 2:
-                raise InvalidArgument("query_batch: values must be an (n, num_perm) matrix")
             p = self.params
-            sigs = [Signature.from_values(p, row) for row in v]
+            if v.ndim != 2 or (len(v) and v.shape[1] != p.get("num_perm")):
+                raise InvalidArgument("query_batch: a list of Signature or values of shape "
+                                      "(n, num_perm = %d), not %s"
+                                      % (p.get("num_perm"), v.shape))
+            sigs = []
+            for j, row in enumerate(v):
+                try:
+                    sigs.append(Signature.from_values(p, row))
+                except InvalidArgument as e:
+                    raise InvalidArgument("query_batch: row %d: %s" % (j, e)) from None
+            shared = []  # made here, seen by no other thread
         n = len(sigs)
         arr = (ctypes.c_void_p * max(n, 1))(*[s._h.value for s in sigs])
         res = _Results()
         flags = QUERY_VERIFY if verify else 0
-        if threshold is None:
-            check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags), "query_batch")
-        else:
-            check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
-                res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
-        a, _, _ = res.columns()
-        keys = self._keys_of(a)
+        with hold(read=[self] + shared):
+            if threshold is None:
+                check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags),
+                      "query_batch")
+            else:
+                check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
+                    res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
+            a, _, _ = res.columns()
+            keys = self._keys_of(a)
         off = res.offsets(n)
         return [keys[off[q]:off[q + 1]] for q in range(n)]
 
@@ -1110,20 +1552,23 @@ class Index(_Handle):
         """Candidate pairs (key_a, key_b, estimated Jaccard), each once, the
         smaller id first, sorted by ids; at most ``max_pairs`` (0: all)."""
         res = _Results()
-        check(lib.simlsh_index_pairs(res._h, self._h, QUERY_VERIFY if verify else 0, max_pairs),
-              "pairs")
-        a, b, s = res.columns()
-        return list(zip(self._keys_of(a), self._keys_of(b), s.tolist()))
+        with self._lock.read:
+            check(lib.simlsh_index_pairs(res._h, self._h, QUERY_VERIFY if verify else 0,
+                                         max_pairs), "pairs")
+            a, b, s = res.columns()
+            return list(zip(self._keys_of(a), self._keys_of(b), s.tolist()))
 
     def cluster(self, verify: bool = True) -> List[List[Key]]:
         """Every key in exactly one cluster (``simlsh_index_cluster``):
         clusters ordered by their smallest id, members in id order,
         singletons included."""
         res = _Results()
-        check(lib.simlsh_index_cluster(res._h, self._h, QUERY_VERIFY if verify else 0),
-              "cluster")
-        a, b, _ = res.columns()
-        return _groups_by_label(self._keys_of(a), b)
+        with self._lock.read:
+            check(lib.simlsh_index_cluster(res._h, self._h, QUERY_VERIFY if verify else 0),
+                  "cluster")
+            a, b, _ = res.columns()
+            keys = self._keys_of(a)
+        return _groups_by_label(keys, b)
 
     # ---- persistence
     # Str keys travel in the index's user data (simlsh_index_set_userdata),
@@ -1180,8 +1625,9 @@ class Index(_Handle):
     def to_bytes(self) -> bytes:
         """The index in the format of ``simlsh_index_save``, str keys in its
         user data."""
-        self._store_keys()
-        return _save(lib.simlsh_index_save, self._h, "Index save")
+        with self._lock.read, self._umutex:
+            self._store_keys()
+            return _save(lib.simlsh_index_save, self._h, "Index save")
 
     @classmethod
     def from_bytes(cls, data: Any) -> "Index":
@@ -1198,9 +1644,11 @@ class Index(_Handle):
         """Save to ``path`` atomically (``simlsh_index_save_file_v2``: a
         failed save leaves the old file). The file is a plain simlsh index
         that C programs load; str keys are in its user data."""
-        self._store_keys()
         err = ctypes.c_int()
-        rc = lib.simlsh_index_save_file_v2(ctypes.byref(err), self._h, os.fsencode(path), 0)
+        with self._lock.read, self._umutex:
+            self._store_keys()
+            rc = lib.simlsh_index_save_file_v2(ctypes.byref(err), self._h, os.fsencode(path),
+                                               0)
         if rc == _lib.IOFailure.code and err.value:
             raise _lib.IOFailure(err.value, "Index.save: %s" % os.strerror(err.value),
                                  os.fspath(path))
@@ -1224,8 +1672,9 @@ class Index(_Handle):
         return (Index.from_bytes, (self.to_bytes(),))
 
     def __repr__(self) -> str:
-        return "<simlsh.Index of %d documents, %d bands x %d rows>" % (
-            len(self), self.bands, self.rows)
+        with self._lock.read:
+            return "<simlsh.Index of %d documents, %d bands x %d rows>" % (
+                len(self), self.bands, self.rows)
 
 
 def _groups_by_label(keys: List[Any], labels: np.ndarray) -> List[List[Any]]:
@@ -1252,7 +1701,8 @@ def hash_bytes(data: Text, params: Optional[Params] = None) -> int:
     """Hash bytes as the shingler hashes a shingle (simlsh_hash_bytes)."""
     buf, n = as_bytes(data)
     out, params = ctypes.c_uint64(), _params_arg(params)
-    check(lib.simlsh_hash_bytes(ctypes.byref(out), params._h, buf, n), "hash_bytes")
+    with params._lock.read:
+        check(lib.simlsh_hash_bytes(ctypes.byref(out), params._h, buf, n), "hash_bytes")
     return out.value
 
 

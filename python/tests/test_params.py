@@ -41,12 +41,22 @@ def test_keywords_and_names():
     {"k": 0}, {"k": 65}, {"num_perm": 0}, {"num_perm": 1025}, {"threshold": 0.0},
     {"threshold": 1.5}, {"threshold": float("nan")}, {"hash_bits": 48}, {"unit": 3},
     {"unit": "sentence"}, {"normalize": "upper"}, {"seed": 2**32}, {"seed": -1},
-    {"k": "five"}, {"k": 5.5}, {"threshold": "high"}, {"no_such_key": 1},
+    {"k": "five"}, {"k": 5.5}, {"threshold": "high"},
     {"fp_weight": -1.0}, {"store_signatures": 2},
 ])
 def test_bad_values_raise_invalid_argument(kwargs):
     with pytest.raises(simlsh.InvalidArgument):
         simlsh.Params(**kwargs)
+
+
+def test_unknown_keyword_is_a_type_error():
+    # explicit keywords: a typo is caught as for any Python function
+    with pytest.raises(TypeError):
+        simlsh.Params(no_such_key=1)
+    with pytest.raises(TypeError):
+        simlsh.Params().replace(thresold=0.5)
+    with pytest.raises(simlsh.InvalidArgument, match="unknown params key 'no_such_key'"):
+        simlsh.Params().set("no_such_key", 1)
 
 
 def test_failed_set_changes_nothing():

@@ -1,0 +1,911 @@
+"""datasketch's MinHash API on libsimlsh: change the import, keep the script.
+
+    from simlsh.datasketch import MinHash, MinHashLSH   # was: from datasketch ...
+
+``MinHash``, ``LeanMinHash``, ``MinHashLSH``, ``MinHashLSHForest`` and
+``MinHashLSHEnsemble`` take datasketch's arguments and raise its errors
+(``ValueError`` for mismatched or missing things, ``TypeError`` for updating
+a ``LeanMinHash``). What differs (docs/python.md, "simlsh.datasketch"):
+
+- the hash values: a token is hashed with MurmurHash3 (the seed) and then
+  by the library's num_perm hash functions (classic MinHash, as datasketch;
+  ``scheme="oph"`` signs with one-permutation hashing, faster for big sets,
+  less exact for small ones), so ``hashvalues`` differ from datasketch's for
+  the same data and MinHashes made by datasketch do not mix with these; the
+  Jaccard estimates have the same accuracy;
+- storage is in memory only (``storage_config`` of type ``"dict"``);
+- ``MinHashLSH.query`` returns candidates in insertion order, not a set's
+  order; ``MinHashLSHForest.query`` ranks candidates by estimated Jaccard;
+- weighted MinHash, HyperLogLog and LSH bucket statistics are not provided.
+
+Threads: every object here may be shared by threads, as the native classes
+(docs/python.md, "Threads"): updates, inserts and removals are exclusive,
+queries and reads run concurrently with each other.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+from . import _lib
+from ._core import Index, Params, Signature
+from ._forest import Ensemble, Forest
+from ._lib import lib
+from ._rwlock import RWLock, hold
+
+__all__ = ["MinHash", "LeanMinHash", "MinHashLSH", "MinHashLSHForest", "MinHashLSHEnsemble"]
+
+_MAX_HASH = (1 << 32) - 1  # datasketch's empty value, and simlsh's
+_SCHEMES = ("oph", "classic")
+_PARAMS: Dict[Tuple[int, int, str], Params] = {}
+
+
+def _contract(num_perm: int, seed: int, scheme: str) -> Params:
+    """The params of every MinHash of this (num_perm, seed, scheme): tokens
+    are whole words (unit word, k 1, no normalisation), so a batch of plain
+    tokens can be signed as one text (see MinHash._flush)."""
+    key = (num_perm, seed, scheme)
+    p = _PARAMS.get(key)
+    if p is None:
+        if not 1 <= num_perm <= 1024:
+            raise ValueError("num_perm must be in 1 .. 1024, not %d" % num_perm)
+        if not 0 <= seed <= 0xFFFFFFFF:
+            raise ValueError("seed must be in 0 .. 2^32-1, not %d" % seed)
+        if scheme not in _SCHEMES:
+            raise ValueError("scheme must be one of %s, not %r" % (", ".join(_SCHEMES), scheme))
+        p = Params(unit="word", k=1, num_perm=num_perm, seed=seed, scheme=scheme)
+        _PARAMS[key] = p
+    return p
+
+
+def _token(b: Any) -> bytes:
+    if isinstance(b, bytes):
+        return b
+    if isinstance(b, str):
+        return b.encode("utf-8", "surrogatepass")
+    if isinstance(b, (bytearray, memoryview)):
+        return bytes(b)
+    raise TypeError("MinHash.update: a token is bytes or str, not %s" % type(b).__name__)
+
+
+class MinHash:
+    """MinHash of a set of tokens, as datasketch's ``MinHash``.
+
+    ``num_perm`` (1 .. 1024) values; ``seed`` (0 .. 2^32-1) chooses the hash;
+    ``hashfunc``, when given, maps a token to an integer that is used as the
+    token's hash (as in datasketch); otherwise tokens are hashed with
+    MurmurHash3. ``hashvalues`` rebuilds a MinHash from values.
+    ``scheme`` is ``"classic"`` (default: num_perm hash functions, as
+    datasketch) or ``"oph"`` (one-permutation hashing: one hash per token,
+    faster on big sets, noisier on sets much smaller than num_perm).
+
+    Threads: updates (``update``, ``update_batch``, ``merge``, ``clear``)
+    are exclusive; every other call reads and may run concurrently.
+    """
+
+    __slots__ = ("_sig", "_pending", "_features", "seed", "hashfunc", "_scheme",
+                 "__weakref__")
+
+    def __init__(self, num_perm: int = 128, seed: int = 1,
+                 hashfunc: Optional[Callable[[bytes], int]] = None,
+                 hashobj: Any = None, hashvalues: Optional[Iterable[int]] = None,
+                 permutations: Any = None, *, scheme: str = "classic") -> None:
+        if hashobj is not None:
+            raise ValueError("hashobj is deprecated in datasketch; use hashfunc")
+        if permutations is not None:
+            raise ValueError("permutations are datasketch internals; simlsh has none")
+        if hashfunc is not None and not callable(hashfunc):
+            raise ValueError("The hashfunc must be a callable.")
+        if hashvalues is not None:
+            hv = np.asarray(hashvalues)
+            if hv.ndim != 1:
+                raise ValueError("hashvalues must be one-dimensional")
+            num_perm = len(hv)
+        if num_perm > 1024:
+            raise ValueError("Cannot have more than 1024 number of permutation functions")
+        self.seed = seed
+        #: The function that hashes a token (None: MurmurHash3, in the library).
+        self.hashfunc = hashfunc
+        self._scheme = scheme
+        p = _contract(num_perm, seed, scheme)
+        if hashvalues is not None:
+            try:
+                self._sig = Signature.from_values(p, hv)
+            except _lib.InvalidArgument as e:
+                raise ValueError("hashvalues: %s" % e) from None
+        else:
+            self._sig = Signature(p)
+        self._pending: List[bytes] = []
+        self._features: List[int] = []
+
+    # the lock is the signature's, so hold() orders MinHashes with the rest
+    @property
+    def _lock(self) -> RWLock:
+        return self._sig._lock
+
+    # Updates only append to a list (one atomic operation under the GIL, so
+    # no lock); _flush signs what is there under the signature's write lock
+    # and removes exactly what it signed, so a token appended meanwhile by
+    # another thread stays for the next flush.
+    def update(self, b: Any) -> None:
+        """Add one token (bytes, or str encoded UTF-8)."""
+        if self.hashfunc is not None:
+            self._features.append(int(self.hashfunc(b)) & 0xFFFFFFFFFFFFFFFF)
+        elif type(b) is bytes:
+            self._pending.append(b)
+        else:
+            self._pending.append(_token(b))
+
+    def update_batch(self, b: Iterable[Any]) -> None:
+        """Add every token of ``b`` (a single str or bytes is a TypeError)."""
+        if isinstance(b, (str, bytes, bytearray, memoryview)):
+            raise TypeError("update_batch: an iterable of tokens, not a single %s"
+                            % type(b).__name__)
+        if self.hashfunc is not None:
+            hf = self.hashfunc
+            self._features.extend([int(hf(x)) & 0xFFFFFFFFFFFFFFFF for x in b])
+        else:
+            self._pending.extend([_token(x) for x in b])
+
+    def _flush(self) -> Signature:
+        """Sign the tokens added since the last flush; returns the signature.
+        Plain ASCII words are signed as one text (one library call: the word
+        unit with k = 1 hashes each word as hash_bytes does), the rest one
+        by one."""
+        sig = self._sig
+        if not self._pending and not self._features:
+            return sig
+        with sig._lock.write:
+            pending, features = self._pending, self._features
+            n, m = len(pending), len(features)
+            toks, feats = pending[:n], features[:m]
+            del pending[:n]
+            del features[:m]
+            if toks:
+                joined = b" ".join(toks)
+                if joined.replace(b" ", b"").isalnum() and len(joined.split()) == len(toks):
+                    sig.update_text(joined)
+                else:
+                    plain = [t for t in toks if t.isalnum()]
+                    if plain:
+                        sig.update_text(b" ".join(plain))
+                    rest = [t for t in toks if not t.isalnum()]
+                    if rest:
+                        sig.update_tokens(rest)
+            if feats:
+                sig.update_features(np.array(feats, dtype=np.uint64))
+        return sig
+
+    def _check(self, other: Any, what: str) -> "MinHash":
+        if not isinstance(other, MinHash):
+            raise TypeError("%s: a MinHash, not %s" % (what, type(other).__name__))
+        if other.seed != self.seed:
+            raise ValueError("Cannot %s MinHash with different seeds" % what)
+        if len(other) != len(self):
+            raise ValueError("Cannot %s MinHash with different numbers of permutation "
+                             "functions" % what)
+        if other._scheme != self._scheme:
+            raise ValueError("Cannot %s MinHash with different schemes (%s, %s)"
+                             % (what, self._scheme, other._scheme))
+        return other
+
+    def jaccard(self, other: "MinHash") -> float:
+        """Estimated Jaccard similarity: the fraction of equal values."""
+        self._check(other, "compute Jaccard given")
+        a, b = self._flush(), other._flush()
+        with hold(read=(a, b)):
+            return float(np.count_nonzero(a.values == b.values)) / len(self)
+
+    def count(self) -> float:
+        """Estimated number of distinct tokens."""
+        v = self.hashvalues.astype(np.float64)
+        if self.is_empty():
+            return 0.0
+        k = len(v)
+        if self._scheme == "classic":
+            return k / float(np.sum(v / _MAX_HASH)) - 1.0
+        # OPH: value v lies in bin (v k) >> 32, and its offset in the bin
+        # is the minimum of about n / k uniforms
+        u = (v * k / 2.0 ** 32) % 1.0
+        return k * (k / float(np.sum(u)) - 1.0)
+
+    def merge(self, other: "MinHash") -> None:
+        """Become the MinHash of the union with ``other``."""
+        self._check(other, "merge")
+        o = other._flush()
+        with hold(write=(self._flush(),), read=(o,)):
+            self._sig.merge(o)
+
+    def digest(self) -> np.ndarray:
+        """A copy of the hash values."""
+        return self.hashvalues
+
+    @property
+    def hashvalues(self) -> np.ndarray:
+        """The num_perm values as uint64 (2^32-1 each while empty); a copy:
+        assign to the attribute to replace them."""
+        return self._flush().values.astype(np.uint64)
+
+    @hashvalues.setter
+    def hashvalues(self, values: Any) -> None:
+        sig = Signature.from_values(self._sig.params, np.asarray(values))
+        with self._sig._lock.write:
+            del self._pending[:]
+            del self._features[:]
+            self._sig = sig
+
+    def is_empty(self) -> bool:
+        """True when no token was added."""
+        return self._flush().empty
+
+    def clear(self) -> None:
+        """Back to empty."""
+        with self._sig._lock.write:
+            del self._pending[:]
+            del self._features[:]
+            self._sig.clear()
+
+    def copy(self) -> "MinHash":
+        """An independent copy."""
+        m = MinHash.__new__(type(self))
+        m.seed, m.hashfunc, m._scheme = self.seed, self.hashfunc, self._scheme
+        m._sig = self._flush().copy()
+        m._pending, m._features = [], []
+        return m
+
+    def __len__(self) -> int:
+        return self._sig.num_perm
+
+    def __eq__(self, other: object) -> bool:
+        return (type(self) is type(other) and self.seed == other.seed  # type: ignore
+                and np.array_equal(self.hashvalues, other.hashvalues))  # type: ignore
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as in datasketch
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (_restore, (type(self), self.seed, self.hashfunc, self._scheme,
+                           bytes(self._flush())))
+
+    def __repr__(self) -> str:
+        return "<simlsh.datasketch.%s num_perm=%d seed=%d>" % (type(self).__name__, len(self),
+                                                               self.seed)
+
+    @classmethod
+    def union(cls, *mhs: "MinHash") -> "MinHash":
+        """The MinHash of the union of two or more MinHashes."""
+        if len(mhs) < 2:
+            raise ValueError("Cannot union less than 2 MinHash")
+        first = mhs[0]
+        out = MinHash(num_perm=len(first), seed=first.seed, hashfunc=first.hashfunc,
+                      scheme=first._scheme)
+        for m in mhs:
+            out.merge(m)
+        return LeanMinHash(out) if issubclass(cls, LeanMinHash) else out
+
+    @classmethod
+    def bulk(cls, b: Iterable[Iterable[Any]], **kwargs: Any) -> List["MinHash"]:
+        """One MinHash per set of tokens in ``b``; ``kwargs`` as the
+        constructor's."""
+        out = []
+        for tokens in b:
+            m = MinHash(**kwargs)
+            m.update_batch(tokens)
+            out.append(m if cls is MinHash else cls(m))  # type: ignore[call-arg]
+        return out
+
+    @classmethod
+    def generator(cls, b: Iterable[Iterable[Any]], **kwargs: Any) -> Iterator["MinHash"]:
+        """As :meth:`bulk`, one at a time."""
+        for tokens in b:
+            m = MinHash(**kwargs)
+            m.update_batch(tokens)
+            yield m
+
+
+def _restore(cls: type, seed: int, hashfunc: Any, scheme: str, data: bytes) -> MinHash:
+    m = MinHash.__new__(cls)
+    m.seed, m.hashfunc, m._scheme = seed, hashfunc, scheme
+    m._sig = Signature.load(data)
+    m._pending, m._features = [], []
+    return m
+
+
+class LeanMinHash(MinHash):
+    """An immutable MinHash (datasketch's ``LeanMinHash``): made from a
+    MinHash, or from ``seed`` and ``hashvalues``; hashable; updating it is a
+    TypeError. ``serialize``/``deserialize`` use datasketch's byte layout
+    (seed, num_perm, then the values as 32-bit integers).
+
+    Threads: immutable, so any number of threads may share it.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, minhash: Optional[MinHash] = None, seed: Optional[int] = None,
+                 hashvalues: Optional[Iterable[int]] = None) -> None:
+        if minhash is not None:
+            if not isinstance(minhash, MinHash):
+                raise TypeError("LeanMinHash: a MinHash, not %s" % type(minhash).__name__)
+            self.seed, self.hashfunc, self._scheme = minhash.seed, None, minhash._scheme
+            self._sig = minhash._flush().copy()
+        elif hashvalues is not None and seed is not None:
+            MinHash.__init__(self, seed=seed, hashvalues=hashvalues)
+        else:
+            raise ValueError("Init parameters cannot be None: make sure to set either "
+                             "minhash or both of hash values and seed")
+        self._pending, self._features = [], []
+
+    def update(self, b: Any) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
+        raise TypeError("Cannot update a LeanMinHash")
+
+    def update_batch(self, b: Iterable[Any]) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
+        raise TypeError("Cannot update a LeanMinHash")
+
+    def clear(self) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
+        raise TypeError("Cannot clear a LeanMinHash")
+
+    def merge(self, other: MinHash) -> None:
+        """Always TypeError: a LeanMinHash is immutable."""
+        raise TypeError("Cannot merge into a LeanMinHash")
+
+    @property
+    def hashvalues(self) -> np.ndarray:
+        """The num_perm values as uint64 (a copy)."""
+        return self._sig.values.astype(np.uint64)
+
+    def bytesize(self, byteorder: str = "@") -> int:
+        """Bytes :meth:`serialize` writes."""
+        return struct.calcsize("%sqi%dI" % (byteorder, len(self)))
+
+    def serialize(self, buf: Any, byteorder: str = "@") -> None:
+        """Write seed, num_perm and the values into ``buf`` (bytearray or
+        writable buffer of at least :meth:`bytesize` bytes)."""
+        if len(buf) < self.bytesize(byteorder):
+            raise ValueError("The buffer does not have enough space for holding this "
+                             "MinHash.")
+        struct.pack_into("%sqi%dI" % (byteorder, len(self)), buf, 0, self.seed, len(self),
+                         *self.hashvalues.tolist())
+
+    @classmethod
+    def deserialize(cls, buf: Any, byteorder: str = "@") -> "LeanMinHash":
+        """Read what :meth:`serialize` wrote."""
+        seed, num_perm = struct.unpack_from("%sqi" % byteorder, buf, 0)
+        off = struct.calcsize("%sqi" % byteorder)
+        values = struct.unpack_from("%s%dI" % (byteorder, num_perm), buf, off)
+        return cls(seed=seed, hashvalues=values)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash((type(self), self.seed, self.hashvalues.tobytes()))
+
+
+# ---- indexes ---------------------------------------------------------------------
+
+
+def _weights(weights: Tuple[float, float]) -> Tuple[float, float]:
+    if any(w < 0.0 or w > 1.0 for w in weights):
+        raise ValueError("Weight must be in [0.0, 1.0]")
+    if sum(weights) != 1.0:
+        raise ValueError("Weights must sum to 1.0")
+    return weights[0], weights[1]
+
+
+def _storage(storage_config: Optional[dict]) -> None:
+    if storage_config and storage_config.get("type", "dict") != "dict":
+        raise ValueError("simlsh.datasketch keeps indexes in memory: storage_config type "
+                         "'dict' only, not %r" % storage_config.get("type"))
+
+
+def _optimal(threshold: float, num_perm: int, fp: float, fn: float) -> Tuple[int, int]:
+    b, r = ctypes.c_uint32(), ctypes.c_uint32()
+    _lib.check(lib.simlsh_lsh_optimal_params(ctypes.byref(b), ctypes.byref(r), None,
+                                             num_perm, max(threshold, 1e-9), fp, fn),
+               "optimal params")
+    return b.value, r.value
+
+
+class _Keys:
+    """``lsh.keys``: the indexed keys (``in``, ``len``, iteration, as
+    datasketch's key storage)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Any) -> None:
+        self._owner = owner
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._owner
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def keys(self) -> List[Hashable]:
+        with self._owner._lock.read:
+            return list(self._owner._ids)
+
+    def size(self) -> int:
+        with self._owner._lock.read:
+            return len(self._owner._ids)
+
+    def __repr__(self) -> str:
+        return "<keys of %r: %d>" % (type(self._owner).__name__, len(self))
+
+
+class _Keyed:
+    """Any hashable key -> the uint64 ids of a native index (never reused)."""
+
+    def _init_keys(self) -> None:
+        self._lock = RWLock()
+        self._ids: Dict[Hashable, List[int]] = {}
+        self._key_of: Dict[int, Hashable] = {}
+        self._next = 0
+
+    def _new_id(self, key: Hashable) -> int:
+        i = self._next
+        self._next += 1
+        self._ids.setdefault(key, []).append(i)
+        self._key_of[i] = key
+        return i
+
+    def _drop(self, key: Hashable) -> List[int]:
+        ids = self._ids.pop(key)
+        for i in ids:
+            del self._key_of[i]
+        return ids
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock.read:
+            try:
+                return key in self._ids
+            except TypeError:  # unhashable
+                return False
+
+    @property
+    def keys(self) -> _Keys:
+        """The indexed keys (``key in lsh.keys``, ``list(lsh.keys)``)."""
+        return _Keys(self)
+
+    def _keys_of(self, ids: Iterable[int]) -> List[Hashable]:
+        seen: set = set()
+        out = []
+        for i in ids:
+            k = self._key_of[i]
+            if k not in seen:  # a key indexed twice (check_duplication=False)
+                seen.add(k)
+                out.append(k)
+        return out
+
+    def __getstate__(self) -> Dict[str, Any]:
+        with self._lock.read:
+            d = {k: v for k, v in self.__dict__.items() if k != "_lock"}
+            d["_ids"] = dict((k, list(v)) for k, v in self._ids.items())
+            d["_key_of"] = dict(self._key_of)
+            return d
+
+    def __setstate__(self, d: Dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self._lock = RWLock()
+
+
+def _minhash(m: Any, n: int, what: str) -> Signature:
+    if not isinstance(m, MinHash):
+        raise TypeError("%s: a MinHash, not %s" % (what, type(m).__name__))
+    if len(m) != n:
+        raise ValueError("Expecting minhash with length %d, got %d" % (n, len(m)))
+    return m._flush()
+
+
+class MinHashLSH(_Keyed):
+    """datasketch's ``MinHashLSH`` on a simlsh Index: keys of sets whose
+    Jaccard similarity with a query likely exceeds ``threshold``.
+
+    ``params=(b, r)`` fixes the banding; otherwise it minimises the weighted
+    false positive and negative probabilities (``weights``), as datasketch
+    does. Keys are any hashable objects. ``query`` gives the candidates (not
+    verified, as in datasketch), in insertion order. ``storage_config``
+    must be None or of type ``"dict"``; ``prepickle`` and ``hashfunc`` are
+    accepted and change nothing (keys are kept as objects, in memory).
+
+    Threads: insert, remove, merge are exclusive; queries, ``in``, ``keys``
+    and pickling run concurrently with each other.
+    """
+
+    def __init__(self, threshold: float = 0.9, num_perm: int = 128,
+                 weights: Tuple[float, float] = (0.5, 0.5),
+                 params: Optional[Tuple[int, int]] = None,
+                 storage_config: Optional[dict] = None, prepickle: Optional[bool] = None,
+                 hashfunc: Optional[Callable[[bytes], bytes]] = None) -> None:
+        _storage(storage_config)
+        if threshold > 1.0 or threshold < 0.0:
+            raise ValueError("threshold must be in [0.0, 1.0]")
+        if num_perm < 2:
+            raise ValueError("Too few permutation functions")
+        fp, fn = _weights(weights)
+        self.threshold = threshold
+        self.h = num_perm
+        if params is not None:
+            self.b, self.r = params
+            if self.b * self.r > num_perm:
+                raise ValueError("The product of b and r in params is %d * %d = %d -- it must "
+                                 "be less than num_perm %d. Did you forget to specify "
+                                 "num_perm?" % (self.b, self.r, self.b * self.r, num_perm))
+        else:
+            self.b, self.r = _optimal(threshold, num_perm, fp, fn)
+        if self.b < 2:
+            raise ValueError("The number of bands are too small (b < 2)")
+        self._weights = (fp, fn)
+        self._ix: Optional[Index] = None  # made at the first insert (its contract)
+        self._query_buffer: List[MinHash] = []
+        self._init_keys()
+
+    def _index_for(self, sig: Signature) -> Index:
+        if self._ix is None:
+            p = sig.params.replace(bands=self.b, rows=self.r,
+                                   threshold=max(self.threshold, 1e-9))
+            self._ix = Index(p)
+        return self._ix
+
+    def insert(self, key: Hashable, minhash: MinHash, check_duplication: bool = True) -> None:
+        """Insert ``key`` with the MinHash of its set; ValueError when the
+        key is present (unless ``check_duplication`` is False: then the key
+        is indexed once more) or the MinHash has another length or seed."""
+        sig = _minhash(minhash, self.h, "insert")
+        hash(key)
+        with hold(write=(self,), read=(sig,)):
+            if check_duplication and key in self._ids:
+                raise ValueError("The given key already exists")
+            ix = self._index_for(sig)
+            i = self._new_id(key)
+            try:
+                ix.insert(i, sig)
+            except _lib.Error as e:
+                self._undo(key, i)
+                raise ValueError("insert %r: %s" % (key, e)) from None
+
+    def _undo(self, key: Hashable, i: int) -> None:
+        del self._key_of[i]
+        self._ids[key].remove(i)
+        if not self._ids[key]:
+            del self._ids[key]
+
+    def _insert_many(self, entries: List[Tuple[Hashable, np.ndarray]]) -> None:
+        """Insert (key, values) rows in one library call (all or nothing)."""
+        if not entries:
+            return
+        with self._lock.write:
+            ix = self._ix
+            assert ix is not None
+            ids = [self._new_id(k) for k, _ in entries]
+            try:
+                ix.insert_batch(ids, np.stack([v for _, v in entries]))
+            except _lib.Error as e:
+                for (k, _), i in zip(entries, ids):
+                    self._undo(k, i)
+                raise ValueError("insert: %s" % e) from None
+
+    def insertion_session(self, buffer_size: int = 50000) -> "MinHashLSHInsertionSession":
+        """A context manager whose ``insert`` buffers rows and inserts them
+        a batch at a time (one library call per ``buffer_size`` rows)."""
+        return MinHashLSHInsertionSession(self, buffer_size)
+
+    def deletion_session(self, buffer_size: int = 50000) -> "MinHashLSHDeletionSession":
+        """A context manager whose ``remove`` removes keys."""
+        return MinHashLSHDeletionSession(self)
+
+    def query(self, minhash: MinHash) -> List[Hashable]:
+        """Keys whose MinHash shares a band with ``minhash`` (candidates)."""
+        sig = _minhash(minhash, self.h, "query")
+        with hold(read=(self, sig)):
+            if self._ix is None or sig.empty:
+                return []
+            try:
+                ids = self._ix.query(sig, verify=False)
+            except _lib.ContractMismatch:
+                raise ValueError("query: the MinHash has another seed or scheme than the "
+                                 "indexed ones") from None
+            return self._keys_of(ids)  # type: ignore[arg-type]
+
+    def add_to_query_buffer(self, minhash: MinHash) -> None:
+        """Buffer a query for :meth:`collect_query_buffer`."""
+        _minhash(minhash, self.h, "add_to_query_buffer")
+        with self._lock.write:
+            self._query_buffer.append(minhash)
+
+    def collect_query_buffer(self) -> List[Hashable]:
+        """The keys every buffered query finds (their intersection); empties
+        the buffer."""
+        with self._lock.write:
+            buf, self._query_buffer = self._query_buffer, []
+        if not buf:
+            return []
+        found = [self.query(m) for m in buf]
+        common = set(found[0]).intersection(*found[1:])
+        return [k for k in found[0] if k in common]
+
+    def remove(self, key: Hashable) -> None:
+        """Remove ``key``; ValueError when it is absent."""
+        with self._lock.write:
+            if key not in self._ids:
+                raise ValueError("The given key does not exist")
+            for i in self._drop(key):
+                self._ix.remove(i)  # type: ignore[union-attr]
+
+    def is_empty(self) -> bool:
+        """True when nothing is indexed."""
+        with self._lock.read:
+            return not self._ids
+
+    def merge(self, other: "MinHashLSH", check_overlap: bool = False) -> None:
+        """Add every key of ``other`` (same num_perm, b and r). With
+        ``check_overlap``, a key in both is a ValueError and nothing is
+        added."""
+        if type(self) is not type(other):
+            raise ValueError("Cannot merge type MinHashLSH and type %s."
+                             % type(other).__name__)
+        if (self.h, self.b, self.r) != (other.h, other.b, other.r):
+            raise ValueError("Cannot merge MinHashLSH with different initialization "
+                             "parameters.")
+        if other is self:
+            raise ValueError("Cannot merge a MinHashLSH into itself")
+        with hold(write=(self,), read=(other,)):
+            if check_overlap and set(self._ids).intersection(other._ids):
+                raise ValueError("The keys are overlapping, duplicate key exists.")
+            if other._ix is None:
+                return
+            rows = [(other._key_of[i], other._ix.signature(i).values)
+                    for i in sorted(other._key_of)]
+            if self._ix is None:
+                self._ix = Index(other._ix.params)
+            self._insert_many(rows)
+
+    def __len__(self) -> int:
+        with self._lock.read:
+            return len(self._ids)
+
+
+class MinHashLSHInsertionSession:
+    """``with lsh.insertion_session() as session: session.insert(k, m)``."""
+
+    def __init__(self, lsh: MinHashLSH, buffer_size: int) -> None:
+        self.lsh = lsh
+        self.buffer_size = max(1, buffer_size)
+        self._buf: List[Tuple[Hashable, np.ndarray]] = []
+        self._keys: set = set()
+        self._fp: Optional[int] = None
+
+    def __enter__(self) -> "MinHashLSHInsertionSession":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def insert(self, key: Hashable, minhash: MinHash, check_duplication: bool = True) -> None:
+        """As MinHashLSH.insert, buffered."""
+        lsh = self.lsh
+        sig = _minhash(minhash, lsh.h, "insert")
+        if check_duplication and (key in self._keys or key in lsh):
+            raise ValueError("The given key already exists")
+        if sig.empty:
+            raise ValueError("insert %r: the MinHash is empty" % (key,))
+        if self._fp is None:
+            with lsh._lock.write:
+                ix = lsh._index_for(sig)
+            self._fp = Signature(ix.params).fingerprint
+        if sig.fingerprint != self._fp:
+            raise ValueError("insert %r: the MinHash has another seed or scheme than the "
+                             "indexed ones" % (key,))
+        self._buf.append((key, sig.values))
+        self._keys.add(key)
+        if len(self._buf) >= self.buffer_size:
+            self._flush()
+
+    def _flush(self) -> None:
+        buf, self._buf = self._buf, []
+        self._keys = set()
+        self.lsh._insert_many(buf)
+
+    def close(self) -> None:
+        """Insert what is buffered."""
+        self._flush()
+
+
+class MinHashLSHDeletionSession:
+    """``with lsh.deletion_session() as session: session.remove(k)``."""
+
+    def __init__(self, lsh: MinHashLSH) -> None:
+        self.lsh = lsh
+
+    def __enter__(self) -> "MinHashLSHDeletionSession":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def remove(self, key: Hashable) -> None:
+        """Remove ``key`` at once (ValueError when absent)."""
+        self.lsh.remove(key)
+
+    def close(self) -> None:
+        """Nothing to do: removals are not buffered."""
+        pass
+
+
+class MinHashLSHForest(_Keyed):
+    """datasketch's ``MinHashLSHForest`` on a simlsh Forest: the top-k keys
+    by estimated Jaccard. ``l`` prefix trees of depth ``num_perm // l``.
+    Keys added with :meth:`add` are searchable after :meth:`index`, as in
+    datasketch; ``in`` sees them at once.
+
+    Threads: add and index are exclusive; queries, ``in`` and pickling run
+    concurrently with each other.
+    """
+
+    def __init__(self, num_perm: int = 128, l: int = 8) -> None:  # noqa: E741
+        if l <= 0 or num_perm <= 0:
+            raise ValueError("num_perm and l must be positive")
+        if l > num_perm:
+            raise ValueError("l cannot be greater than num_perm")
+        self.l = l
+        self.k = num_perm // l
+        self.h = num_perm
+        self._forest: Optional[Forest] = None
+        self._pending: List[Tuple[int, Signature]] = []
+        self._values: Dict[int, np.ndarray] = {}  # for get_minhash_hashvalues
+        self._init_keys()
+
+    def add(self, key: Hashable, minhash: MinHash) -> None:
+        """Add ``key``; searchable after :meth:`index`."""
+        if not isinstance(minhash, MinHash):
+            raise TypeError("add: a MinHash, not %s" % type(minhash).__name__)
+        if len(minhash) < self.k * self.l:
+            raise ValueError("The num_perm of MinHash out of range")
+        sig = minhash._flush().copy()
+        if sig.empty:
+            raise ValueError("add %r: the MinHash is empty" % (key,))
+        with self._lock.write:
+            if key in self._ids:
+                raise ValueError("The given key has already been added")
+            i = self._new_id(key)
+            self._pending.append((i, sig))
+            self._values[i] = sig.values
+
+    def index(self) -> None:
+        """Make every added key searchable."""
+        with self._lock.write:
+            pending, self._pending = self._pending, []
+            for j, (i, sig) in enumerate(pending):
+                if self._forest is None:
+                    self._forest = Forest(sig.params.replace(bands=self.l, rows=self.k))
+                try:
+                    self._forest.insert(i, sig)
+                except _lib.Error as e:
+                    for i2, _ in pending[j:]:
+                        self._drop(self._key_of[i2])
+                        del self._values[i2]
+                    raise ValueError("index: %s" % e) from None
+
+    def query(self, minhash: MinHash, k: int) -> List[Hashable]:
+        """The (at most) ``k`` indexed keys most similar to ``minhash``,
+        best first."""
+        if k <= 0:
+            raise ValueError("k must be positive")
+        if not isinstance(minhash, MinHash):
+            raise TypeError("query: a MinHash, not %s" % type(minhash).__name__)
+        if len(minhash) < self.k * self.l:
+            raise ValueError("The num_perm of MinHash out of range")
+        sig = minhash._flush()
+        with hold(read=(self, sig)):
+            if self._forest is None:
+                return []
+            try:
+                rows = self._forest.query(sig, k)
+            except _lib.ContractMismatch:
+                raise ValueError("query: the MinHash has another seed or scheme than the "
+                                 "indexed ones") from None
+            return self._keys_of(i for i, _ in rows)
+
+    def get_minhash_hashvalues(self, key: Hashable) -> np.ndarray:
+        """The hash values added under ``key`` (KeyError when absent)."""
+        with self._lock.read:
+            ids = self._ids.get(key)
+            if not ids:
+                raise KeyError("The provided key does not exist in the LSHForest: %r"
+                               % (key,))
+            return self._values[ids[0]].astype(np.uint64)
+
+    def is_empty(self) -> bool:
+        """True when nothing was indexed."""
+        with self._lock.read:
+            return self._forest is None or len(self._forest) == 0
+
+
+class MinHashLSHEnsemble(_Keyed):
+    """datasketch's ``MinHashLSHEnsemble`` on a simlsh Ensemble: keys of
+    sets that likely contain at least ``threshold`` of a query set.
+    :meth:`index` takes every (key, MinHash, size) at once, as datasketch's.
+    ``num_part`` and ``m`` are accepted: the library partitions by size
+    itself and picks the banding per query and partition.
+
+    Threads: index is exclusive; queries, ``in`` and pickling run
+    concurrently with each other.
+    """
+
+    def __init__(self, threshold: float = 0.9, num_perm: int = 128, num_part: int = 16,
+                 m: int = 8, weights: Tuple[float, float] = (0.5, 0.5),
+                 storage_config: Optional[dict] = None,
+                 prepickle: Optional[bool] = None) -> None:
+        _storage(storage_config)
+        if threshold > 1.0 or threshold < 0.0:
+            raise ValueError("threshold must be in [0.0, 1.0]")
+        if num_perm < 2:
+            raise ValueError("Too few permutation functions")
+        if num_part <= 0:
+            raise ValueError("num_part must be at least 1")
+        if m < 2 or m > num_perm:
+            raise ValueError("m must be in the range of [2, num_perm]")
+        self.threshold = threshold
+        self.h = num_perm
+        self.m = m
+        self._weights = _weights(weights)
+        self._ens: Optional[Ensemble] = None
+        self._init_keys()
+
+    def index(self, entries: Iterable[Tuple[Hashable, MinHash, int]]) -> None:
+        """Index every (key, MinHash, size of its set) of ``entries``; once."""
+        with self._lock.write:
+            if self._ids:
+                raise ValueError("Cannot call index again on a non-empty index")
+            rows = []
+            for key, minhash, size in entries:
+                if size <= 0:
+                    raise ValueError("Set size must be positive")
+                rows.append((key, _minhash(minhash, self.h, "index"), size))
+            if not rows:
+                raise ValueError("entries is empty")
+            fp, fn = self._weights
+            ens = Ensemble(rows[0][1].params.replace(fp_weight=fp, fn_weight=fn))
+            ids = []
+            try:
+                for key, sig, size in rows:
+                    ids.append(self._new_id(key))
+                    ens.insert(ids[-1], sig, size)
+            except _lib.Error as e:
+                for i in ids:
+                    k = self._key_of.get(i)
+                    if k is not None and k in self._ids:
+                        self._drop(k)
+                raise ValueError("index: %s" % e) from None
+            self._ens = ens
+
+    def query(self, minhash: MinHash, size: int) -> Iterator[Hashable]:
+        """Keys of sets likely to contain at least ``threshold`` of the query
+        set (MinHash ``minhash``, ``size`` distinct elements): a generator,
+        as datasketch's."""
+        sig = _minhash(minhash, self.h, "query")
+        if size <= 0:
+            raise ValueError("Query set size must be positive")
+        with hold(read=(self, sig)):
+            if self._ens is None or sig.empty:
+                keys: List[Hashable] = []
+            else:
+                try:
+                    rows = self._ens.query(sig, size, max(self.threshold, 1e-9))
+                except _lib.ContractMismatch:
+                    raise ValueError("query: the MinHash has another seed or scheme than "
+                                     "the indexed ones") from None
+                keys = self._keys_of(i for i, _ in rows)
+        yield from keys
+
+    def is_empty(self) -> bool:
+        """True when nothing is indexed."""
+        with self._lock.read:
+            return not self._ids
