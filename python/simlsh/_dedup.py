@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import ctypes
-import math
-import warnings
 from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
 from ._core import (NORM_COLLAPSE_SPACE, NORM_LOWER_ASCII, QUERY_VERIFY, Index, Params,
-                    ShingleSet, Text, _Results, _threads, empty_rows, sign_batch)
-from ._lib import InvalidArgument, check, lib
+                    ShingleSet, Text, _as_blob, _Results, _sequence, _threads, empty_rows,
+                    sign_batch)
+from ._lib import InvalidArgument, InvalidUTF8, check, lib
 
 VERIFY_MODES = ("exact", "estimate", "none")
+#: simlsh_dedup_new()'s modes (enum simlsh_dedup_mode) by name
+_ENGINE_MODES = {"none": 0, "estimate": 1, "exact": 2}
+_DEDUP_THREADS, _DEDUP_MEMORY = 0, 1
 CLUSTER_MODES = ("star", "components")
 
 
@@ -29,7 +31,8 @@ class DedupResult:
     shingle after normalisation (empty or blank texts) or, with
     ``utf8_policy="reject"``, because they are not valid UTF-8 (simlsh-dedup
     skips the same documents).
-    ``truncated``: candidate pairs stopped at ``max_pairs``.
+    ``truncated``: always False: groups are never cut short (kept for
+    compatibility; ``max_pairs`` once bounded the candidate pairs).
     """
 
     __slots__ = ("groups", "keep", "skipped", "truncated")
@@ -111,8 +114,15 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
     order) or "components" (connected components of the verified pairs).
     ``**params``: Params keys (``unit``, ``k``, ``num_perm``, ``normalize``,
     ``seed``, ``bands``, ...) as simlsh-dedup's options set them; see
-    :func:`dedup_params`. The shingle sets of candidate documents are held
-    in memory (the tool reads them again in bounded batches instead).
+    :func:`dedup_params`. ``max_pairs`` is accepted and ignored: groups are
+    never cut short, as in simlsh-dedup.
+
+    Star groups come from the library's dedup engine (``simlsh_dedup_*``),
+    as simlsh-dedup's do: each document in input order that no group holds
+    yet claims the members of its buckets that pass verification, so a
+    group of m copies costs m checks, not m(m-1)/2, and the texts are
+    compared a bounded batch at a time. ``cluster="components"`` verifies
+    every candidate pair and holds the shingle sets of their documents.
 
     >>> groups, keep = dedup(["a b c d e f", "a b c d e f", "x y z w v u"], k=3)
     >>> groups, keep
@@ -122,7 +132,7 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
         raise InvalidArgument("verify must be one of %s" % ", ".join(VERIFY_MODES))
     if cluster not in CLUSTER_MODES:
         raise InvalidArgument("cluster must be one of %s" % ", ".join(CLUSTER_MODES))
-    texts = texts if isinstance(texts, (list, tuple)) else list(texts)
+    texts = _sequence(texts, "dedup")
     if keys is not None:
         keys = list(keys)
         if len(keys) != len(texts):
@@ -137,42 +147,35 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
     ix = Index(p)
     if n:
         ix.insert_batch(np.arange(n, dtype=np.uint64), values[live], threads=nt)
-    if verify == "exact":
-        # as simlsh-dedup: candidates whose estimate is more than 4 standard
-        # deviations below the threshold are dropped before the exact check
-        t = p.threshold
-        low = t - 4.0 * math.sqrt(t * (1 - t) / p.num_perm)
-        a, b, s, truncated = _lib_pairs(ix, max_pairs, QUERY_VERIFY if low > 0 else 0,
-                                        low if low > 0 else t)
-    else:
-        a, b, s, truncated = _lib_pairs(ix, max_pairs, QUERY_VERIFY if verify == "estimate"
-                                        else 0, p.threshold)
-    if verify == "exact":
-        sets: dict = {}
-
-        def shingles(i: int) -> ShingleSet:
-            got = sets.get(i)
-            if got is None:
-                got = sets[i] = ShingleSet(p, texts[int(live[i])])
-            return got
-
-        thr = p.threshold
-        keep_rows = []
-        for k, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
-            j = shingles(x).jaccard(shingles(y))
-            if j >= thr:
-                keep_rows.append(k)
-                s[k] = j
-        rows = np.array(keep_rows, dtype=np.int64)
-        a, b, s = a[rows], b[rows], s[rows]
+    truncated = False
     if cluster == "star":
-        labels, kept = _star(a, b, s, n)
+        # the library's dedup engine: groups from the buckets, the same
+        # engine (and the same answers) as simlsh-dedup's
+        labels, kept = _engine_star(ix, p, texts, live, verify, nt)
     else:
+        # components: every candidate pair, verified (never cut short)
+        if verify == "exact":
+            low = lib.simlsh_dedup_prefilter(p.threshold, p.num_perm)
+            a, b, s, _ = _lib_pairs(ix, 0, QUERY_VERIFY if low > 0 else 0,
+                                    low if low > 0 else p.threshold)
+            sets: dict = {}
+
+            def shingles(i: int) -> ShingleSet:
+                got = sets.get(i)
+                if got is None:
+                    got = sets[i] = ShingleSet(p, texts[int(live[i])])
+                return got
+
+            thr = p.threshold
+            keep_rows = [k for k, (x, y) in enumerate(zip(a.tolist(), b.tolist()))
+                         if shingles(x).jaccard(shingles(y)) >= thr]
+            rows = np.array(keep_rows, dtype=np.int64)
+            a, b = a[rows], b[rows]
+        else:
+            a, b, s, _ = _lib_pairs(ix, 0, QUERY_VERIFY if verify == "estimate" else 0,
+                                    p.threshold)
         labels = _components(a, b, n)
         kept = labels
-    if truncated:
-        warnings.warn("dedup: stopped at %d candidate pairs (max_pairs); results are "
-                      "incomplete" % max_pairs, RuntimeWarning, stacklevel=2)
     # positions (or keys) of groups, keep and skipped
     names = live if keys is None else None
     ids = np.arange(n)
@@ -218,25 +221,53 @@ def _components(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
     return np.array([find(i) for i in range(n)], dtype=np.int64)
 
 
-def _star(a: np.ndarray, b: np.ndarray, s: np.ndarray, n: int) -> Any:
-    """(label, kept): label[id] = the smallest id of id's star group, kept[id]
-    = its centre; centres by ascending id (input order), as simlsh-dedup
-    --keep first."""
-    a = np.ascontiguousarray(a, dtype=np.uint64)
-    b = np.ascontiguousarray(b, dtype=np.uint64)
-    s = np.ascontiguousarray(np.where(s < 0, -1.0, s), dtype=np.float64)
-    res = _Results()
-    ng = ctypes.c_size_t()
-    check(lib.simlsh_group_star(res._h, ctypes.byref(ng), a.ctypes.data, b.ctypes.data,
-                                s.ctypes.data, len(a), None, 0), "group_star")
+def _engine_star(ix: Index, p: Params, texts: Sequence[Text], live: np.ndarray, verify: str,
+                 nt: int) -> Any:
+    """(label, kept) of the star groups that the library's dedup engine
+    (simlsh_dedup_*) makes from the index's buckets: label[id] = the smallest
+    id of id's group, kept[id] = its centre; centres by ascending id (input
+    order), as simlsh-dedup --keep first. In exact mode the engine asks for
+    the texts it needs, a bounded batch at a time (a pull loop: no callback
+    from C into Python, so the GIL is released for each batch)."""
+    n = len(live)
+    d = ctypes.c_void_p()
+    check(lib.simlsh_dedup_new(ctypes.byref(d), ix._h, _ENGINE_MODES[verify], p.threshold),
+          "dedup")
+    try:
+        check(lib.simlsh_dedup_set(d, _DEDUP_THREADS, float(nt)), "dedup")
+        need = _Results()
+        while True:
+            check(lib.simlsh_dedup_next(need._h, d, ix._h), "dedup")
+            ids = need.ids()
+            if not ids:
+                break
+            blobs = [_as_blob(texts[int(live[i])]) for i in ids]
+            m = len(blobs)
+            lens = np.fromiter(map(len, blobs), dtype=np.uintp, count=m)
+            blob = b"".join(blobs)
+            offs = np.zeros(m, dtype=np.uintp)
+            np.cumsum(lens[:-1], out=offs[1:])
+            ptrs = offs + np.uintp(ctypes.cast(ctypes.c_char_p(blob), ctypes.c_void_p).value or 0)
+            idarr = np.array(ids, dtype=np.uint64)
+            rc = lib.simlsh_dedup_texts(d, idarr.ctypes.data, ptrs.ctypes.data,
+                                        lens.ctypes.data, m)
+            if rc != 0 and rc != InvalidUTF8.code:
+                check(rc, "dedup")
+        res = _Results()
+        ng = ctypes.c_size_t()
+        check(lib.simlsh_dedup_groups(res._h, ctypes.byref(ng), d), "dedup")
+    finally:
+        lib.simlsh_dedup_free(d)
     labels = np.arange(n, dtype=np.int64)
     kept = np.arange(n, dtype=np.int64)
     ga, gb, _ = res.columns()
-    off = res.offsets(ng.value)
-    for g in range(ng.value):
-        members = ga[off[g]:off[g + 1]].astype(np.int64)
-        labels[members] = members.min()
-        kept[members] = gb[off[g]:off[g + 1]].astype(np.int64)
+    if ng.value:
+        off = np.array(res.offsets(ng.value), dtype=np.int64)
+        group = np.repeat(np.arange(ng.value), np.diff(off))
+        members = ga.astype(np.int64)
+        first = np.minimum.reduceat(members, off[:-1])
+        labels[members] = first[group]
+        kept[members] = gb.astype(np.int64)
     return labels, kept
 
 

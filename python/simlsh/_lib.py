@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 #: Library version this package needs at least (its functions are in the
-#: SIMLSH_0.2 node of the library's symbol map).
+#: SIMLSH_0.2 and SIMLSH_0.3 nodes of the library's symbol map).
 REQUIRED = (0, 2, 0)
 
 P = ctypes.c_void_p
@@ -55,6 +55,15 @@ _PROTOTYPES: Dict[str, Tuple[object, List[object]]] = {
     "simlsh_lsh_probability": (I32, [DBLP, U32, U32, DBL]),
     "simlsh_lsh_optimal_params_recall": (I32, [U32P, U32P, DBLP, U32, DBL, DBL, DBL]),
     "simlsh_group_star": (I32, [P, SZP, P, P, P, SZ, P, SZ]),
+    "simlsh_dedup_prefilter": (DBL, [DBL, U32]),
+    "simlsh_dedup_new": (I32, [PP, P, I32, DBL]),
+    "simlsh_dedup_free": (None, [P]),
+    "simlsh_dedup_set": (I32, [P, I32, DBL]),
+    "simlsh_dedup_sizes": (I32, [P, P, P, SZ]),
+    "simlsh_dedup_next": (I32, [P, P, P]),
+    "simlsh_dedup_texts": (I32, [P, P, P, P, SZ]),
+    "simlsh_dedup_groups": (I32, [P, SZP, P]),
+    "simlsh_dedup_stat": (I32, [U64P, P, I32]),
     "simlsh_index_pairs_v2": (I32, [P, P, I32, SZ, DBL, U32]),
     "simlsh_shingleset_new": (I32, [PP, P]),
     "simlsh_shingleset_free": (None, [P]),

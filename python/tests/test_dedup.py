@@ -120,8 +120,33 @@ def test_dedup_params_are_the_tools():
     assert simlsh.dedup_params(rows=3, num_perm=64).bands_rows() == (21, 3)
 
 
-def test_max_pairs_truncates_with_a_warning():
+def test_groups_are_never_cut():
+    """max_pairs no longer bounds groups: 20 copies make one group of 20."""
     texts = ["same words in every single document here"] * 20
-    with pytest.warns(RuntimeWarning):
-        r = simlsh.dedup(texts, verify="exact", max_pairs=5)
-    assert r.truncated
+    r = simlsh.dedup(texts, verify="exact", max_pairs=5)
+    assert not r.truncated
+    assert r.groups == [list(range(20))] and r.keep == [0]
+
+
+@pytest.mark.parametrize("verify", ["exact", "estimate", "none"])
+def test_heavy_group_like_the_tool(dedup_tool, tmp_path, verify):
+    """A corpus full of copies (one group of 300 near-copies, smaller ones,
+    unrelated documents, shuffled): the engine's groups, as the tool's."""
+    import random
+    rng = random.Random(3)
+    vocab = ["w%d" % i for i in range(5000)]
+    docs = [" ".join(rng.choice(vocab) for _ in range(60)) for _ in range(300)]
+    for size in (300, 40, 10, 10, 3):
+        base = [rng.choice(vocab) for _ in range(60)]
+        for _ in range(size):
+            t = list(base)
+            for _ in range(rng.randint(0, 3)):
+                t[rng.randrange(60)] = rng.choice(vocab)
+            docs.append(" ".join(t))
+    rng.shuffle(docs)
+    path = tmp_path / "heavy.txt"
+    path.write_text("\n".join(docs) + "\n")
+    keys = [str(i + 1) for i in range(len(docs))]
+    got = compare(dedup_tool, ["--verify", verify], {"verify": verify}, ["--lines", str(path)],
+                  docs, keys)
+    assert max(len(g) for g in got.groups) >= 200  # the centre claims most of the 300
