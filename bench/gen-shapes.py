@@ -8,7 +8,8 @@ Shapes, all of N documents of about W words from one vocabulary:
   random    unrelated documents;
   heavy     half of the documents in planted groups of power-law sizes (one
             of N/4 copies, then groups of N/60, N/600 and N/6000 copies,
-            each size taking an eighth of the documents), each member its
+            each of these sizes taking N/12 documents: at N = 60,000 one
+            group of 15,000, 5 of 1,000, 50 of 100, 500 of 10), each member its
             group's text with 1 to 3 words changed; the rest unrelated;
   template  every document is one template with 12 % of its words replaced
             (pairwise Jaccard of character 5-shingles about 0.6);
@@ -70,10 +71,10 @@ def main():
             docs.append(d)
     else:
         sizes = []
-        for size in (n // 4, n // 60, n // 600, n // 6000):
+        for i, size in enumerate((n // 4, n // 60, n // 600, n // 6000)):
             if size < 2:
                 continue
-            count = max(1, (n // 8) // size)
+            count = 1 if i == 0 else max(1, (n // 12) // size)
             sizes += [size] * count
         grouped = sum(sizes)
         members = []

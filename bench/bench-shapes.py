@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""simlsh-dedup on planted shapes of the same size (issue 27): one JSON
+object with, for each shape, the wall time, CPU time, peak RSS, the tool's
+phases and a check of its clusters against the planted groups; and the
+ratios of each shape to the random one.
+
+  bench-shapes.py --dedup PATH [--docs N] [--words W] [--threads J]
+                  [--shapes random,heavy,template,copies] [--repeat R]
+                  [--timeout S] [--tmpdir DIR] [--verify MODE] [--keep]
+
+Shapes (bench/gen-shapes.py writes them, one document per line):
+  random    N unrelated documents;
+  heavy     half of them in planted groups of power-law sizes (one of N/4
+            copies, then N/60, N/600, N/6000), 1-3 words changed each;
+  template  every document one template with 12 % of its words replaced
+            (pairwise Jaccard about 0.6: no pair at the threshold);
+  copies    N copies of one text.
+The planted groups are the expected clusters (none for random and
+template); "clusters_ok" says whether the tool's --output clusters is
+exactly them. With --repeat R each shape runs R times in turn and the
+medians are reported. A run past --timeout seconds is killed and reported
+as such.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def measured(argv, timeout):
+    """Wall and CPU seconds, peak RSS, exit status and output of one run,
+    with its own rusage (os.wait4); None past the timeout."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
+        deadline = t0 + timeout
+        while True:
+            wpid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if wpid == proc.pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                return None
+            time.sleep(0.005)
+        wall = time.monotonic() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
+    return {"wall_seconds": round(wall, 4), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 4),
+            "peak_rss_mb": round(ru.ru_maxrss / 1024.0, 1), "exit_status": proc.returncode,
+            "stdout": text}
+
+
+def groups_of(text):
+    return sorted(tuple(sorted(int(x) for x in line.split(b"\t")))
+                  for line in text.splitlines() if line)
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dedup", required=True)
+    ap.add_argument("--docs", type=int, default=60000)
+    ap.add_argument("--words", type=int, default=300)
+    ap.add_argument("--threads", default="2")
+    ap.add_argument("--shapes", default="random,heavy,template")
+    ap.add_argument("--verify", default="exact")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--tmpdir")
+    ap.add_argument("--keep", action="store_true", help="keep the generated corpora")
+    a = ap.parse_args()
+    shapes = a.shapes.split(",")
+    tmp = tempfile.mkdtemp(prefix="bench-shapes-", dir=a.tmpdir)
+    result = {"benchmark": "shapes", "docs": a.docs, "words": a.words, "threads": a.threads,
+              "verify": a.verify, "repeat": a.repeat, "shapes": {}}
+    try:
+        corpora = {}
+        for s in shapes:
+            lines, truth = os.path.join(tmp, s + ".lines"), os.path.join(tmp, s + ".truth")
+            subprocess.run([sys.executable, os.path.join(HERE, "gen-shapes.py"), s, lines,
+                            "--docs", str(a.docs), "--words", str(a.words), "--truth", truth],
+                           check=True)
+            with open(truth, "rb") as f:
+                want = groups_of(f.read())
+            corpora[s] = (lines, want, os.path.getsize(lines))
+        runs = {s: [] for s in shapes}
+        for _ in range(a.repeat):
+            for s in shapes:
+                lines = corpora[s][0]
+                stats = os.path.join(tmp, s + ".json")
+                r = measured([a.dedup, "--lines", lines, "--quiet", "-j", a.threads,
+                              "--verify", a.verify, "--stats", stats], a.timeout)
+                if r is None:
+                    runs[s].append({"timeout": a.timeout})
+                    continue
+                with open(stats) as f:
+                    st = json.load(f)
+                r["phases"] = {k: v["cpu_seconds"] for k, v in st["phases"].items()}
+                r["verification"] = st.get("verification", {})
+                r["clusters_ok"] = groups_of(r.pop("stdout")) == corpora[s][1]
+                runs[s].append(r)
+        for s in shapes:
+            done = [r for r in runs[s] if "timeout" not in r]
+            if not done:
+                result["shapes"][s] = {"timeout": a.timeout}
+                continue
+            best = sorted(done, key=lambda r: r["wall_seconds"])[len(done) // 2]
+            best = dict(best)
+            best["bytes"] = corpora[s][2]
+            best["planted_groups"] = len(corpora[s][1])
+            best["wall_seconds_all"] = [r["wall_seconds"] for r in done]
+            result["shapes"][s] = best
+        base = result["shapes"].get("random")
+        if base and "timeout" not in base:
+            ratios = {}
+            for s, r in result["shapes"].items():
+                if s == "random" or "timeout" in r:
+                    continue
+                ratios[s] = {"time": round(r["wall_seconds"] / base["wall_seconds"], 3),
+                             "cpu": round(r["cpu_seconds"] / base["cpu_seconds"], 3),
+                             "peak_rss": round(r["peak_rss_mb"] / base["peak_rss_mb"], 3)}
+            result["ratios_to_random"] = ratios
+    finally:
+        if a.keep:
+            result["corpora"] = tmp
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
