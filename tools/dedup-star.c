@@ -233,6 +233,8 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
     r->vs.visits = v;
     simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_IDENTICAL);
     r->vs.identical = v;
+    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_EDITS);
+    r->vs.edits = v;
 
     for (size_t i = 0; i < n; i++)
         label[i] = kept[i] = i;
@@ -266,4 +268,29 @@ out:
     simlsh_results_free(res);
     simlsh_dedup_free(d);
     return ret;
+}
+
+int bucket_census(struct run *r, struct census *c)
+{
+    memset(c, 0, sizeof *c);
+    size_t n = 0;
+    simlsh_index_count(&n, r->index);
+    /* large: 1 % of the corpus, and at least 100 documents */
+    c->min_size = n / 100 > 100 ? n / 100 : 100;
+    simlsh_results *res = NULL;
+    int rc = simlsh_results_new(&res, NULL);
+    if (rc == 0) {
+        /* the top buckets of any size, then the count above min_size */
+        rc = simlsh_index_largest_buckets(res, NULL, r->index, CENSUS_TOP, 2);
+        c->n = rc == 0 ? simlsh_results_count(res) : 0;
+        for (size_t i = 0; i < c->n; i++) {
+            c->size[i] = (uint64_t)simlsh_results_scores(res)[i];
+            c->band[i] = simlsh_results_b(res)[i];
+            c->sample[i] = simlsh_results_a(res)[i];
+        }
+        if (rc == 0)
+            rc = simlsh_index_largest_buckets(res, &c->docs_in_large, r->index, 0, c->min_size);
+    }
+    simlsh_results_free(res);
+    return rc == 0 ? 0 : lib_fail("bucket sizes", rc);
 }

@@ -370,6 +370,7 @@ struct run {
         double prefilter;        /* exact mode: candidates need an estimate >= this */
         uint64_t visits;         /* bucket members looked at by the grouping */
         uint64_t identical;      /* pairs decided as identical texts */
+        uint64_t edits;          /* pairs decided from the bytes where they differ */
         int stdin_kept;          /* standard input can be read again */
         int64_t stdin_base;      /* ... from this offset of descriptor 0 */
     } vs;
@@ -564,6 +565,17 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept);
 /* The --keep priority of every id, best first (n = names.count ids), or
  * NULL when it is ascending id order. */
 uint64_t *keep_order(struct run *r);
+
+/* The largest buckets of r->index (--stats, and the summary's note on a
+ * bucket that holds a large share of the corpus). */
+#define CENSUS_TOP 5
+struct census {
+    size_t n; /* buckets listed */
+    uint64_t size[CENSUS_TOP], band[CENSUS_TOP], sample[CENSUS_TOP];
+    uint64_t min_size;      /* a bucket this large or more is "large" */
+    uint64_t docs_in_large; /* documents in at least one large bucket */
+};
+int bucket_census(struct run *r, struct census *c);
 
 /* dedup-output.c */
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, uint64_t *clusters,

@@ -127,6 +127,11 @@ static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
                  " bytes a shingle)\n",
             r->vs.exact, plural(r->vs.exact), r->vs.reads, plural(r->vs.reads), r->vs.batches,
             r->vs.batches == 1 ? "" : "es", held, r->vs.bytes_per_shingle);
+    if (r->vs.identical || r->vs.edits)
+        fprintf(stderr,
+                PROG ": verify exact: of them %" PRIu64 " identical to their group's kept text,"
+                     " %" PRIu64 " near-copies decided from their edits\n",
+                r->vs.identical, r->vs.edits);
     if (r->vs.estimated)
         fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s decided by estimate: %s%s%s\n",
                 r->vs.estimated, plural(r->vs.estimated),
@@ -167,6 +172,21 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
             unit >= 0 && unit <= 2 ? unit_names[unit] : "?", k, np, b, rows, r->threshold,
             verify_names[r->opt->verify], r->nthreads, r->nthreads == 1 ? "" : "s");
     verify_summary(r, b, rows);
+    struct census c;
+    uint64_t ndocs = r->names.count;
+    if (bucket_census(r, &c) == 0 && c.n > 0 && c.size[0] >= 100 && c.size[0] * 10 >= ndocs) {
+        size_t nl = 0;
+        const char *name =
+            c.sample[0] < r->names.count ? strlist_get(&r->names, c.sample[0], &nl) : "?";
+        fprintf(stderr,
+                PROG ": note: one bucket (band %" PRIu64 ") holds %" PRIu64
+                     " documents, %.0f %% of them (%s is one): a template or boilerplate they"
+                     " share; each document of it is compared with the others that pass the"
+                     " estimate, which is slow when they are unlike (--stats lists the largest"
+                     " buckets)\n",
+                c.band[0], c.size[0], 100.0 * (double)c.size[0] / (double)(ndocs ? ndocs : 1),
+                qnamen(name, nl));
+    }
     /* The whole contract, so a run can be reproduced with the library
      * alone (whose defaults differ: normalisation and the weights). */
     fputs(PROG ": contract:", stderr);
@@ -293,6 +313,27 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
             cluster_names[r->opt->cluster], r->vs.candidates, r->vs.exact, r->vs.estimated,
             r->vs.docs_unread, r->vs.reads, r->vs.batches, r->vs.budget, r->vs.set_bytes_peak,
             r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
+    fprintf(f,
+            ",\"grouping\":{\"bucket_visits\":%" PRIu64 ",\"identical\":%" PRIu64
+            ",\"from_edits\":%" PRIu64 "}",
+            r->vs.visits, r->vs.identical, r->vs.edits);
+    struct census c;
+    if (bucket_census(r, &c) == 0) {
+        fprintf(f,
+                ",\"buckets\":{\"large_size\":%" PRIu64 ",\"documents_in_large\":%" PRIu64
+                ",\"largest\":[",
+                c.min_size, c.docs_in_large);
+        for (size_t i = 0; i < c.n; i++) {
+            size_t nl = 0;
+            const char *name =
+                c.sample[i] < r->names.count ? strlist_get(&r->names, c.sample[i], &nl) : "";
+            fprintf(f, "%s{\"size\":%" PRIu64 ",\"band\":%" PRIu64 ",\"sample\":", i ? "," : "",
+                    c.size[i], c.band[i]);
+            escape_json(f, name, nl);
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    }
     /* the running phase is closed first, so the phases add up to the run */
     phase_switch(r, r->phase);
     fputs(",\"phases\":{", f);

@@ -1739,7 +1739,17 @@ def case_star_buckets():
                       " verified pairs (%d groups, %d expected)" % (verify, keep, len(got),
                                                                      len(want)), c)
                 with open(os.path.join(tmp, "st.json")) as f:
-                    st = json.load(f)["verification"]
+                    full = json.load(f)
+                st = full["verification"]
+                # --stats names the largest buckets: the group of 150
+                # near-copies shares one in most bands
+                big = full["buckets"]["largest"]
+                check(len(big) == 5 and big[0]["size"] >= 100 and
+                      all(big[i]["size"] >= big[i + 1]["size"] for i in range(4)) and
+                      full["buckets"]["documents_in_large"] >= 100 and
+                      full["grouping"]["bucket_visits"] >= st["candidates"],
+                      "--stats buckets and grouping: %s %s" % (full["buckets"],
+                                                               full["grouping"]), c)
                 # a group of m copies costs about m checks, not m^2 / 2
                 check(st["candidates"] < len(pairs) or len(pairs) < 200,
                       "fewer checks (%d) than pairs (%d)" % (st["candidates"], len(pairs)))
@@ -1754,6 +1764,12 @@ def case_star_buckets():
                 for j in ("1", "3"):
                     check(run(base_args + ["-j", j]).stdout == c.stdout,
                           "-j %s gives the same groups" % j)
+        # the summary notes a bucket that holds a large share of the corpus
+        p = run(["--lines", path])
+        check(re.search(rb"note: one bucket \(band \d+\) holds \d+ documents", p.stderr),
+              "the summary notes the large bucket", p)
+        # in exact mode near-copies are decided from their edits
+        check(re.search(rb"near-copies decided from their edits", p.stderr), "edits line", p)
 
 
 def case_verify_index():
