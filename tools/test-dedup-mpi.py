@@ -517,6 +517,34 @@ def bucket_lines(seed=11):
     return lines
 
 
+def case_heavy():
+    """A corpus full of copies (issue 27): one group of 400 near-copies
+    among groups of 40, 10 and 3 and unrelated lines, shuffled. Every rank
+    count gives simlsh-dedup's groups (which come from the library's dedup
+    engine), in every verify mode, with --keep, and --max-pairs cuts no
+    group."""
+    rnd = random.Random(11)
+    vocab = ["w%d" % i for i in range(4000)]
+    lines = [" ".join(rnd.choice(vocab) for _ in range(50)) for _ in range(300)]
+    for size in (400, 40, 40, 10, 10, 10, 3, 3):
+        base = [rnd.choice(vocab) for _ in range(50)]
+        for _ in range(size):
+            t = list(base)
+            for _ in range(rnd.randint(0, 3)):
+                t[rnd.randrange(50)] = rnd.choice(vocab)
+            lines.append(" ".join(t))
+    rnd.shuffle(lines)
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "h.txt"), lines)
+        ref = same(["-q", "--lines", "h.txt"], tmp, expect=0)
+        check(max(len(l.split(b"\t")) for l in ref.stdout.splitlines()) > 300,
+              "the large group", ref)
+        for i, args in enumerate((["--verify", "estimate"], ["--verify", "none"],
+                                  ["--keep", "longest", "--output", "drop"],
+                                  ["--max-pairs", "10"])):
+            same(["-q", "--lines", "h.txt"] + args, tmp, expect=0, ranks=SOME[i % 3])
+
+
 def case_buckets():
     """Buckets of more than 16 members are scored by their owners with the
     members' signatures; smaller ones send their pairs to be scored where a
@@ -776,7 +804,7 @@ def case_reread():
             check(out == est.stdout, "-np %d: pairs decided by estimate" % n, p)
 
 
-CASES = {"replace-many": case_replace_many, "fullfile": case_fullfile, "views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
+CASES = {"heavy": case_heavy, "replace-many": case_replace_many, "fullfile": case_fullfile, "views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
          "failure": case_failure}
