@@ -103,6 +103,7 @@ struct simlsh_dedup {
     size_t carry_at;
     dx_set carry_set;
     uint64_t set_bytes;
+    dx_scratch *scratch; /* exact.c's workers' buffers */
     uint64_t st[NSTATS];
 };
 
@@ -156,6 +157,7 @@ void simlsh_dedup_free(simlsh_dedup *d)
     size_t n = d->slot_cap;
     free_batch(d);
     simlsh__dx_set_free(&d->al, &d->carry_set);
+    simlsh__dx_scratch_free(&d->al, d->scratch);
     FREE_N(d->cands.v, d->cands.cap);
     FREE_N(d->order_ids, d->norder);
     FREE_N(d->size_ids, d->nsizes);
@@ -1015,6 +1017,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     job.mate_done = jdone;
     job.nthreads = d->nthreads;
     job.al = &d->al;
+    job.scratch = &d->scratch;
     if (simlsh__dx_run(&job) < 0) {
         rc = (size_t)-1;
         goto out;

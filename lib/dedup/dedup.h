@@ -38,8 +38,9 @@ typedef struct {
     double score;
 } dx_pair;
 
-/* The exact comparison of one batch (exact.c). */
-typedef struct dx_exact dx_exact;
+/* Workers' buffers kept between batches (exact.c). */
+typedef struct dx_scratch dx_scratch;
+void simlsh__dx_scratch_free(const simlsh_allocator *al, dx_scratch *sc);
 
 /* Bytes a set holds (its table and kept text). */
 size_t simlsh__dx_set_bytes(const dx_set *s);
@@ -74,6 +75,7 @@ typedef struct {
     uint8_t *mate_done;    /* out: every pair of the mate decided */
     uint32_t nthreads;
     const simlsh_allocator *al;
+    dx_scratch **scratch; /* the engine's, created on first use */
     /* counters, added to */
     uint64_t exact, identical, estimated, edits;
 } dx_job;

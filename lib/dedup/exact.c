@@ -52,13 +52,12 @@ typedef struct {
     uint64_t *key; /* distinct-finding table, valid where stamp == cur */
     uint32_t *stamp;
     int32_t *kval;   /* a value per key (the edits' count changes) */
+    size_t kn;       /* keys entered since the last key_room() (when counted) */
     size_t *touched; /* keys entered by the edits' windows */
     size_t tcap;
     size_t kcap;
     unsigned kshift;
     uint32_t cur;
-    uint64_t *dist; /* the distinct hashes */
-    size_t dcap;
     uint32_t *hit; /* per entry of the centre's table: == hcur once matched */
     size_t hitcap;
     uint32_t hcur;
@@ -67,29 +66,10 @@ typedef struct {
     uint64_t exact, identical, estimated, edits;
 } dx_worker;
 
-static int grow64(const simlsh_allocator *al, uint64_t **v, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 1024, bytes;
-    while (c < need)
-        c *= 2;
-    if (!simlsh__mul_ok(c, sizeof **v, &bytes))
-        return SIMLSH_ENOMEM;
-    uint64_t *n = simlsh__malloc(al, bytes);
-    if (n == NULL)
-        return SIMLSH_ENOMEM;
-    simlsh__free_sized(al, *v, *cap * sizeof **v);
-    *v = n;
-    *cap = c;
-    return 0;
-}
-
 static int sink64(void *ctx, const uint64_t *h, size_t n)
 {
     dx_worker *w = ctx;
     if (w->hn + n > w->hcap) {
-        /* keep what is there: grow64 does not copy */
         size_t c = w->hcap ? w->hcap : 1024, bytes;
         while (c < w->hn + n)
             c *= 2;
@@ -205,20 +185,21 @@ static inline int key_new(dx_worker *w, uint64_t h)
     return 1;
 }
 
-/* The distinct values of w->h into w->dist; their number. */
-static int distinct(dx_worker *w, size_t *out)
+/* Twice the distinct-finding table, its current keys kept (values not). */
+static int key_grow(dx_worker *w)
 {
-    size_t n = w->hn, d = 0;
-    int rc = key_room(w, n);
-    if (rc == 0)
-        rc = grow64(w->al, &w->dist, &w->dcap, n);
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < n; i++)
-        if (key_new(w, w->h[i]))
-            w->dist[d++] = w->h[i];
-    *out = d;
-    return 0;
+    size_t old = w->kcap, n = 0;
+    uint64_t *keys = simlsh__malloc(w->al, (w->kn ? w->kn : 1) * sizeof *keys);
+    if (keys == NULL)
+        return SIMLSH_ENOMEM;
+    for (size_t i = 0; i < old; i++)
+        if (w->stamp[i] == w->cur)
+            keys[n++] = w->key[i];
+    int rc = key_room(w, 2 * old); /* a new, larger table: every stamp stale */
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        key_new(w, keys[i]);
+    simlsh__free_sized(w->al, keys, (w->kn ? w->kn : 1) * sizeof *keys);
+    return rc;
 }
 
 /* The entry of h in s's table, or SIZE_MAX (h != 0). */
@@ -237,37 +218,82 @@ static inline size_t set_find(const dx_set *s, uint64_t h)
 
 /* ---- centres -------------------------------------------------------------------- */
 
+/* An empty table of cap entries (a power of 2) for s; 0 or ENOMEM (then
+ * s is unchanged). */
+static int table_new(const simlsh_allocator *al, dx_set *s, size_t cap)
+{
+    uint64_t *tab = simlsh__calloc(al, cap, sizeof *tab);
+    uint32_t *cnt = simlsh__calloc(al, cap, sizeof *cnt);
+    if (tab == NULL || cnt == NULL) {
+        simlsh__free_sized(al, tab, cap * sizeof *tab);
+        simlsh__free_sized(al, cnt, cap * sizeof *cnt);
+        return SIMLSH_ENOMEM;
+    }
+    s->tab = tab;
+    s->cnt = cnt;
+    s->cap = cap;
+    unsigned bits = 0;
+    while (((size_t)1 << bits) < cap)
+        bits++;
+    s->shift = 64 - bits;
+    return 0;
+}
+
+/* Add h (not 0) once more to s's table; n counts distinct entries. */
+static inline void table_add(dx_set *s, uint64_t h, uint32_t times, size_t *n)
+{
+    size_t p = home_of(h, s->shift);
+    while (s->tab[p] != 0 && s->tab[p] != h)
+        p = (p + 1) & (s->cap - 1);
+    *n += s->tab[p] == 0;
+    s->tab[p] = h;
+    s->cnt[p] += times;
+}
+
+/* Twice the table, its entries and counts kept. */
+static int table_grow(const simlsh_allocator *al, dx_set *s)
+{
+    dx_set old = *s;
+    size_t n = 0;
+    if (table_new(al, s, 2 * old.cap) < 0) {
+        *s = old;
+        return SIMLSH_ENOMEM;
+    }
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.tab[i] != 0)
+            table_add(s, old.tab[i], old.cnt[i], &n);
+    simlsh__free_sized(al, old.tab, old.cap * sizeof *old.tab);
+    simlsh__free_sized(al, old.cnt, old.cap * sizeof *old.cnt);
+    return 0;
+}
+
 static int build_centre(dx_worker *w, const dx_job *j, size_t k)
 {
     size_t ti = j->centres[k];
     dx_set *s = j->centre_sets[k];
     const void *text = j->texts[ti];
-    size_t len = j->lens[ti], n;
+    size_t len = j->lens[ti], n = 0;
     int rc = shingle(w, j->params, text, len);
     if (rc == SIMLSH_EUTF8) {
         s->missing = 1;
         return 0;
     }
-    if (rc < 0 || (rc = distinct(w, &n)) < 0)
+    if (rc < 0)
         return rc;
+    /* sized for a quarter of the hashes and grown at half full: texts that
+     * repeat themselves (licences pasted many times) need far less */
     size_t cap = 16;
-    while (cap < 2 * n)
+    while (cap < w->hn / 2)
         cap *= 2;
     dx_set t = {0};
-    t.tab = simlsh__calloc(w->al, cap, sizeof *t.tab);
-    t.cnt = simlsh__calloc(w->al, cap, sizeof *t.cnt);
+    if ((rc = table_new(w->al, &t, cap)) < 0)
+        return rc;
     t.text = len > 0 ? simlsh__malloc(w->al, len) : NULL;
-    if (t.tab == NULL || t.cnt == NULL || (len > 0 && t.text == NULL)) {
-        simlsh__free_sized(w->al, t.tab, cap * sizeof *t.tab);
-        simlsh__free_sized(w->al, t.cnt, cap * sizeof *t.cnt);
-        simlsh__free_sized(w->al, t.text, len);
+    if (len > 0 && t.text == NULL) {
+        simlsh__dx_set_free(w->al, &t);
         return SIMLSH_ENOMEM;
     }
-    t.cap = cap;
-    unsigned bits = 0;
-    while (((size_t)1 << bits) < cap)
-        bits++;
-    t.shift = 64 - bits;
+    t.len = len;
     /* every hash with its multiplicity: a near-copy's set is then this
      * text's, less what its edits remove and plus what they add */
     for (size_t i = 0; i < w->hn; i++) {
@@ -277,16 +303,15 @@ static int build_centre(dx_worker *w, const dx_job *j, size_t k)
             t.zcnt++;
             continue;
         }
-        size_t p = home_of(h, t.shift);
-        while (t.tab[p] != 0 && t.tab[p] != h)
-            p = (p + 1) & (cap - 1);
-        t.tab[p] = h;
-        t.cnt[p]++;
+        if (2 * (n + 1) > t.cap && (rc = table_grow(w->al, &t)) < 0) {
+            simlsh__dx_set_free(w->al, &t);
+            return rc;
+        }
+        table_add(&t, h, 1, &n);
     }
-    t.n = n;
+    t.n = n + t.zero;
     if (len > 0)
         memcpy(t.text, text, len);
-    t.len = len;
     t.ready = 1;
     *s = t;
     return 0;
@@ -617,33 +642,11 @@ static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set 
     w->exact++;
     p->verdict = 0;
     p->score = 0;
-    /* the other values' table, sized for the worst case */
-    size_t want = 16;
-    while (want < 2 * n)
-        want *= 2;
-    if (want > w->kcap) {
-        size_t saved = w->hn;
-        w->hn = n;
-        size_t dummy;
-        /* distinct() grows the table; its output is not used here */
-        size_t keep = w->hn;
-        w->hn = 0;
-        rc = distinct(w, &dummy);
-        w->hn = keep;
-        (void)saved;
-        if (rc < 0)
-            return rc;
-        if (w->kcap < want) {
-            /* grow through a pass over the real hashes */
-            rc = distinct(w, &dummy);
-            if (rc < 0)
-                return rc;
-        }
-    }
-    if (++w->cur == 0) {
-        memset(w->stamp, 0, w->kcap * sizeof *w->stamp);
-        w->cur = 1;
-    }
+    /* the other values' table starts small and grows with them: a
+     * near-copy has few, an unlike text stops early */
+    if ((rc = key_room(w, n < 512 ? n : 512)) < 0)
+        return rc;
+    w->kn = 0;
     for (size_t at = 0; at < n;) {
         size_t end = n - at > 256 ? at + 256 : n;
         for (; at < end; at++) {
@@ -666,7 +669,11 @@ static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set 
                 }
                 continue;
             }
-            others += key_new(w, h);
+            if (2 * (w->kn + 1) > w->kcap && (rc = key_grow(w)) < 0)
+                return rc;
+            int fresh = key_new(w, h);
+            others += fresh;
+            w->kn += fresh;
         }
         /* reachable: (i + r)(1 + t) >= t (na + i + m) */
         double best = (double)(inter + (n - at));
@@ -775,6 +782,54 @@ static int mate_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
     return 0;
 }
 
+struct dx_scratch {
+    dx_worker *w;
+    uint32_t n;
+};
+
+static void worker_free(const simlsh_allocator *al, dx_worker *w)
+{
+    simlsh__free_sized(al, w->h, w->hcap * sizeof *w->h);
+    simlsh__free_sized(al, w->key, w->kcap * sizeof *w->key);
+    simlsh__free_sized(al, w->stamp, w->kcap * sizeof *w->stamp);
+    simlsh__free_sized(al, w->kval, w->kcap * sizeof *w->kval);
+    simlsh__free_sized(al, w->touched, w->tcap * sizeof *w->touched);
+    simlsh__free_sized(al, w->hit, w->hitcap * sizeof *w->hit);
+}
+
+void simlsh__dx_scratch_free(const simlsh_allocator *al, dx_scratch *sc)
+{
+    if (sc == NULL)
+        return;
+    for (uint32_t i = 0; i < sc->n; i++)
+        worker_free(al, &sc->w[i]);
+    simlsh__free_sized(al, sc->w, sc->n * sizeof *sc->w);
+    simlsh__free_sized(al, sc, sizeof *sc);
+}
+
+/* Workers' buffers are kept between calls in *j->scratch: a batch's
+ * tables are in the next batch's way already grown and faulted in. */
+static dx_worker *workers_for(dx_job *j, uint32_t n)
+{
+    dx_scratch *sc = *j->scratch;
+    if (sc == NULL) {
+        if ((sc = simlsh__calloc(j->al, 1, sizeof *sc)) == NULL)
+            return NULL;
+        *j->scratch = sc;
+    }
+    if (sc->n < n) {
+        dx_worker *w = simlsh__calloc(j->al, n, sizeof *w);
+        if (w == NULL)
+            return NULL;
+        if (sc->n)
+            memcpy(w, sc->w, sc->n * sizeof *w);
+        simlsh__free_sized(j->al, sc->w, sc->n * sizeof *sc->w);
+        sc->w = w;
+        sc->n = n;
+    }
+    return sc->w;
+}
+
 int simlsh__dx_run(dx_job *j)
 {
     size_t units_c = (j->ncentres + CENTRE_RUN - 1) / CENTRE_RUN;
@@ -788,13 +843,16 @@ int simlsh__dx_run(dx_job *j)
     struct simlsh_params p = *j->params;
     p.alloc = la.al;
     int rc = 0;
-    dx_worker *w = simlsh__calloc(j->al, workers, sizeof *w);
+    dx_worker *w = workers_for(j, workers);
     if (w == NULL)
         rc = SIMLSH_ENOMEM;
-    for (uint32_t i = 0; rc == 0 && i < workers; i++) {
+    for (uint32_t i = 0; w != NULL && i < workers; i++) {
         w[i].al = &la.al;
-        rc = simlsh__shingler_new(&w[i].sh, &p);
+        w[i].sh = NULL;
+        w[i].exact = w[i].identical = w[i].estimated = w[i].edits = 0;
     }
+    for (uint32_t i = 0; rc == 0 && i < workers; i++)
+        rc = simlsh__shingler_new(&w[i].sh, &p);
     dx_run r = {j, w};
     if (rc == 0 && units_c > 0)
         rc = simlsh__par_run(simlsh__par_workers(j->nthreads, units_c), units_c, centre_unit, &r,
@@ -818,16 +876,10 @@ int simlsh__dx_run(dx_job *j)
         j->identical += rc == 0 ? w[i].identical : 0;
         j->estimated += rc == 0 ? w[i].estimated : 0;
         j->edits += rc == 0 ? w[i].edits : 0;
-        simlsh__shingler_free(w[i].sh);
-        simlsh__free_sized(&la.al, w[i].h, w[i].hcap * sizeof *w[i].h);
-        simlsh__free_sized(&la.al, w[i].key, w[i].kcap * sizeof *w[i].key);
-        simlsh__free_sized(&la.al, w[i].stamp, w[i].kcap * sizeof *w[i].stamp);
-        simlsh__free_sized(&la.al, w[i].kval, w[i].kcap * sizeof *w[i].kval);
-        simlsh__free_sized(&la.al, w[i].touched, w[i].tcap * sizeof *w[i].touched);
-        simlsh__free_sized(&la.al, w[i].dist, w[i].dcap * sizeof *w[i].dist);
-        simlsh__free_sized(&la.al, w[i].hit, w[i].hitcap * sizeof *w[i].hit);
+        simlsh__shingler_free(w[i].sh); /* it holds the call's allocator */
+        w[i].sh = NULL;
+        w[i].al = NULL;
     }
-    simlsh__free_sized(j->al, w, workers * sizeof *w);
     simlsh__lockal_done(&la);
     return rc;
 }
