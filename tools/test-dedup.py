@@ -1772,6 +1772,38 @@ def case_star_buckets():
         check(re.search(rb"near-copies decided from their edits", p.stderr), "edits line", p)
 
 
+def case_large_copies():
+    """Many copies of a large text (ATTACKS-round4 F5): each text is read
+    once, the copies are decided as identical to their group's kept text
+    without shingling, a few edited copies from their edits, and
+    --verify-memory changes nothing but the batches."""
+    import random
+    rng = random.Random(2)
+    text = " ".join("w%d" % rng.randrange(5000) for _ in range(60000))[:300 << 10]
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "s")
+        os.mkdir(d)
+        for i in range(40):
+            t = text
+            if i >= 35:  # a few words changed in the middle
+                at = len(t) // 2 + 1000 * i
+                t = t[:at] + " edited%d " % i + t[at + 20:]
+            with open(os.path.join(d, "f%02d.txt" % i), "w") as f:
+                f.write(t)
+        st = os.path.join(tmp, "st.json")
+        p = run(["-q", d, "--stats", st])
+        check(len(p.stdout.splitlines()) == 1 and p.stdout.count(b"\t") == 39,
+              "one group of the 40 texts", p)
+        with open(st) as f:
+            full = json.load(f)
+        g, v = full["grouping"], full["verification"]
+        check(g["identical"] == 34 and g["from_edits"] == 5, "decided without shingling: %s" % g)
+        check(v["reads"] == 40, "every text read once: %s" % v)
+        for mem in ("4G", "1"):
+            q = run(["-q", d, "--verify-memory", mem])
+            check(q.stdout == p.stdout, "--verify-memory %s: the same group" % mem, q)
+
+
 def case_verify_index():
     """Documents from --index cannot be read again: their pairs are decided
     by the MinHash estimate, and the summary says so. New pairs are exact."""
