@@ -524,6 +524,91 @@ static void near_copies(void)
         free(mine[i]);
 }
 
+/* Pairs exactly at the threshold are claimed, and just below it not, on
+ * the path that shingles whole texts (word units) and on the one that
+ * works from the edits: the early stops never cut a pair at t. */
+static void at_threshold(void)
+{
+    for (int unit = 0; unit < 2; unit++) {
+        simlsh_params *p = NULL;
+        CHECK_OK(simlsh_params_new(&p, NULL));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_UNIT,
+                                       unit ? SIMLSH_UNIT_WORD : SIMLSH_UNIT_CHAR));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_K, 1));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_NORMALIZE, 0));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, 128));
+        CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, 1));
+        for (int m = 1; m <= 40; m++) {
+            /* |A and B| = 8m, |A or B| = 10m: J = 0.8; one more unique
+             * unit in B: J = 8m / (10m + 1) < 0.8 */
+            for (int below = 0; below < 2; below++) {
+                char a[8192], b[8192];
+                size_t na = 0, nb = 0;
+                for (int i = 0; i < 8 * m; i++) {
+                    na += (size_t)snprintf(a + na, sizeof a - na, unit ? "s%d " : "%c",
+                                           unit ? i : 0x21 + i % 90);
+                }
+                if (!unit) { /* char units: 90 distinct characters at most */
+                    if (8 * m + 2 * m + 1 > 90)
+                        break;
+                    na = 0;
+                    for (int i = 0; i < 8 * m; i++)
+                        a[na++] = (char)(0x21 + i);
+                }
+                memcpy(b, a, na);
+                nb = na;
+                for (int i = 0; i < m; i++) {
+                    na += (size_t)snprintf(a + na, sizeof a - na, unit ? "a%d " : "%c",
+                                           unit ? i : 0x21 + 8 * m + i);
+                    nb += (size_t)snprintf(b + nb, sizeof b - nb, unit ? "b%d " : "%c",
+                                           unit ? i : 0x21 + 9 * m + i);
+                }
+                if (below)
+                    nb += (size_t)snprintf(b + nb, sizeof b - nb, unit ? "extra " : "%c",
+                                           unit ? 0 : 0x21 + 10 * m);
+                simlsh_index *ix = NULL;
+                simlsh_signature *sig = NULL;
+                CHECK_OK(simlsh_index_new(&ix, p));
+                CHECK_OK(simlsh_signature_new(&sig, p));
+                CHECK_OK(simlsh_signature_add_text(sig, a, na));
+                CHECK_OK(simlsh_index_insert(ix, 0, sig));
+                simlsh_signature_clear(sig);
+                CHECK_OK(simlsh_signature_add_text(sig, b, nb));
+                CHECK_OK(simlsh_index_insert(ix, 1, sig));
+                simlsh_signature_free(sig);
+                simlsh_dedup *d = NULL;
+                simlsh_results *need = NULL, *g = NULL;
+                CHECK_OK(simlsh_results_new(&need, NULL));
+                CHECK_OK(simlsh_results_new(&g, NULL));
+                CHECK_OK(simlsh_dedup_new(&d, ix, SIMLSH_DEDUP_EXACT, 0.8));
+                CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_PREFILTER, 0));
+                for (;;) {
+                    CHECK_OK(simlsh_dedup_next(need, d, ix));
+                    size_t n = simlsh_results_count(need);
+                    if (n == 0)
+                        break;
+                    for (size_t i = 0; i < n; i++) {
+                        uint64_t id = simlsh_results_a(need)[i];
+                        const void *t = id ? (const void *)b : (const void *)a;
+                        size_t l = id ? nb : na;
+                        CHECK_OK(simlsh_dedup_texts(d, &id, &t, &l, 1));
+                    }
+                }
+                size_t ng = 0;
+                CHECK_OK(simlsh_dedup_groups(g, &ng, d));
+                CHECK(ng == (below ? 0u : 1u));
+                if (ng == 1)
+                    CHECK(simlsh_results_scores(g)[1] == 0.8);
+                simlsh_dedup_free(d);
+                simlsh_results_free(need);
+                simlsh_results_free(g);
+                simlsh_index_free(ix);
+            }
+        }
+        simlsh_params_free(p);
+    }
+}
+
 /* One text in many copies: one group, the copies decided without shingling. */
 static void copies(void)
 {
@@ -794,6 +879,7 @@ int main(void)
     build_index();
     equivalence();
     near_copies();
+    at_threshold();
     copies();
     census();
     bad_calls();

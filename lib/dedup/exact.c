@@ -675,9 +675,10 @@ static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set 
             others += fresh;
             w->kn += fresh;
         }
-        /* reachable: (i + r)(1 + t) >= t (na + i + m) */
-        double best = (double)(inter + (n - at));
-        if (best * (1 + t) < t * (double)(na + inter + others))
+        /* reachable: at most i + r shared, at least na + i + m in all, and
+         * the shared count a total needs grows with it; in integers, as
+         * the final decision, so a pair exactly at t is never cut */
+        if (inter + (n - at) < simlsh__dx_min_inter(na + inter + others, t))
             return 0;
     }
     size_t nb = inter + others, total = na + nb;
