@@ -108,6 +108,37 @@ uint64_t *keep_order(struct run *r)
     return order;
 }
 
+int star_labels(const struct run *r, const simlsh_results *res, size_t ng, uint64_t *label,
+                uint64_t *kept)
+{
+    size_t n = r->names.count;
+    for (size_t i = 0; i < n; i++)
+        label[i] = kept[i] = i;
+    const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);
+    for (size_t g = 0; g < ng; g++) {
+        size_t lo = 0, hi = 0;
+        simlsh_results_offset(&lo, res, g);
+        simlsh_results_offset(&hi, res, g + 1);
+        uint64_t min = UINT64_MAX;
+        for (size_t k = lo; k < hi; k++) {
+            if (ga[k] >= n) {
+                fprintf(stderr,
+                        "simlsh-dedup: the index holds id %" PRIu64
+                        " that has no name; was it saved by another program?\n",
+                        ga[k]);
+                return -1;
+            }
+            if (ga[k] < min)
+                min = ga[k];
+        }
+        for (size_t k = lo; k < hi; k++) {
+            label[ga[k]] = min;
+            kept[ga[k]] = gb[k];
+        }
+    }
+    return 0;
+}
+
 /* --cluster star: label[id] = smallest id of id's star, kept[id] = its
  * centre. Centres are taken in --keep order (cmp_keep), so each group keeps
  * the best document the policy can keep safely: one near to all it drops. */
@@ -142,24 +173,9 @@ static int star_groups(struct run *r, const struct pair *p, size_t np, uint64_t 
         simlsh_results_free(res);
         return lib_fail("star groups", rc);
     }
-    for (size_t i = 0; i < n; i++)
-        label[i] = kept[i] = i;
-    const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);
-    for (size_t g = 0; g < ng; g++) {
-        size_t lo = 0, hi = 0;
-        simlsh_results_offset(&lo, res, g);
-        simlsh_results_offset(&hi, res, g + 1);
-        uint64_t min = UINT64_MAX;
-        for (size_t k = lo; k < hi; k++)
-            if (ga[k] < min)
-                min = ga[k];
-        for (size_t k = lo; k < hi; k++) {
-            label[ga[k]] = min;
-            kept[ga[k]] = gb[k];
-        }
-    }
+    rc = star_labels(r, res, ng, label, kept);
     simlsh_results_free(res);
-    return 0;
+    return rc;
 }
 
 static void put_name(const struct run *r, FILE *out, uint64_t id)

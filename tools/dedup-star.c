@@ -216,51 +216,25 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
     size_t ng = 0;
     if ((rc = simlsh_results_new(&res, NULL)) != 0 || (rc = simlsh_dedup_groups(res, &ng, d)) != 0)
         goto lib;
-    uint64_t v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_CANDIDATES);
-    r->vs.candidates = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_EXACT);
-    r->vs.exact = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_ESTIMATED);
-    r->vs.estimated = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_TEXTS);
-    r->vs.reads = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_BATCHES);
-    r->vs.batches = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_SET_BYTES);
-    r->vs.set_bytes_peak = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_VISITS);
-    r->vs.visits = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_IDENTICAL);
-    r->vs.identical = v;
-    simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_EDITS);
-    r->vs.edits = v;
-
-    for (size_t i = 0; i < n; i++)
-        label[i] = kept[i] = i;
-    const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);
-    for (size_t g = 0; g < ng; g++) {
-        size_t lo = 0, hi = 0;
-        simlsh_results_offset(&lo, res, g);
-        simlsh_results_offset(&hi, res, g + 1);
-        uint64_t min = UINT64_MAX;
-        for (size_t k = lo; k < hi; k++) {
-            if (ga[k] >= n) {
-                fprintf(stderr,
-                        "simlsh-dedup: the index holds id %" PRIu64
-                        " that has no name; was it saved by another program?\n",
-                        ga[k]);
-                goto out;
-            }
-            if (ga[k] < min)
-                min = ga[k];
-        }
-        for (size_t k = lo; k < hi; k++) {
-            label[ga[k]] = min;
-            kept[ga[k]] = gb[k];
-        }
-    }
-    ret = 0;
+    /* the engine's counters, as the summary and --stats name them */
+    const struct {
+        int key;
+        uint64_t *to;
+    } counters[] = {
+        {SIMLSH_DEDUP_STAT_CANDIDATES, &r->vs.candidates},
+        {SIMLSH_DEDUP_STAT_EXACT, &r->vs.exact},
+        {SIMLSH_DEDUP_STAT_ESTIMATED, &r->vs.estimated},
+        {SIMLSH_DEDUP_STAT_TEXTS, &r->vs.reads},
+        {SIMLSH_DEDUP_STAT_BATCHES, &r->vs.batches},
+        {SIMLSH_DEDUP_STAT_SET_BYTES, &r->vs.set_bytes_peak},
+        {SIMLSH_DEDUP_STAT_VISITS, &r->vs.visits},
+        {SIMLSH_DEDUP_STAT_IDENTICAL, &r->vs.identical},
+        {SIMLSH_DEDUP_STAT_EDITS, &r->vs.edits},
+    };
+    for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
+        simlsh_dedup_stat(counters[i].to, d, counters[i].key);
+    if (star_labels(r, res, ng, label, kept) == 0)
+        ret = 0;
     goto out;
 lib:
     lib_fail("grouping", rc);

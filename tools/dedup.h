@@ -585,6 +585,11 @@ int write_skipped(const struct run *r, FILE *out);
 /* --keep's priority of two ids (< 0: a first), as --cluster star uses it;
  * one --output pairs line. */
 int keep_compare(const struct run *r, uint64_t a, uint64_t b);
+/* Star groups' rows (id, centre, score) of res, ng groups: label[id] =
+ * smallest id of id's group, kept[id] = its centre (ids in no group: their
+ * own). -1 (said) for an id without a name. */
+int star_labels(const struct run *r, const simlsh_results *res, size_t ng, uint64_t *label,
+                uint64_t *kept);
 void write_pair(const struct run *r, FILE *out, const struct pair *p);
 
 /* dedup-store.c: the saved index (one file: the library's index with the
