@@ -436,6 +436,7 @@ static void expand_lists(struct options *o, int nul)
             if (got < 0) {
                 fprintf(stderr, PROG ": --files-from %s: read error: %s\n",
                         strcmp(arg, "-") ? qname(arg) : "<stdin>", strerror(errno));
+                free(buf);
                 exit(EXIT_DEDUP_INPUT);
             }
             if (got == 0)
@@ -452,6 +453,7 @@ static void expand_lists(struct options *o, int nul)
                     PROG ": --files-from %s: has NUL bytes, so its names are NUL-separated; "
                          "read it with -0 (--null)\n",
                     strcmp(arg, "-") ? qname(arg) : "<stdin>");
+            free(buf);
             exit(EXIT_DEDUP_USAGE);
         }
         char sep = nul ? '\0' : '\n';
