@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "alloc.h"
+#include "index/mates.h"
 #include "params.h"
 #include "simlsh.h"
 
@@ -89,5 +90,80 @@ int simlsh__dx_diff_ok(const struct simlsh_params *p);
 /* Run a job: 0, or SIMLSH_ENOMEM (then no set was built and no verdict
  * written). */
 int simlsh__dx_run(dx_job *job);
+
+/* ---- the engine's state (dedup.c, texts.c, groups.c) ---- */
+
+#define NSTATS 11
+
+typedef struct dx_idslot {
+    uint64_t id;
+    uint32_t slot;
+} idslot;
+
+/* A text handed over for a candidate whose centre's text is not in yet. */
+typedef struct {
+    char *text;
+    size_t len;
+} dx_held;
+
+struct simlsh_dedup {
+    uint32_t tag; /* SIMLSH__TAG_DEDUP */
+    simlsh_allocator al;
+    struct simlsh_params params; /* the index's: shingling for exact mode */
+    const void *ix;              /* only compared, never read through */
+    uint64_t gen;
+    size_t nslots, slot_cap; /* slot_cap: the per-slot arrays' length */
+    uint32_t num_perm;
+    int mode;
+    double threshold, prefilter;
+    uint32_t nthreads;
+    uint64_t memory, keep_below;
+    int started, finished;
+    /* before the start: the caller's priority and sizes, by id */
+    uint64_t *order_ids;
+    size_t norder;
+    uint64_t *size_ids, *size_bytes;
+    size_t nsizes;
+    /* per slot */
+    uint64_t *ids;
+    uint32_t *rank;  /* DX_NONE: free slot */
+    uint32_t *order; /* rank -> slot */
+    size_t nlive;
+    uint32_t *cent; /* centre's slot, or DX_NONE while unplaced */
+    double *score;
+    uint8_t *closed; /* not a candidate: placed, or kept (keep_below) */
+    uint32_t *seen, stamp;
+    uint32_t *pend; /* == win: a candidate of the batch */
+    uint32_t *got;  /* == win: its text (or its absence) is in */
+    uint32_t *wpos; /* in the batch: index of a centre or a candidate */
+    uint64_t *weight;
+    size_t cur;   /* ranks below are placed for good */
+    uint32_t win; /* batch number */
+    /* the batch */
+    uint32_t *wc; /* centres, in rank order */
+    dx_set *wset; /* their sets */
+    size_t nwc, cap_wc;
+    dx_pair *pairs; /* by centre */
+    size_t *cfirst; /* nwc + 1: each centre's pairs */
+    size_t npairs, cap_pairs;
+    uint32_t *wm; /* candidates */
+    size_t nwm, cap_wm;
+    size_t *mfirst;  /* nwm + 1: each candidate's pairs in mpair */
+    uint32_t *mpair; /* npairs */
+    uint8_t *mdone, *mmissing;
+    dx_held *held;
+    struct dx_idslot *bidx; /* the batch's documents by id */
+    size_t nbidx, cap_bidx;
+    size_t need_left;
+    int open; /* a batch was handed out and is not resolved */
+    /* the carry: a centre whose candidates span several batches */
+    uint32_t carry;
+    simlsh__matevec cands;
+    size_t carry_at;
+    dx_set carry_set;
+    uint64_t set_bytes;
+    dx_scratch *scratch; /* exact.c's workers' buffers */
+    uint64_t st[NSTATS];
+};
 
 #endif
