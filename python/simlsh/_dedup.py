@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -58,8 +58,15 @@ class DedupResult:
                                                                  self.skipped)
 
 
-def dedup_params(threshold: float = 0.8, verify: str = "exact", recall: float = 0.99,
-                 **params: Any) -> Params:
+def dedup_params(threshold: float = 0.8, verify: str = "exact", recall: float = 0.99, *,
+                 unit: Union[str, int, None] = None, k: Optional[int] = None,
+                 normalize: Union[str, Sequence[str], int, None] = None,
+                 utf8_policy: Union[str, int, None] = None, seed: Optional[int] = None,
+                 hash_bits: Optional[int] = None, num_perm: Optional[int] = None,
+                 scheme: Union[str, int, None] = None, bands: Optional[int] = None,
+                 rows: Optional[int] = None, isa: Union[str, int, None] = None,
+                 fp_weight: Optional[float] = None,
+                 fn_weight: Optional[float] = None) -> Params:
     """The Params simlsh-dedup uses for these options: the library's defaults
     except ``normalize="lower,space"`` and weights ``fp_weight=0.1``,
     ``fn_weight=0.9`` (recall first: verification removes false positives);
@@ -72,9 +79,12 @@ def dedup_params(threshold: float = 0.8, verify: str = "exact", recall: float = 
         raise InvalidArgument("recall must be between 0 and 1 (exclusive)")
     p = Params(normalize=NORM_LOWER_ASCII | NORM_COLLAPSE_SPACE, threshold=threshold,
                fp_weight=0.1, fn_weight=0.9)
-    bands, rows = params.pop("bands", None), params.pop("rows", None)
-    for key, value in params.items():
-        p.set(key, value)
+    given = dict(unit=unit, k=k, normalize=normalize, utf8_policy=utf8_policy, seed=seed,
+                 hash_bits=hash_bits, num_perm=num_perm, scheme=scheme, isa=isa,
+                 fp_weight=fp_weight, fn_weight=fn_weight)
+    for key, value in given.items():
+        if value is not None:
+            p.set(key, value)
     if p.fp_weight == 0 and p.fn_weight == 0:
         raise InvalidArgument("fp_weight and fn_weight cannot both be 0")
     if bands is not None or rows is not None:
@@ -100,7 +110,15 @@ def dedup_params(threshold: float = 0.8, verify: str = "exact", recall: float = 
 
 def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence[Any]] = None,
           *, verify: str = "exact", cluster: str = "star", recall: float = 0.99,
-          threads: int = 0, max_pairs: int = 10_000_000, **params: Any) -> DedupResult:
+          threads: int = 0, max_pairs: int = 10_000_000,
+          unit: Union[str, int, None] = None, k: Optional[int] = None,
+          normalize: Union[str, Sequence[str], int, None] = None,
+          utf8_policy: Union[str, int, None] = None, seed: Optional[int] = None,
+          hash_bits: Optional[int] = None, num_perm: Optional[int] = None,
+          scheme: Union[str, int, None] = None, bands: Optional[int] = None,
+          rows: Optional[int] = None, isa: Union[str, int, None] = None,
+          fp_weight: Optional[float] = None,
+          fn_weight: Optional[float] = None) -> DedupResult:
     """Find near-duplicate texts, with the answers of ``simlsh-dedup`` given
     the same documents in the same order and the same options.
 
@@ -112,9 +130,10 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
     (the default: groups safe to delete from, every member >= threshold
     similar to its group's kept document, ``simlsh_group_star`` in input
     order) or "components" (connected components of the verified pairs).
-    ``**params``: Params keys (``unit``, ``k``, ``num_perm``, ``normalize``,
-    ``seed``, ``bands``, ...) as simlsh-dedup's options set them; see
-    :func:`dedup_params`. ``max_pairs`` is accepted and ignored: groups are
+    ``unit``, ``k``, ``normalize``, ``utf8_policy``, ``seed``,
+    ``hash_bits``, ``num_perm``, ``scheme``, ``bands``, ``rows``, ``isa``,
+    ``fp_weight``, ``fn_weight``: the Params keys, as simlsh-dedup's options
+    set them (None: the tool's value); see :func:`dedup_params`. ``max_pairs`` is accepted and ignored: groups are
     never cut short, as in simlsh-dedup.
 
     Star groups come from the library's dedup engine (``simlsh_dedup_*``),
@@ -137,7 +156,10 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
         keys = list(keys)
         if len(keys) != len(texts):
             raise InvalidArgument("dedup: %d keys for %d texts" % (len(keys), len(texts)))
-    p = dedup_params(threshold, verify=verify, recall=recall, **params)
+    p = dedup_params(threshold, verify=verify, recall=recall, unit=unit, k=k,
+                     normalize=normalize, utf8_policy=utf8_policy, seed=seed,
+                     hash_bits=hash_bits, num_perm=num_perm, scheme=scheme, bands=bands,
+                     rows=rows, isa=isa, fp_weight=fp_weight, fn_weight=fn_weight)
     nt = _threads(threads)
     values = sign_batch(texts, p, threads=nt, invalid="empty")
     live = np.nonzero(~empty_rows(values))[0] if len(texts) else np.empty(0, np.int64)

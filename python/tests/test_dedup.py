@@ -150,3 +150,19 @@ def test_heavy_group_like_the_tool(dedup_tool, tmp_path, verify):
     got = compare(dedup_tool, ["--verify", verify], {"verify": verify}, ["--lines", str(path)],
                   docs, keys)
     assert max(len(g) for g in got.groups) >= 200  # the centre claims most of the 300
+
+
+def test_dedup_keywords_are_explicit():
+    """dedup() and dedup_params() name every parameter (IDEs and type
+    checkers see them); a misspelt one is a TypeError, not ignored."""
+    import inspect
+    for fn in (simlsh.dedup, simlsh.dedup_params):
+        params = inspect.signature(fn).parameters
+        assert not any(p.kind == p.VAR_KEYWORD for p in params.values())
+        for name in ("unit", "k", "num_perm", "normalize", "bands", "rows", "fp_weight"):
+            assert params[name].kind == params[name].KEYWORD_ONLY
+    with pytest.raises(TypeError):
+        simlsh.dedup(["a b c", "a b c"], num_perms=64)
+    with pytest.raises(TypeError):
+        simlsh.dedup_params(band=4)
+    assert simlsh.dedup(["a b c d e", "a b c d e"], k=2, num_perm=64).groups == [[0, 1]]
