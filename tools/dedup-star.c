@@ -181,8 +181,6 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
         r->vs.budget = verify_budget(r);
         if (r->vs.budget > STAR_BATCH_BYTES && !r->opt->verify_memory)
             r->vs.budget = STAR_BATCH_BYTES;
-        int64_t bits = 32;
-        simlsh_params_get_int(r->params, SIMLSH_PARAM_HASH_BITS, &bits);
         r->vs.bytes_per_shingle = 8;
         if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, (double)r->vs.budget)) != 0)
             goto lib;

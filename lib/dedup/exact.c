@@ -53,6 +53,7 @@ typedef struct {
     uint32_t *stamp;
     int32_t *kval;   /* a value per key (the edits' count changes) */
     size_t kn;       /* keys entered since the last key_room() (when counted) */
+    int h_window;    /* w->h holds a window's hashes (window_counts()), not a text's */
     size_t *touched; /* keys entered by the edits' windows */
     size_t tcap;
     size_t kcap;
@@ -66,41 +67,49 @@ typedef struct {
     uint64_t exact, identical, estimated, edits;
 } dx_worker;
 
+/* Room for n more hashes in w->h, keeping those there. */
+static int h_room(dx_worker *w, size_t n)
+{
+    if (w->hn + n <= w->hcap)
+        return 0;
+    size_t c = w->hcap ? w->hcap : 1024, bytes;
+    while (c < w->hn + n)
+        c *= 2;
+    if (!simlsh__mul_ok(c, sizeof *w->h, &bytes))
+        return SIMLSH_ENOMEM;
+    uint64_t *nv = simlsh__malloc(w->al, bytes);
+    if (nv == NULL)
+        return SIMLSH_ENOMEM;
+    if (w->hn > 0)
+        memcpy(nv, w->h, w->hn * sizeof *nv);
+    simlsh__free_sized(w->al, w->h, w->hcap * sizeof *w->h);
+    w->h = nv;
+    w->hcap = c;
+    return 0;
+}
+
 static int sink64(void *ctx, const uint64_t *h, size_t n)
 {
     dx_worker *w = ctx;
-    if (w->hn + n > w->hcap) {
-        size_t c = w->hcap ? w->hcap : 1024, bytes;
-        while (c < w->hn + n)
-            c *= 2;
-        if (!simlsh__mul_ok(c, sizeof *w->h, &bytes))
-            return SIMLSH_ENOMEM;
-        uint64_t *nv = simlsh__malloc(w->al, bytes);
-        if (nv == NULL)
-            return SIMLSH_ENOMEM;
-        if (w->hn > 0)
-            memcpy(nv, w->h, w->hn * sizeof *nv);
-        simlsh__free_sized(w->al, w->h, w->hcap * sizeof *w->h);
-        w->h = nv;
-        w->hcap = c;
-    }
+    int rc = h_room(w, n);
+    if (rc < 0)
+        return rc;
     memcpy(w->h + w->hn, h, n * sizeof *h);
     w->hn += n;
     return 0;
 }
 
+/* 32-bit hashes widened straight into place (a loop the compiler widens). */
 static int sink32(void *ctx, const uint32_t *h, size_t n)
 {
-    uint64_t tmp[256];
-    for (size_t at = 0; at < n;) {
-        size_t m = n - at < 256 ? n - at : 256;
-        for (size_t i = 0; i < m; i++)
-            tmp[i] = h[at + i];
-        int rc = sink64(ctx, tmp, m);
-        if (rc < 0)
-            return rc;
-        at += m;
-    }
+    dx_worker *w = ctx;
+    int rc = h_room(w, n);
+    if (rc < 0)
+        return rc;
+    uint64_t *restrict o = w->h + w->hn;
+    for (size_t i = 0; i < n; i++)
+        o[i] = h[i];
+    w->hn += n;
     return 0;
 }
 
@@ -387,6 +396,7 @@ static int window_counts(dx_worker *w, const dx_job *j, const char *text, size_t
                          size_t *touched, size_t *nt)
 {
     int rc = shingle(w, j->params, text, len);
+    w->h_window = 1;
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < w->hn; i++) {
@@ -722,8 +732,10 @@ static int decide_mate(dx_worker *w, const dx_job *j, size_t m)
             return rd;
         if (rd == 1)
             continue;
-        shingled = 0; /* the windows' hashes may have replaced the text's */
+        if (w->h_window)
+            shingled = 0; /* the windows' hashes replaced the text's */
         if (!shingled) {
+            w->h_window = 0;
             int rc = shingle(w, j->params, text, len);
             if (rc == SIMLSH_EUTF8) {
                 missing = 1;

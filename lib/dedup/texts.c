@@ -72,7 +72,8 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
         d->seen[s] = st;
     }
     /* the job: this call's centres and the candidates ready to decide */
-    size_t cap = n + d->nwm, rc = 0;
+    size_t cap = n + d->nwm;
+    int rc = 0, bad_utf8 = 0;
     const void **tx = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *tx);
     size_t *tl = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *tl);
     size_t *jc = simlsh__calloc(&d->al, n ? n : 1, sizeof *jc);
@@ -88,7 +89,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     size_t nt = 0, nc = 0, nm = 0, np = 0;
     if (!tx || !tl || !jc || !jcs || !jm || !jmi || !jf || !jp || !so || !jmiss || !jdone ||
         !newheld) {
-        rc = (size_t)-1;
+        rc = SIMLSH_ENOMEM;
         goto out;
     }
     /* centres said to be missing are so for the candidates decided below
@@ -132,7 +133,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
             /* its centre's text is still to come: keep a copy until then */
             char *c = len > 0 ? simlsh__malloc(&d->al, len) : NULL;
             if (len > 0 && c == NULL) {
-                rc = (size_t)-1;
+                rc = SIMLSH_ENOMEM;
                 goto out;
             }
             if (len > 0)
@@ -177,12 +178,9 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     job.nthreads = d->nthreads;
     job.al = &d->al;
     job.scratch = &d->scratch;
-    if (simlsh__dx_run(&job) < 0) {
-        rc = (size_t)-1;
+    if ((rc = simlsh__dx_run(&job)) < 0)
         goto out;
-    }
     /* commit: nothing below fails */
-    int bad_utf8 = 0;
     for (size_t k = 0; k < nc; k++) {
         d->set_bytes += simlsh__dx_set_bytes(jcs[k]);
         bad_utf8 |= jcs[k]->missing;
@@ -218,9 +216,8 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
         d->mdone[m] = 1;
     }
     d->need_left -= n;
-    rc = bad_utf8 ? (size_t)-2 : 0;
 out:
-    if (rc == (size_t)-1) {
+    if (rc < 0) {
         for (size_t i = 0; i < n && texts == NULL; i++) {
             uint32_t s = batch_slot(d, ids[i]);
             if (is_centre(d, s))
@@ -246,9 +243,9 @@ out:
     simlsh__free_sized(&d->al, jmiss, cap ? cap : 1);
     simlsh__free_sized(&d->al, jdone, cap ? cap : 1);
     simlsh__free_sized(&d->al, newheld, d->nwm ? d->nwm : 1);
-    if (rc == (size_t)-1)
-        return SIMLSH_ENOMEM;
-    return rc == (size_t)-2 ? SIMLSH_EUTF8 : 0;
+    if (rc < 0)
+        return rc;
+    return bad_utf8 ? SIMLSH_EUTF8 : 0;
 }
 
 int simlsh_dedup_texts(simlsh_dedup *d, const uint64_t *ids, const void *const *texts,

@@ -46,11 +46,6 @@ uint32_t simlsh__ix_slot_of(const struct simlsh_index *ix, uint64_t id)
     return p == SIZE_MAX ? NO_SLOT : ix->idmap[p].slot;
 }
 
-uint32_t simlsh__ix_slot_eq(const struct simlsh_index *ix, uint32_t a, uint32_t b)
-{
-    return count_equal(sig_of(ix, a), sig_of(ix, b), ix->num_perm);
-}
-
 uint32_t simlsh__ix_need(uint32_t np, double thr)
 {
     if (!(thr > 0))

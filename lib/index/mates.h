@@ -37,8 +37,6 @@ int simlsh__ix_has_sigs(const struct simlsh_index *ix);
 int simlsh__ix_slot_id(const struct simlsh_index *ix, uint32_t slot, uint64_t *id);
 /* The slot of id, or 0xFFFFFFFF if the index does not hold it. */
 uint32_t simlsh__ix_slot_of(const struct simlsh_index *ix, uint64_t id);
-/* The equal values of two slots' stored signatures. */
-uint32_t simlsh__ix_slot_eq(const struct simlsh_index *ix, uint32_t a, uint32_t b);
 
 /* The smallest count of equal values whose estimate count / num_perm is at
  * least thr, as the pairs and queries compare (0 for thr <= 0). */
