@@ -1454,7 +1454,28 @@ enum simlsh_dedup_key {
     SIMLSH_DEDUP_PREFILTER = 2,
     /** Ids below this value are kept documents (already in the collection):
      *  they are centres when their turn comes and never claimed (default 0). */
-    SIMLSH_DEDUP_KEEP_BELOW = 3
+    SIMLSH_DEDUP_KEEP_BELOW = 3,
+    /** Estimate and exact modes: buckets of more members than this (default
+     *  64; 0: none) are judged at the start from a sample of 16 members
+     *  (those with the smallest hash of their id, so the same members
+     *  whatever the order of insertion): they hold unlike documents (a
+     *  template most of a corpus shares) when fewer than a quarter of the
+     *  sample's 120 pairs pass the exact mode's default prefilter. Every
+     *  member of a bucket of s unlike documents looks at every other, s^2
+     *  in all, and the prefilter passes a few per cent of such pairs to
+     *  exact verification; so the largest are set aside until the others
+     *  cost at most SIMLSH_DEDUP_GIANT_COST looks per document and band.
+     *  A set-aside bucket's members meet only through their other buckets.
+     *  A bucket of copies is never set aside (its first centre claims it
+     *  whole). Setting buckets aside can only lose groups, never make a
+     *  wrong one: it loses the pairs that share no other bucket.
+     *  SIMLSH_DEDUP_STAT_SET_ASIDE and SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS
+     *  count what was set aside. */
+    SIMLSH_DEDUP_GIANT = 4,
+    /** What the unlike buckets kept may cost, in looks per document and
+     *  band (default 64, so that ordinary corpora keep every bucket; 0 sets
+     *  every unlike bucket above SIMLSH_DEDUP_GIANT aside, at most 1e15). */
+    SIMLSH_DEDUP_GIANT_COST = 5
 };
 
 /** Counters of simlsh_dedup_stat(). */
@@ -1471,9 +1492,13 @@ enum simlsh_dedup_stat {
     SIMLSH_DEDUP_STAT_SET_BYTES = 7,  /**< most bytes of shingle sets held at once */
     SIMLSH_DEDUP_STAT_GROUPS = 8,     /**< groups with at least one member */
     SIMLSH_DEDUP_STAT_MEMBERS = 9,    /**< documents claimed by a centre */
-    SIMLSH_DEDUP_STAT_EDITS = 10      /**< pairs of SIMLSH_DEDUP_STAT_EXACT decided from
+    SIMLSH_DEDUP_STAT_EDITS = 10,     /**< pairs of SIMLSH_DEDUP_STAT_EXACT decided from
                                            the bytes where the texts differ (byte or
                                            code point units, ASCII normalisation) */
+    /** Buckets of unlike documents set aside (SIMLSH_DEDUP_GIANT). */
+    SIMLSH_DEDUP_STAT_SET_ASIDE = 11,
+    /** Their members, summed over them. */
+    SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS = 12
 };
 
 /**

@@ -738,7 +738,7 @@ static void bad_calls(void)
     CHECK_RC(simlsh_dedup_order(d, NULL, 3), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_sizes(d, NULL, NULL, 3), SIMLSH_EINVAL);
     uint64_t v;
-    CHECK_RC(simlsh_dedup_stat(&v, d, 11), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS + 1), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_stat(NULL, d, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_stat(&v, NULL, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_groups(res, NULL, d), SIMLSH_ESTATE); /* not finished */
@@ -873,6 +873,194 @@ static void oom(void)
     simlsh_results_free(want);
 }
 
+/* ---- giant buckets of unlike documents (SIMLSH_DEDUP_GIANT) ---------------------- */
+
+#define TPL_DOCS 600
+#define TPL_WORDS 200
+#define TPL_PAIRS 20
+
+/* Run an engine over ix to its groups, texts from tx/tl by id; *visits and
+ * *aside (buckets set aside) from its counters. */
+static void run_tpl(simlsh_results *g, const simlsh_index *ix, int mode, double giant, double cost,
+                    char **tx, const size_t *tl, uint64_t *visits, uint64_t *aside,
+                    uint64_t *aside_members)
+{
+    simlsh_dedup *d = NULL;
+    simlsh_results *need = NULL;
+    CHECK_OK(simlsh_results_new(&need, NULL));
+    CHECK_OK(simlsh_dedup_new(&d, ix, mode, 0.8));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, giant));
+    if (cost >= 0)
+        CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, cost));
+    for (;;) {
+        CHECK_OK(simlsh_dedup_next(need, d, ix));
+        size_t n = simlsh_results_count(need);
+        if (n == 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t id = simlsh_results_a(need)[i];
+            const void *t = tx[id];
+            CHECK_OK(simlsh_dedup_texts(d, &id, &t, &tl[id], 1));
+        }
+    }
+    CHECK_OK(simlsh_dedup_groups(g, NULL, d));
+    CHECK_OK(simlsh_dedup_stat(visits, d, SIMLSH_DEDUP_STAT_VISITS));
+    CHECK_OK(simlsh_dedup_stat(aside, d, SIMLSH_DEDUP_STAT_SET_ASIDE));
+    CHECK_OK(simlsh_dedup_stat(aside_members, d, SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS));
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, 10), SIMLSH_ESTATE);
+    simlsh_dedup_free(d);
+    simlsh_results_free(need);
+}
+
+/* Are the groups of g exactly the planted pairs (2i, 2i + 1), i < TPL_PAIRS? */
+static int planted_pairs(const simlsh_results *g)
+{
+    size_t nq = 0, rows = 0;
+    while (simlsh_results_offset(&rows, g, nq + 1) == 0)
+        nq++;
+    size_t found = 0;
+    for (size_t q = 0; q < nq; q++) {
+        size_t lo, hi;
+        simlsh_results_offset(&lo, g, q);
+        simlsh_results_offset(&hi, g, q + 1);
+        if (hi - lo < 2)
+            continue;
+        if (hi - lo != 2)
+            return 0;
+        uint64_t a = simlsh_results_a(g)[lo], b = simlsh_results_a(g)[lo + 1];
+        uint64_t lo_id = a < b ? a : b, hi_id = a < b ? b : a;
+        if (lo_id % 2 != 0 || hi_id != lo_id + 1 || lo_id >= 2 * TPL_PAIRS)
+            return 0;
+        found++;
+    }
+    return found == TPL_PAIRS;
+}
+
+/* A template most documents share (each replaces 12 % of its words, so
+ * pairwise Jaccard is about 0.6), with TPL_PAIRS planted near-copies
+ * (one word changed). Its largest buckets are set aside when above
+ * SIMLSH_DEDUP_GIANT, at a fraction of the visits, and the planted pairs
+ * are found all the same; buckets of copies are never set aside; the
+ * judgement does not depend on the order of insertion or on the mode. */
+static void set_aside(void)
+{
+    tu_rng r = {7};
+    static char *tx[TPL_DOCS];
+    static size_t tl[TPL_DOCS];
+    const char *base[TPL_WORDS];
+    for (int w = 0; w < TPL_WORDS; w++)
+        base[w] = vocab(&r);
+    unsigned num[TPL_WORDS];
+    for (int w = 0; w < TPL_WORDS; w++)
+        num[w] = (unsigned)tu_below(&r, 1000);
+    for (size_t i = 0; i < TPL_DOCS; i++) {
+        tx[i] = malloc(16 * TPL_WORDS + 16);
+        size_t n = 0;
+        int copy_of_prev = i % 2 == 1 && i < 2 * TPL_PAIRS;
+        for (int w = 0; w < TPL_WORDS; w++) {
+            if (copy_of_prev) /* the planted near-copy: one word changed */
+                break;
+            if (tu_below(&r, 100) < 12)
+                n += (size_t)sprintf(tx[i] + n, "%s%llu ", vocab(&r),
+                                     (unsigned long long)tu_below(&r, 1000) + 1000);
+            else
+                n += (size_t)sprintf(tx[i] + n, "%s%u ", base[w], num[w]);
+        }
+        if (copy_of_prev) {
+            strcpy(tx[i], tx[i - 1]);
+            n = strlen(tx[i]);
+            memcpy(tx[i] + n / 2, "QQQQQ", 5);
+        }
+        tl[i] = n;
+    }
+    simlsh_index *fw = NULL, *bw = NULL;
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_index_new(&fw, params));
+    CHECK_OK(simlsh_index_new(&bw, params));
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    for (size_t k = 0; k < TPL_DOCS; k++) {
+        size_t j = TPL_DOCS - 1 - k;
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, tx[k], tl[k]));
+        CHECK_OK(simlsh_index_insert(fw, k, sig));
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, tx[j], tl[j]));
+        CHECK_OK(simlsh_index_insert(bw, j, sig));
+    }
+    simlsh_results *g = NULL, *g2 = NULL;
+    CHECK_OK(simlsh_results_new(&g, NULL));
+    CHECK_OK(simlsh_results_new(&g2, NULL));
+    uint64_t v_all, v_aside, a_all, a_aside, m_all, m_aside, v2, a2, m2;
+    /* the old rule: every bucket is a bucket */
+    run_tpl(g, fw, SIMLSH_DEDUP_EXACT, 0, 0, tx, tl, &v_all, &a_all, &m_all);
+    CHECK(planted_pairs(g));
+    CHECK(a_all == 0 && m_all == 0);
+    /* the template's buckets (about a quarter of the corpus each) set aside */
+    run_tpl(g, fw, SIMLSH_DEDUP_EXACT, 50, 0, tx, tl, &v_aside, &a_aside, &m_aside);
+    CHECK(planted_pairs(g));
+    CHECK(a_aside >= 4 && m_aside > 50 * a_aside);
+    fprintf(stderr, "set aside: %llu buckets of %llu members; visits %llu against %llu\n",
+            (unsigned long long)a_aside, (unsigned long long)m_aside, (unsigned long long)v_aside,
+            (unsigned long long)v_all);
+    CHECK(3 * v_aside < v_all);
+    /* a cost allowed: fewer set aside, the largest first; the default
+     * allows this small corpus all its buckets */
+    uint64_t a_some, m_some;
+    run_tpl(g2, fw, SIMLSH_DEDUP_EXACT, 50, 4, tx, tl, &v2, &a_some, &m_some);
+    CHECK(planted_pairs(g2));
+    CHECK(a_some > 0 && a_some < a_aside && m_some < m_aside);
+    CHECK(m_some > a_some * (m_aside / a_aside)); /* the largest went first */
+    CHECK(v2 > v_aside && v2 < v_all);
+    run_tpl(g2, fw, SIMLSH_DEDUP_EXACT, 50, -1, tx, tl, &v2, &a2, &m2);
+    CHECK(a2 == 0 && v2 == v_all && same_groups(g2, g));
+    /* the same judgement for the other order of insertion, and estimates */
+    run_tpl(g2, bw, SIMLSH_DEDUP_EXACT, 50, 0, tx, tl, &v2, &a2, &m2);
+    CHECK(a2 == a_aside && m2 == m_aside && same_groups(g2, g));
+    run_tpl(g2, fw, SIMLSH_DEDUP_ESTIMATE, 50, 0, tx, tl, &v2, &a2, &m2);
+    CHECK(a2 == a_aside && m2 == m_aside);
+    /* no verification claims bucket-mates at once: nothing to set aside */
+    run_tpl(g2, fw, SIMLSH_DEDUP_NONE, 50, 0, tx, tl, &v2, &a2, &m2);
+    CHECK(a2 == 0 && m2 == 0);
+    /* a bucket of copies above the size is kept, and claimed whole */
+    simlsh_index *cp = NULL;
+    CHECK_OK(simlsh_index_new(&cp, params));
+    for (uint64_t i = 0; i < 200; i++) {
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, tx[2 * TPL_PAIRS], tl[2 * TPL_PAIRS]));
+        CHECK_OK(simlsh_index_insert(cp, i, sig));
+    }
+    size_t ng = 0;
+    char *same[200];
+    size_t same_len[200];
+    for (int i = 0; i < 200; i++) {
+        same[i] = tx[2 * TPL_PAIRS];
+        same_len[i] = tl[2 * TPL_PAIRS];
+    }
+    run_tpl(g2, cp, SIMLSH_DEDUP_EXACT, 50, 0, same, same_len, &v2, &a2, &m2);
+    CHECK(a2 == 0 && m2 == 0);
+    CHECK(simlsh_results_count(g2) == 200);
+    CHECK_OK(simlsh_results_offset(&ng, g2, 1));
+    CHECK(ng == 200);
+    /* the setting's range */
+    simlsh_dedup *d = NULL;
+    CHECK_OK(simlsh_dedup_new(&d, fw, SIMLSH_DEDUP_EXACT, 0.8));
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, -1), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, 2.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, -0.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, 2e15), SIMLSH_EINVAL);
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, 0.5));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, 0));
+    simlsh_dedup_free(d);
+    simlsh_signature_free(sig);
+    simlsh_results_free(g);
+    simlsh_results_free(g2);
+    simlsh_index_free(fw);
+    simlsh_index_free(bw);
+    simlsh_index_free(cp);
+    for (size_t i = 0; i < TPL_DOCS; i++)
+        free(tx[i]);
+}
+
 int main(void)
 {
     make_corpus();
@@ -882,6 +1070,7 @@ int main(void)
     at_threshold();
     copies();
     census();
+    set_aside();
     bad_calls();
     oom();
     for (size_t i = 0; i < NDOCS; i++)

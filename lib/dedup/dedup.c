@@ -20,6 +20,20 @@
  * Cost: a centre looks at the members of its buckets once; a claimed
  * document never looks at its own, so a bucket of m copies costs O(m)
  * visits and m verifications.
+ *
+ * A giant bucket of unlike documents (a template that most of a corpus
+ * shares: pairwise similarity under the threshold, yet equal rows in some
+ * band) would cost every member a look at every other: m^2, and the
+ * prefilter passes a few per cent of such pairs to exact verification. At
+ * the start (estimate and exact modes), each bucket of more than
+ * SIMLSH_DEDUP_GIANT members is judged from a sample of its members that
+ * depends on the members alone (index/mates.h): unlike when fewer than a
+ * quarter of the sample's pairs pass the prefilter. The unlike buckets
+ * are then set aside, largest first, until those left would cost at most
+ * SIMLSH_DEDUP_GIANT_COST looks per document and band (a bucket of s
+ * unlike members costs s^2); a set-aside bucket is not a bucket for the
+ * star, and its members meet only through their other buckets. A bucket
+ * of copies stays: its first centre claims it whole.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +48,8 @@
 #define DEFAULT_MEMORY (UINT64_C(64) << 20)
 #define DEFAULT_WEIGHT 4096
 #define PREFILTER_SD 3.5
+#define DEFAULT_GIANT 64
+#define DEFAULT_GIANT_COST 64.0
 
 double simlsh_dedup_prefilter(double t, uint32_t num_perm)
 {
@@ -87,6 +103,7 @@ void simlsh_dedup_free(simlsh_dedup *d)
     simlsh__dx_set_free(&d->al, &d->carry_set);
     simlsh__dx_scratch_free(&d->al, d->scratch);
     FREE_N(d->cands.v, d->cands.cap);
+    FREE_N(d->skip, d->nskip);
     FREE_N(d->order_ids, d->norder);
     FREE_N(d->size_ids, d->nsizes);
     FREE_N(d->size_bytes, d->nsizes);
@@ -132,6 +149,8 @@ int simlsh_dedup_new(simlsh_dedup **out, const simlsh_index *index, int mode, do
     d->prefilter = mode == SIMLSH_DEDUP_EXACT ? simlsh_dedup_prefilter(threshold, d->num_perm) : 0;
     d->nthreads = 1;
     d->memory = DEFAULT_MEMORY;
+    d->giant = DEFAULT_GIANT;
+    d->giant_cost = DEFAULT_GIANT_COST;
     d->carry = DX_NONE;
     d->win = 1;
     d->stamp = 0;
@@ -186,6 +205,16 @@ int simlsh_dedup_set(simlsh_dedup *d, int key, double value)
         if (!(value >= 0 && value <= 1.8e19))
             return SIMLSH_EINVAL;
         d->keep_below = (uint64_t)value;
+        return 0;
+    case SIMLSH_DEDUP_GIANT:
+        if (!(value >= 0 && value <= 1.8e19) || value != floor(value))
+            return SIMLSH_EINVAL;
+        d->giant = (uint64_t)value;
+        return 0;
+    case SIMLSH_DEDUP_GIANT_COST:
+        if (!(value >= 0 && value <= 1e15))
+            return SIMLSH_EINVAL;
+        d->giant_cost = value;
         return 0;
     default:
         return SIMLSH_EINVAL;
@@ -259,6 +288,34 @@ static int idslot_cmp(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* The giant buckets of unlike documents, set aside (see the top). */
+static int set_aside(simlsh_dedup *d, const simlsh_index *ix)
+{
+    size_t nl = simlsh__ix_nlists(ix);
+    if (d->mode == SIMLSH_DEDUP_NONE || d->giant == 0 || nl == 0 || d->skip != NULL)
+        return 0; /* (set already: a start that failed later is repeated) */
+    if ((d->skip = simlsh__calloc(&d->al, nl, 1)) == NULL)
+        return SIMLSH_ENOMEM;
+    d->nskip = nl;
+    double pf = simlsh_dedup_prefilter(d->threshold, d->num_perm);
+    uint32_t bands = 0, rows = 0;
+    simlsh_index_bands(&bands, &rows, ix);
+    double budget = d->giant_cost * (double)d->nlive * bands;
+    uint64_t ns = 0, nm = 0;
+    int rc = simlsh__ix_unlike_lists(ix, d->giant > SIZE_MAX ? SIZE_MAX : (size_t)d->giant,
+                                     simlsh__ix_need(d->num_perm, pf), budget, d->skip, &ns, &nm,
+                                     &d->al);
+    if (rc < 0) {
+        FREE_N(d->skip, d->nskip);
+        d->skip = NULL;
+        d->nskip = 0;
+        return rc;
+    }
+    d->st[SIMLSH_DEDUP_STAT_SET_ASIDE] = ns;
+    d->st[SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS] = nm;
+    return 0;
+}
+
 static int start(simlsh_dedup *d, const simlsh_index *ix)
 {
     size_t n = d->nslots, live = 0;
@@ -300,6 +357,9 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
         if (s != DX_NONE && s < n)
             d->weight[s] = d->size_bytes[i];
     }
+    int rc = set_aside(d, ix);
+    if (rc < 0)
+        return rc;
     d->started = 1;
     return 0;
 }
@@ -316,7 +376,7 @@ static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, doubl
     }
     d->cands.n = 0;
     uint32_t need = simlsh__ix_need(d->num_perm, thr);
-    int rc = simlsh__ix_mates(ix, x, need, d->closed, d->seen, d->stamp, &d->al, &d->cands,
+    int rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->seen, d->stamp, &d->al, &d->cands,
                               &d->st[SIMLSH_DEDUP_STAT_VISITS]);
     if (rc < 0)
         return rc;

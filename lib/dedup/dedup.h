@@ -93,7 +93,7 @@ int simlsh__dx_run(dx_job *job);
 
 /* ---- the engine's state (dedup.c, texts.c, groups.c) ---- */
 
-#define NSTATS 11
+#define NSTATS 13
 
 typedef struct dx_idslot {
     uint64_t id;
@@ -118,7 +118,11 @@ struct simlsh_dedup {
     double threshold, prefilter;
     uint32_t nthreads;
     uint64_t memory, keep_below;
+    uint64_t giant;    /* lists of more members are judged; 0: none */
+    double giant_cost; /* what the unlike lists that stay may cost */
     int started, finished;
+    uint8_t *skip; /* per list of the index: 1 = unlike, not a bucket here */
+    size_t nskip;
     /* before the start: the caller's priority and sizes, by id */
     uint64_t *order_ids;
     size_t norder;

@@ -532,7 +532,11 @@ static int decide_diff(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set *
     size_t la = c->len, most = la < ml ? la : ml;
     dx_edit e[MAX_EDITS];
     size_t ne = 0;
-    if (!j->diff_ok || most < 64 || !find_edits(a, la, b, ml, e, &ne) || ne == 0)
+    /* Near-copies estimate close to 1; a pair whose estimate is nearer the
+     * threshold has edits all over (a shared template), which the whole
+     * text's shingles decide for less than the search for its edits. */
+    if (!j->diff_ok || most < 64 || 2 * (double)p->eq < (1 + j->threshold) * j->num_perm ||
+        !find_edits(a, la, b, ml, e, &ne) || ne == 0)
         return 0;
     /* windows: [wa, za) of a against [wb, zb) of b */
     size_t margin = (size_t)j->params->k + 1, nw = 0, bytes = 0;

@@ -2,6 +2,7 @@
  * census of large buckets (mates.h). */
 #include "index.h"
 #include "mates.h"
+#include "vec.h"
 
 const struct simlsh_params *simlsh__ix_params(const struct simlsh_index *ix)
 {
@@ -79,7 +80,88 @@ static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, u
     return 0;
 }
 
-int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need,
+size_t simlsh__ix_nlists(const struct simlsh_index *ix)
+{
+    return ix->novf;
+}
+
+/* A list judged unlike: its size, number and sample key (for the order). */
+typedef struct {
+    uint64_t size, key;
+    size_t li;
+} unlike_row;
+
+static int unlike_cmp(const void *x, const void *y)
+{
+    const unlike_row *a = x, *b = y;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* Is list l unlike (see mates.h)? *key: its sample's smallest key. */
+static int list_unlike(const struct simlsh_index *ix, const ovf_list *l, uint32_t need,
+                       uint64_t *key0)
+{
+    uint64_t key[SIMLSH__IX_SAMPLE];
+    uint32_t pick[SIMLSH__IX_SAMPLE];
+    /* the members with the smallest keys, by insertion into a sorted array */
+    size_t k = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        uint64_t h = simlsh__fmix64(ix->ids[l->slots[i]]);
+        if (k == SIMLSH__IX_SAMPLE && h >= key[k - 1])
+            continue;
+        size_t j = k < SIMLSH__IX_SAMPLE ? k++ : k - 1;
+        while (j > 0 && key[j - 1] > h) {
+            key[j] = key[j - 1];
+            pick[j] = pick[j - 1];
+            j--;
+        }
+        key[j] = h;
+        pick[j] = l->slots[i];
+    }
+    unsigned like = 0, pairs = 0;
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = i + 1; j < k; j++, pairs++)
+            like += count_equal(sig_of(ix, pick[i]), sig_of(ix, pick[j]), ix->num_perm) >= need;
+    *key0 = key[0];
+    return 4 * like < pairs;
+}
+
+int simlsh__ix_unlike_lists(const struct simlsh_index *ix, size_t min_size, uint32_t need,
+                            double budget, uint8_t *skip, uint64_t *nskip, uint64_t *members,
+                            const simlsh_allocator *al)
+{
+    SIMLSH__VEC(unlike_row) rows = {NULL, 0, 0};
+    double cost = 0;
+    if (!ix->store)
+        return 0;
+    for (size_t li = 0; li < ix->novf; li++) {
+        const ovf_list *l = &ix->ovf[li];
+        uint64_t key;
+        if (l->slots == NULL || l->n <= min_size || l->n < SIMLSH__IX_SAMPLE ||
+            !list_unlike(ix, l, need, &key))
+            continue;
+        if (rows.n == rows.cap && simlsh__vec_reserve(al, &rows, rows.n + 1, NULL) < 0) {
+            simlsh__free_sized(al, rows.v, rows.cap * sizeof *rows.v);
+            return SIMLSH_ENOMEM;
+        }
+        rows.v[rows.n++] = (unlike_row){l->n, key, li};
+        cost += (double)l->n * (double)l->n;
+    }
+    if (rows.n > 0)
+        qsort(rows.v, rows.n, sizeof *rows.v, unlike_cmp);
+    for (size_t i = 0; i < rows.n && cost > budget; i++) {
+        skip[rows.v[i].li] = 1;
+        (*nskip)++;
+        *members += rows.v[i].size;
+        cost -= (double)rows.v[i].size * (double)rows.v[i].size;
+    }
+    simlsh__free_sized(al, rows.v, rows.cap * sizeof *rows.v);
+    return 0;
+}
+
+int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, const uint8_t *skip,
                      const uint8_t *closed, uint32_t *seen, uint32_t stamp,
                      const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits)
 {
@@ -106,6 +188,8 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need,
                 continue;
             }
             /* a list is one bucket: its first member's rows stand for all */
+            if (skip != NULL && skip[e.slot & ~REF_BIT])
+                continue;
             const ovf_list *l = list_of(ix, e.slot);
             if (!rows_equal(ix, l->slots[0], b, bv))
                 continue;

@@ -42,14 +42,32 @@ uint32_t simlsh__ix_slot_of(const struct simlsh_index *ix, uint64_t id);
  * least thr, as the pairs and queries compare (0 for thr <= 0). */
 uint32_t simlsh__ix_need(uint32_t num_perm, double thr);
 
+/* Buckets of more than INLINE_MAX members are lists, numbered
+ * 0 .. simlsh__ix_nlists() - 1 (free numbers included). */
+size_t simlsh__ix_nlists(const struct simlsh_index *ix);
+
+/* Mark skip[l] = 1 (skip: simlsh__ix_nlists() bytes) for the largest
+ * lists of more than min_size members that hold unlike documents, until
+ * what the unlike lists left would cost, the sum of their sizes squared,
+ * is at most budget. A list is unlike when, of its SIMLSH__IX_SAMPLE
+ * members with the smallest fmix64(id) (a sample that depends on the
+ * bucket's members alone, not on their order), fewer than a quarter of the
+ * pairs share need values. Adds the lists marked to *nskip and their
+ * members to *members. 0 or SIMLSH_ENOMEM (nothing marked). */
+#define SIMLSH__IX_SAMPLE 16
+int simlsh__ix_unlike_lists(const struct simlsh_index *ix, size_t min_size, uint32_t need,
+                            double budget, uint8_t *skip, uint64_t *nskip, uint64_t *members,
+                            const simlsh_allocator *al);
+
 /* Every document that shares a bucket with slot x in some band, once,
- * except x and the slots whose closed[] byte is set, whose signature
+ * except x, the members of the lists whose skip[] byte is set (skip may
+ * be NULL), and the slots whose closed[] byte is set, whose signature
  * shares at least need values with x's, into out (appended, in no
  * particular order; grown with al). seen[] is scratch of nslots words,
  * all different from stamp before the call; the call leaves stamp in the
  * entries of the mates it visited. Needs stored signatures. *visits
  * grows by the bucket members looked at. 0 or SIMLSH_ENOMEM. */
-int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need,
+int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, const uint8_t *skip,
                      const uint8_t *closed, uint32_t *seen, uint32_t stamp,
                      const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
 
