@@ -95,6 +95,13 @@ static const char *const usage_text[] = {
     "      --verify-memory N shingle sets held at once by the second pass, planned\n"
     "                        at 4 bytes a text byte; K, M, G suffixes (default 0:\n"
     "                        half the peak memory so far + 16M, at most 256M)\n"
+    "      --giant-buckets N buckets of more than N documents (default 64) whose\n"
+    "                        sample says they hold unlike documents (a shared\n"
+    "                        template) may be set aside: their members then meet\n"
+    "                        only through their other buckets; 0 keeps them all\n"
+    "      --giant-cost C    set the largest of those aside until the others cost\n"
+    "                        at most C looks per document and band (default 64;\n"
+    "                        0 sets them all aside: fastest on templated pages)\n"
     "      --recall R        with --verify exact and no --bands/--rows: bands and\n"
     "                        rows make a pair at the threshold a candidate with\n"
     "                        probability >= R (default 0.99)\n"
@@ -179,6 +186,8 @@ enum {
     OPT_FN_WEIGHT,
     OPT_VERIFY,
     OPT_VERIFY_MEMORY,
+    OPT_GIANT_BUCKETS,
+    OPT_GIANT_COST,
     OPT_RECALL,
     OPT_CLUSTER,
     OPT_MAX_PAIRS,
@@ -225,6 +234,8 @@ static const struct option long_options[] = {
     {"fn-weight", required_argument, NULL, OPT_FN_WEIGHT},
     {"verify", required_argument, NULL, OPT_VERIFY},
     {"verify-memory", required_argument, NULL, OPT_VERIFY_MEMORY},
+    {"giant-buckets", required_argument, NULL, OPT_GIANT_BUCKETS},
+    {"giant-cost", required_argument, NULL, OPT_GIANT_COST},
     {"recall", required_argument, NULL, OPT_RECALL},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"max-pairs", required_argument, NULL, OPT_MAX_PAIRS},
@@ -508,6 +519,8 @@ void parse_args(struct options *o, int argc, char **argv)
 
     o->verify = VERIFY_EXACT;
     o->verify_memory = DEFAULT_VERIFY_MEMORY;
+    o->giant_buckets = -1;
+    o->giant_cost = -1;
     o->recall = 0.99;
     o->cluster = CLUSTER_STAR;
     o->output = OUT_CLUSTERS;
@@ -589,6 +602,25 @@ void parse_args(struct options *o, int argc, char **argv)
         case OPT_VERIFY:
             o->verify = (enum verify_mode)pick("--verify", optarg, verifies, verify_v);
             break;
+        case OPT_GIANT_BUCKETS:
+            o->giant_buckets = parse_int("--giant-buckets", optarg);
+            if (o->giant_buckets < 0) {
+                fprintf(stderr, PROG ": --giant-buckets: expected 0 or more, not '%s'\n", optarg);
+                exit(EXIT_DEDUP_USAGE);
+            }
+            break;
+        case OPT_GIANT_COST: {
+            char *end;
+            errno = 0;
+            o->giant_cost = strtod(optarg, &end);
+            if (errno || end == optarg || *end != '\0' ||
+                !(o->giant_cost >= 0 && o->giant_cost <= 1e15)) {
+                fprintf(stderr, PROG ": --giant-cost: expected a number from 0 to 1e15, not '%s'\n",
+                        optarg);
+                exit(EXIT_DEDUP_USAGE);
+            }
+            break;
+        }
         case OPT_VERIFY_MEMORY:
             o->verify_memory = parse_size("--verify-memory", optarg);
             break;

@@ -172,6 +172,12 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
     if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, nt)) != 0 ||
         (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)r->first_new)) != 0)
         goto lib;
+    if (r->opt->giant_buckets >= 0 &&
+        (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, (double)r->opt->giant_buckets)) != 0)
+        goto lib;
+    if (r->opt->giant_cost >= 0 &&
+        (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, r->opt->giant_cost)) != 0)
+        goto lib;
     if (mode == SIMLSH_DEDUP_EXACT) {
         int64_t np = 128;
         simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
@@ -228,6 +234,8 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
         {SIMLSH_DEDUP_STAT_VISITS, &r->vs.visits},
         {SIMLSH_DEDUP_STAT_IDENTICAL, &r->vs.identical},
         {SIMLSH_DEDUP_STAT_EDITS, &r->vs.edits},
+        {SIMLSH_DEDUP_STAT_SET_ASIDE, &r->vs.set_aside},
+        {SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS, &r->vs.set_aside_docs},
     };
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
         simlsh_dedup_stat(counters[i].to, d, counters[i].key);

@@ -203,6 +203,8 @@ struct options {
     enum verify_mode verify;
     enum cluster_mode cluster;
     uint64_t verify_memory; /* --verify-memory: budget of the second pass */
+    int64_t giant_buckets;  /* --giant-buckets: -1 the library's default */
+    double giant_cost;      /* --giant-cost: < 0 the library's default */
     double recall;          /* --recall: P(candidate | J = threshold) target */
     enum output_mode output;
     enum output_format format;
@@ -371,6 +373,8 @@ struct run {
         uint64_t visits;         /* bucket members looked at by the grouping */
         uint64_t identical;      /* pairs decided as identical texts */
         uint64_t edits;          /* pairs decided from the bytes where they differ */
+        uint64_t set_aside;      /* giant buckets of unlike documents set aside */
+        uint64_t set_aside_docs; /* their members, summed */
         int stdin_kept;          /* standard input can be read again */
         int64_t stdin_base;      /* ... from this offset of descriptor 0 */
     } vs;

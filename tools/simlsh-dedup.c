@@ -183,10 +183,17 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
                      " documents, %.0f %% of them (%s is one): a template or boilerplate they"
                      " share; each document of it is compared with the others that pass the"
                      " estimate, which is slow when they are unlike (--stats lists the largest"
-                     " buckets)\n",
+                     " buckets; --giant-cost 0 sets such buckets aside)\n",
                 c.band[0], c.size[0], 100.0 * (double)c.size[0] / (double)(ndocs ? ndocs : 1),
                 qnamen(name, nl));
     }
+    if (r->vs.set_aside)
+        fprintf(stderr,
+                PROG ": note: %" PRIu64 " bucket%s of unlike documents (%" PRIu64
+                     " members in all) set aside (--giant-buckets, --giant-cost): their members"
+                     " meet only through their other buckets (pairs that share no other bucket"
+                     " are not found)\n",
+                r->vs.set_aside, plural(r->vs.set_aside), r->vs.set_aside_docs);
     /* The whole contract, so a run can be reproduced with the library
      * alone (whose defaults differ: normalisation and the weights). */
     fputs(PROG ": contract:", stderr);
@@ -315,8 +322,9 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
             r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
     fprintf(f,
             ",\"grouping\":{\"bucket_visits\":%" PRIu64 ",\"identical\":%" PRIu64
-            ",\"from_edits\":%" PRIu64 "}",
-            r->vs.visits, r->vs.identical, r->vs.edits);
+            ",\"from_edits\":%" PRIu64 ",\"buckets_set_aside\":%" PRIu64
+            ",\"documents_in_set_aside\":%" PRIu64 "}",
+            r->vs.visits, r->vs.identical, r->vs.edits, r->vs.set_aside, r->vs.set_aside_docs);
     struct census c;
     if (bucket_census(r, &c) == 0) {
         fprintf(f,

@@ -1772,6 +1772,60 @@ def case_star_buckets():
         check(re.search(rb"near-copies decided from their edits", p.stderr), "edits line", p)
 
 
+def case_giant_buckets():
+    """A template shared by most of a corpus makes giant buckets of unlike
+    documents: --giant-buckets/--giant-cost set the largest aside (stats
+    and a summary note say how many), their members meet through their
+    other buckets, so the near-copies planted among them are still found
+    and no wrong group appears; 0 keeps every bucket; bad values are usage
+    errors."""
+    import random
+    rng = random.Random(11)
+    tmpl = ["t%d" % rng.randrange(5000) for _ in range(150)]
+    docs = [" ".join(w if rng.random() < 0.88 else "v%d" % rng.randrange(10000) for w in tmpl)
+            for _ in range(500)]
+    planted = []
+    for i in range(0, 40, 2):  # near-copies of template documents
+        words = docs[i].split(" ")
+        words[len(words) // 2] = "edit%d" % i
+        docs.insert(i + 1, " ".join(words))
+        planted.append([i, i + 1])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "docs.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(docs) + "\n")
+        st = os.path.join(tmp, "st.json")
+        outs = {}
+        for args in ([], ["--giant-buckets", "0"], ["--giant-buckets", "40", "--giant-cost", "0"],
+                     ["--giant-buckets", "40", "--giant-cost", "2"]):
+            p = run(["--lines", path, "--stats", st] + args)
+            got = sorted(sorted(int(x) - 1 for x in line.split("\t"))
+                         for line in p.stdout.decode().splitlines())
+            check(got == planted, "%s: the planted near-copies and nothing else (%d groups)"
+                  % (args, len(got)), p)
+            with open(st) as f:
+                g = json.load(f)["grouping"]
+            outs[tuple(args)] = (g, p)
+        none, off, all_, some = (outs[k][0] for k in outs)
+        check(none["buckets_set_aside"] == 0 and off["buckets_set_aside"] == 0,
+              "a small corpus keeps its buckets by default: %s" % none)
+        check(all_["buckets_set_aside"] >= 4 and
+              all_["documents_in_set_aside"] > 40 * all_["buckets_set_aside"],
+              "--giant-cost 0 sets the template's buckets aside: %s" % all_)
+        check(0 < some["buckets_set_aside"] < all_["buckets_set_aside"],
+              "a cost allowed keeps some: %s against %s" % (some, all_))
+        check(all_["bucket_visits"] * 3 < none["bucket_visits"],
+              "fewer looks: %s against %s" % (all_, none))
+        p = outs[("--giant-buckets", "40", "--giant-cost", "0")][1]
+        check(re.search(rb"note: \d+ buckets of unlike documents \(\d+ members in all\) set"
+                        rb" aside", p.stderr), "the summary says what was set aside", p)
+        check(b"set aside" not in outs[()][1].stderr, "no note when nothing is", outs[()][1])
+        for bad in (["--giant-cost", "-1"], ["--giant-cost", "x"], ["--giant-buckets", "-3"],
+                    ["--giant-buckets", "many"]):
+            p = run(["--lines", path] + bad, expect=2)
+            check(bad[0].encode() in p.stderr, "%s: says which option" % bad, p)
+
+
 def case_large_copies():
     """Many copies of a large text (ATTACKS-round4 F5): each text is read
     once, the copies are decided as identical to their group's kept text
