@@ -70,6 +70,106 @@ static void texts_free(struct texts *t)
     free(t->ptr);
 }
 
+/* Texts of files read again, kept for the next batches: a batch ends where
+ * its centres' candidates begin, so a document near many centres (pages
+ * of one generated manual) is asked for in several batches, and a
+ * compressed file would be decompressed each time. A ring of as many bytes
+ * as a batch may ask for, the oldest text dropped first; lines are read by
+ * offset and not kept. */
+
+struct text_cache {
+    char *ring;
+    size_t cap, head, used; /* next write at head; used: bytes held */
+    struct cache_ent {
+        uint64_t id;
+        size_t off, len, span; /* span: bytes taken, with a skipped tail */
+    } * q;                     /* FIFO of held texts */
+    size_t qhead, qn, qcap;
+    uint32_t *at; /* per new document: its entry in q + 1, 0: not held */
+    uint64_t first_new;
+};
+
+static void cache_init(struct text_cache *c, const struct run *r, size_t ndocs)
+{
+    memset(c, 0, sizeof *c);
+    c->cap = r->vs.budget < SIZE_MAX / 2 ? (size_t)r->vs.budget : SIZE_MAX / 2;
+    c->first_new = r->first_new;
+    c->at = calloc(ndocs ? ndocs : 1, sizeof *c->at);
+    if (!c->at)
+        die_oom();
+}
+
+static void cache_drop_oldest(struct text_cache *c)
+{
+    struct cache_ent *e = &c->q[c->qhead];
+    c->at[e->id - c->first_new] = 0;
+    c->used -= e->span;
+    c->qhead = (c->qhead + 1) % c->qcap;
+    c->qn--;
+}
+
+static const char *cache_get(const struct text_cache *c, uint64_t id, size_t *len)
+{
+    uint32_t k = c->at[id - c->first_new];
+    if (k == 0)
+        return NULL;
+    *len = c->q[k - 1].len;
+    return c->ring + c->q[k - 1].off;
+}
+
+static void cache_put(struct text_cache *c, uint64_t id, const char *s, size_t len)
+{
+    if (len == 0 || len > c->cap / 8 || c->at[id - c->first_new] != 0)
+        return;
+    if (c->ring == NULL)
+        c->ring = xmalloc(c->cap);
+    if (c->qn == c->qcap) { /* grow the FIFO, oldest first */
+        size_t nc = c->qcap ? 2 * c->qcap : 1024;
+        struct cache_ent *q = xmalloc(nc * sizeof *q);
+        for (size_t i = 0; i < c->qn; i++) {
+            q[i] = c->q[(c->qhead + i) % c->qcap];
+            c->at[q[i].id - c->first_new] = (uint32_t)i + 1;
+        }
+        free(c->q);
+        c->q = q;
+        c->qhead = 0;
+        c->qcap = nc;
+    }
+    /* a text never wraps: the tail that is too short is skipped */
+    size_t skip = c->head + len > c->cap ? c->cap - c->head : 0;
+    while (c->qn > 0 && c->used + skip + len > c->cap)
+        cache_drop_oldest(c);
+    if (skip) {
+        c->head = 0;
+        /* the oldest text left may start at 0: make room from there */
+        while (c->qn > 0 && c->used + skip + len > c->cap)
+            cache_drop_oldest(c);
+    }
+    /* held texts lie in [head, head + free) no more: drop those in the way */
+    while (c->qn > 0) {
+        const struct cache_ent *o = &c->q[c->qhead];
+        if (o->off >= c->head + len || o->off + o->len <= c->head)
+            break;
+        cache_drop_oldest(c);
+    }
+    memcpy(c->ring + c->head, s, len);
+    size_t slot = (c->qhead + c->qn) % c->qcap;
+    c->q[slot] = (struct cache_ent){id, c->head, len, len + skip};
+    c->at[id - c->first_new] = (uint32_t)slot + 1;
+    c->qn++;
+    c->used += len + skip;
+    c->head += len;
+    if (c->head == c->cap)
+        c->head = 0;
+}
+
+static void cache_free(struct text_cache *c)
+{
+    free(c->ring);
+    free(c->q);
+    free(c->at);
+}
+
 /* Document id cannot be read again: said once, as the pairs' pass says it. */
 static void unread(struct run *r, uint8_t *warned, uint64_t id, const char *msg)
 {
@@ -98,6 +198,8 @@ static int feed_texts(struct run *r, simlsh_dedup *d)
     struct texts t = {0};
     uint64_t *gone = NULL;
     size_t ngone = 0, capgone = 0;
+    struct text_cache cache;
+    cache_init(&cache, r, ndocs);
     if (!warned)
         die_oom();
     if (rc != 0) {
@@ -121,9 +223,16 @@ static int feed_texts(struct run *r, simlsh_dedup *d)
             size_t len = 0;
             char msg[160];
             msg[0] = 0;
+            if (id >= r->first_new && (text = cache_get(&cache, id, &len)) != NULL) {
+                texts_add(&t, id, text, len);
+                r->vs.cached++;
+                continue;
+            }
             if (id >= r->first_new &&
                 text_source_read(src, id, &text, &len, msg, sizeof msg) == 0) {
                 texts_add(&t, id, text, len);
+                if (r->locs[id - r->first_new].kind == DOCK_PATH)
+                    cache_put(&cache, id, text, len);
                 continue;
             }
             if (id >= r->first_new)
@@ -149,6 +258,7 @@ out:
     simlsh_results_free(need);
     text_source_close(src);
     texts_free(&t);
+    cache_free(&cache);
     free(gone);
     free(warned);
     return ret;

@@ -374,6 +374,7 @@ struct run {
         uint64_t identical;      /* pairs decided as identical texts */
         uint64_t edits;          /* pairs decided from the bytes where they differ */
         uint64_t set_aside;      /* giant buckets of unlike documents set aside */
+        uint64_t cached;         /* texts handed over again from memory */
         uint64_t set_aside_docs; /* their members, summed */
         int stdin_kept;          /* standard input can be read again */
         int64_t stdin_base;      /* ... from this offset of descriptor 0 */

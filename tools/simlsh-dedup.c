@@ -316,10 +316,11 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
             ",\"cluster\":\"%s\",\"verification\":{\"candidates\":%" PRIu64 ",\"exact\":%" PRIu64
             ",\"estimated\":%" PRIu64 ",\"documents_not_reread\":%" PRIu64 ",\"reads\":%" PRIu64
             ",\"batches\":%" PRIu64 ",\"memory_budget\":%" PRIu64 ",\"set_bytes_peak\":%" PRIu64
-            ",\"shingles_peak\":%" PRIu64 ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f}",
+            ",\"shingles_peak\":%" PRIu64 ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f"
+            ",\"reads_from_memory\":%" PRIu64 "}",
             cluster_names[r->opt->cluster], r->vs.candidates, r->vs.exact, r->vs.estimated,
             r->vs.docs_unread, r->vs.reads, r->vs.batches, r->vs.budget, r->vs.set_bytes_peak,
-            r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
+            r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter, r->vs.cached);
     fprintf(f,
             ",\"grouping\":{\"bucket_visits\":%" PRIu64 ",\"identical\":%" PRIu64
             ",\"from_edits\":%" PRIu64 ",\"buckets_set_aside\":%" PRIu64

@@ -1826,6 +1826,41 @@ def case_giant_buckets():
             check(bad[0].encode() in p.stderr, "%s: says which option" % bad, p)
 
 
+def case_reread_cache():
+    """Files read again by the exact pass are kept for the next batches (a
+    compressed page of a generated manual is asked for by several): the
+    groups are the same whatever the batch size, and --stats counts the
+    texts handed over again from memory."""
+    import gzip
+    import random
+    rng = random.Random(4)
+    tmpl = ["m%d" % rng.randrange(3000) for _ in range(120)]
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "man")
+        os.mkdir(d)
+        for i in range(160):
+            words = [w if rng.random() < 0.9 else "u%d" % rng.randrange(9999) for w in tmpl]
+            if i % 4 == 1:  # a near-copy of the one before
+                words = prev[:]
+                words[rng.randrange(len(words))] = "edit%d" % i
+            prev = words
+            with gzip.open(os.path.join(d, "page%03d.1.gz" % i), "wt") as f:
+                f.write(" ".join(words))
+        st = os.path.join(tmp, "st.json")
+        outs = []
+        for mem in ("4K", "64K", "1G"):
+            p = run([d, "--verify-memory", mem, "--stats", st])
+            with open(st) as f:
+                v = json.load(f)["verification"]
+            outs.append((p.stdout, v))
+        check(outs[0][0] == outs[1][0] == outs[2][0] and outs[0][0].count(b"\n") >= 30,
+              "the same groups for any batch size")
+        small = outs[1][1]  # 64K: room for some pages
+        check(small["batches"] > 10 and small["reads_from_memory"] > 0 and
+              small["reads_from_memory"] < small["reads"],
+              "small batches: some texts handed over again from memory: %s" % small)
+
+
 def case_large_copies():
     """Many copies of a large text (ATTACKS-round4 F5): each text is read
     once, the copies are decided as identical to their group's kept text
