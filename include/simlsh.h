@@ -1511,6 +1511,27 @@ enum simlsh_dedup_stat {
 SIMLSH_API double simlsh_dedup_prefilter(double threshold, uint32_t num_perm);
 
 /**
+ * The deduplication policy's banding, the one simlsh-dedup, simlsh.dedup()
+ * and the bindings' examples use. With @p bands and @p rows both 0,
+ * SIMLSH_DEDUP_EXACT takes simlsh_lsh_optimal_params_recall(num_perm,
+ * threshold, @p recall, 0): the least false-positive area whose chance of
+ * making a pair at the threshold a candidate is at least @p recall (exact
+ * verification removes every false positive, so the banding only has to
+ * find the true pairs: 16 x 6 for 0.8 and 128 permutations at 0.99), and
+ * the other modes keep the automatic banding of the params' weights (0 and
+ * 0). One of the two alone makes the other num_perm divided by it; both
+ * are taken as given. Sets BANDS and ROWS of @p params; @p bands_out and
+ * @p rows_out (each may be NULL) receive the banding, also when it does
+ * not fit (to say so). Since 0.3.
+ * @return 0, SIMLSH_EINVAL (wrong handle, bad mode, @p recall outside
+ * (0, 1), bands x rows above num_perm; @p params unchanged).
+ * Threads: needs exclusive access to @p params.
+ */
+SIMLSH_API int simlsh_dedup_banding(simlsh_params *params, int mode, double recall, uint32_t bands,
+                                    uint32_t rows, SIMLSH_OUT uint32_t *bands_out,
+                                    SIMLSH_OUT uint32_t *rows_out);
+
+/**
  * A new engine over @p index (which must store signatures) for @p mode and
  * @p threshold in (0, 1] (ignored by SIMLSH_DEDUP_NONE). Priority is by
  * ascending id until simlsh_dedup_order() says otherwise. Memory comes from

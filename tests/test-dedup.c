@@ -1061,6 +1061,47 @@ static void set_aside(void)
         free(tx[i]);
 }
 
+/* The policy's banding (simlsh_dedup_banding): recall banding for exact
+ * verification, automatic otherwise, one side derived from the other, and
+ * a banding that does not fit refused with the params unchanged. */
+static void policy(void)
+{
+    simlsh_params *p = NULL;
+    uint32_t b = 99, r = 99, rb = 0, rr = 0;
+    int64_t v = -1, w = -1;
+    CHECK_OK(simlsh_params_new(&p, NULL));
+    CHECK_OK(simlsh_params_preset(p, "dedup"));
+    CHECK_OK(simlsh_lsh_optimal_params_recall(&rb, &rr, NULL, 128, 0.8, 0.99, 0.0));
+    CHECK_OK(simlsh_dedup_banding(p, SIMLSH_DEDUP_EXACT, 0.99, 0, 0, &b, &r));
+    CHECK(b == rb && r == rr && b == 16 && r == 6);
+    CHECK_OK(simlsh_params_get_int(p, SIMLSH_PARAM_BANDS, &v));
+    CHECK_OK(simlsh_params_get_int(p, SIMLSH_PARAM_ROWS, &w));
+    CHECK(v == 16 && w == 6);
+    /* a higher recall, more bands of fewer rows */
+    CHECK_OK(simlsh_dedup_banding(p, SIMLSH_DEDUP_EXACT, 0.999, 0, 0, &b, &r));
+    CHECK(r <= 6 && b * r <= 128 && (b != 16 || r != 6));
+    /* estimates keep the automatic banding */
+    CHECK_OK(simlsh_dedup_banding(p, SIMLSH_DEDUP_ESTIMATE, 0.99, 0, 0, &b, &r));
+    CHECK(b == 0 && r == 0);
+    CHECK_OK(simlsh_params_get_int(p, SIMLSH_PARAM_BANDS, &v));
+    CHECK(v == 0);
+    CHECK_OK(simlsh_dedup_banding(p, SIMLSH_DEDUP_EXACT, 0.99, 20, 0, &b, &r));
+    CHECK(b == 20 && r == 6);
+    CHECK_OK(simlsh_dedup_banding(p, SIMLSH_DEDUP_NONE, 0.99, 0, 5, NULL, NULL));
+    CHECK_OK(simlsh_params_get_int(p, SIMLSH_PARAM_BANDS, &v));
+    CHECK(v == 25);
+    /* too many, or a bad call: refused, the params as they were */
+    CHECK_RC(simlsh_dedup_banding(p, SIMLSH_DEDUP_EXACT, 0.99, 20, 7, &b, &r), SIMLSH_EINVAL);
+    CHECK(b == 20 && r == 7);
+    CHECK_RC(simlsh_dedup_banding(p, SIMLSH_DEDUP_EXACT, 1.0, 0, 0, NULL, NULL), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_banding(p, 7, 0.99, 0, 0, NULL, NULL), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_banding(NULL, SIMLSH_DEDUP_EXACT, 0.99, 0, 0, NULL, NULL), SIMLSH_EINVAL);
+    CHECK_OK(simlsh_params_get_int(p, SIMLSH_PARAM_BANDS, &v));
+    CHECK_OK(simlsh_params_get_int(p, SIMLSH_PARAM_ROWS, &w));
+    CHECK(v == 25 && w == 5);
+    simlsh_params_free(p);
+}
+
 int main(void)
 {
     make_corpus();
@@ -1071,6 +1112,7 @@ int main(void)
     copies();
     census();
     set_aside();
+    policy();
     bad_calls();
     oom();
     for (size_t i = 0; i < NDOCS; i++)

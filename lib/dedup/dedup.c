@@ -47,17 +47,8 @@
 
 #define DEFAULT_MEMORY (UINT64_C(64) << 20)
 #define DEFAULT_WEIGHT 4096
-#define PREFILTER_SD 3.5
 #define DEFAULT_GIANT 64
 #define DEFAULT_GIANT_COST 64.0
-
-double simlsh_dedup_prefilter(double t, uint32_t num_perm)
-{
-    if (!(t > 0 && t <= 1) || num_perm == 0)
-        return -1;
-    double low = t - PREFILTER_SD * sqrt(t * (1 - t) / (double)num_perm);
-    return low > 0 ? low : 0;
-}
 
 /* ---- lifetime and settings ------------------------------------------------------- */
 
