@@ -889,23 +889,15 @@ void fatal_lib(const char *what, int rc, int code)
 }
 
 /* Exact verification removes every false candidate, so the banding only has
- * to find the true pairs: the least false-positive area with P(threshold)
- * >= --recall, unless --bands or --rows are given. */
+ * to find the true pairs: the policy's banding (simlsh_dedup_banding(), the
+ * least false-positive area with P(threshold) >= --recall), unless --bands
+ * or --rows are given. */
 static void recall_banding(struct run *r, const struct options *o)
 {
     if (o->verify != VERIFY_EXACT ||
         (o->set_mask & ((UINT32_C(1) << SIMLSH_PARAM_BANDS) | (UINT32_C(1) << SIMLSH_PARAM_ROWS))))
         return;
-    int64_t np = 128;
-    double t = 0.8, p = 0;
-    uint32_t b = 0, rows = 0;
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
-    simlsh_params_get_double(r->params, SIMLSH_PARAM_THRESHOLD, &t);
-    int rc = simlsh_lsh_optimal_params_recall(&b, &rows, &p, (uint32_t)np, t, o->recall, 0.0);
-    if (rc == 0)
-        rc = simlsh_params_set_int(r->params, SIMLSH_PARAM_BANDS, b);
-    if (rc == 0)
-        rc = simlsh_params_set_int(r->params, SIMLSH_PARAM_ROWS, rows);
+    int rc = simlsh_dedup_banding(r->params, SIMLSH_DEDUP_EXACT, o->recall, 0, 0, NULL, NULL);
     if (rc != 0)
         fatal_lib("banding for --recall", rc, EXIT_DEDUP_USAGE);
     r->vs.recall_banding = 1;

@@ -77,6 +77,8 @@ def dedup_params(threshold: float = 0.8, verify: str = "exact", recall: float = 
     (``simlsh_lsh_optimal_params_recall``), as ``simlsh-dedup --recall``."""
     if not 0.0 < recall < 1.0:
         raise InvalidArgument("recall must be between 0 and 1 (exclusive)")
+    if verify not in VERIFY_MODES:
+        raise InvalidArgument("verify must be one of %s" % ", ".join(VERIFY_MODES))
     p = Params(normalize=NORM_LOWER_ASCII | NORM_COLLAPSE_SPACE, threshold=threshold,
                fp_weight=0.1, fn_weight=0.9)
     given = dict(unit=unit, k=k, normalize=normalize, utf8_policy=utf8_policy, seed=seed,
@@ -87,24 +89,23 @@ def dedup_params(threshold: float = 0.8, verify: str = "exact", recall: float = 
             p.set(key, value)
     if p.fp_weight == 0 and p.fn_weight == 0:
         raise InvalidArgument("fp_weight and fn_weight cannot both be 0")
-    if bands is not None or rows is not None:
-        num_perm = p.num_perm
-        if rows is None:
-            rows = num_perm // bands if bands > 0 else 0
-        if bands is None:
-            bands = num_perm // rows if rows > 0 else 0
-        if bands < 1 or rows < 1 or bands * rows > num_perm:
-            raise InvalidArgument("bands %d x rows %d does not fit in num_perm %d"
-                                  % (bands, rows, num_perm))
-        p.set("bands", bands)
-        p.set("rows", rows)
-    elif verify == "exact":
-        b, r = ctypes.c_uint32(), ctypes.c_uint32()
-        check(lib.simlsh_lsh_optimal_params_recall(ctypes.byref(b), ctypes.byref(r), None,
-                                                   p.num_perm, p.threshold, recall, 0.0),
-              "dedup_params")
-        p.set("bands", b.value)
-        p.set("rows", r.value)
+    # the policy's banding is the library's (simlsh_dedup_banding), as the
+    # tool's; a side given must be at least 1 (0 there means "not given")
+    given_b = 0 if bands is None else bands
+    given_r = 0 if rows is None else rows
+    b, r = ctypes.c_uint32(), ctypes.c_uint32()
+    if not (0 <= given_b <= 0xFFFFFFFF and 0 <= given_r <= 0xFFFFFFFF) or \
+            (bands is not None and bands < 1) or (rows is not None and rows < 1):
+        raise InvalidArgument("bands %d x rows %d does not fit in num_perm %d"
+                              % (given_b, given_r, p.num_perm))
+    else:
+        with p._lock.write:
+            rc = lib.simlsh_dedup_banding(p._h, _ENGINE_MODES[verify], recall, given_b, given_r,
+                                          ctypes.byref(b), ctypes.byref(r))
+    if rc != 0 and (bands is not None or rows is not None):
+        raise InvalidArgument("bands %d x rows %d does not fit in num_perm %d"
+                              % (b.value, r.value, p.num_perm))
+    check(rc, "dedup_params")
     return p
 
 
