@@ -9,7 +9,9 @@
 // scores with 4 decimals).
 //
 //   node dedup.js [--threshold T] [--verify exact|estimate|none]
-//                 [--output clusters|pairs] [-j THREADS] PATH...
+//                 [--output clusters|pairs] [-j THREADS] [--memory BYTES] PATH...
+// --memory bounds the text one batch of the pull loop asks for (the tool's
+// --verify-memory); the groups do not depend on it.
 const fs = require('fs');
 const path = require('path');
 const { Params, Index, Dedup, SimlshError, PARAM, QUERY_VERIFY, optimalParamsRecall } =
@@ -18,8 +20,9 @@ const { fmt4, esc } = require('./tsv.js');
 
 function walk(p, out) {
   if (fs.lstatSync(p).isDirectory()) {
-    const names = fs.readdirSync(p, { encoding: 'buffer' }).sort(Buffer.compare);
-    for (const n of names) walk(path.join(p, n.toString('latin1')), out);
+    // names as UTF-8 strings (what fs takes back), ordered by their bytes
+    const names = fs.readdirSync(p).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    for (const n of names) walk(path.join(p, n), out);
   } else if (fs.statSync(p, { throwIfNoEntry: false })?.isFile()) {
     out.push(p);
   }
@@ -45,13 +48,14 @@ function dedupParams(threshold, mode) {
 }
 
 const args = process.argv.slice(2);
-let threshold, mode = 'exact', output = 'clusters', threads = 1;
+let threshold, memory, mode = 'exact', output = 'clusters', threads = 1;
 while (args.length >= 2 && args[0].startsWith('-')) {
   const [opt, value] = args.splice(0, 2);
   if (opt === '--threshold') threshold = Number(value);
   else if (opt === '--verify' && ['exact', 'estimate', 'none'].includes(value)) mode = value;
   else if (opt === '--output' && ['clusters', 'pairs'].includes(value)) output = value;
   else if (opt === '-j') threads = Number(value);
+  else if (opt === '--memory') memory = Number(value);
   else fail(`bad option ${opt} ${value}`);
 }
 if (output === 'pairs' && mode !== 'estimate') fail('--output pairs needs --verify estimate');
@@ -86,6 +90,7 @@ if (output === 'pairs') {
 }
 const d = new Dedup(index, mode, params.getDouble(PARAM.threshold));
 d.setThreads(threads).sizes(ids, sizes);
+if (memory !== undefined) d.setMemory(memory);
 // The pull loop: the engine names the texts it needs, we read them.
 for (let need = d.next(); need.length; need = d.next()) {
   const got = [], texts = [], gone = [];

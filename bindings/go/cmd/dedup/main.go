@@ -8,7 +8,10 @@
 // scores with 4 decimals).
 //
 //	dedup [--threshold T] [--verify exact|estimate|none] [--output clusters|pairs]
-//	      [-j THREADS] PATH...
+//	      [-j THREADS] [--memory BYTES] PATH...
+//
+// --memory bounds the text one batch of the pull loop asks for (the tool's
+// --verify-memory); the groups do not depend on it.
 package main
 
 import (
@@ -67,7 +70,7 @@ func params(threshold float64, mode simlsh.DedupMode) *simlsh.Params {
 }
 
 func main() {
-	threshold, mode, threads, pairs := 0.0, simlsh.DedupExact, 1, false
+	threshold, mode, threads, pairs, memory := 0.0, simlsh.DedupExact, 1, false, uint64(0)
 	args := os.Args[1:]
 	for len(args) >= 2 && strings.HasPrefix(args[0], "-") {
 		var err error
@@ -88,6 +91,8 @@ func main() {
 			}
 		case "-j":
 			threads, err = strconv.Atoi(args[1])
+		case "--memory":
+			memory, err = strconv.ParseUint(args[1], 10, 64)
 		default:
 			err = fmt.Errorf("unknown option %s", args[0])
 		}
@@ -174,6 +179,11 @@ func main() {
 	}
 	if err := d.Sizes(ids, sizes); err != nil {
 		fail(err)
+	}
+	if memory > 0 {
+		if err := d.SetMemory(memory); err != nil {
+			fail(err)
+		}
 	}
 	// The pull loop: the engine names the texts it needs, we read them.
 	for {

@@ -8,7 +8,10 @@
 //! scores with 4 decimals).
 //!
 //! dedup [--threshold T] [--verify exact|estimate|none] [--output clusters|pairs]
-//!       [-j THREADS] PATH...
+//!       [-j THREADS] [--memory BYTES] PATH...
+//!
+//! --memory bounds the text one batch of the pull loop asks for (the tool's
+//! --verify-memory); the groups do not depend on it.
 use simlsh::*;
 use std::path::PathBuf;
 
@@ -58,6 +61,7 @@ fn params(threshold: Option<f64>, mode: DedupMode) -> Res<Params> {
 fn main() -> Res<()> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let (mut threshold, mut mode, mut threads, mut pairs) = (None, DedupMode::Exact, 1u32, false);
+    let mut memory = None;
     while args.len() >= 2 && args[0].starts_with('-') {
         match args[0].as_str() {
             "--threshold" => threshold = Some(args[1].parse()?),
@@ -76,6 +80,7 @@ fn main() -> Res<()> {
                 }
             }
             "-j" => threads = args[1].parse()?,
+            "--memory" => memory = Some(args[1].parse()?),
             o => return Err(format!("unknown option {o}").into()),
         }
         args.drain(..2);
@@ -118,6 +123,9 @@ fn main() -> Res<()> {
     let mut d = Dedup::new(&ix, mode, p.get_double(PARAM_THRESHOLD)?)?;
     d.set_threads(threads)?;
     d.sizes(&ids, &sizes)?;
+    if let Some(m) = memory {
+        d.set_memory(m)?;
+    }
     // The pull loop: the engine names the texts it needs, we read them.
     loop {
         let need = d.next()?;
