@@ -5,6 +5,7 @@ and Node dedup examples, on one corpus, byte for byte in the format of
 `simlsh-dedup --output clusters`.
 
 Usage: test-dedup.py SOURCE_ROOT BUILD_ROOT LIBDIR SIMLSH_DEDUP [--python]
+                     [--mpi MPIRUN SIMLSH_DEDUP_MPI]
 
 The corpus is written here (seeded): planted groups of 120, 15, 4 and 2
 near-copies (1 to 3 of 200 words changed), unrelated texts, pairs edited to a
@@ -15,7 +16,9 @@ file, names with a space and with accents, and data/sample (real texts).
 Each front end runs in exact mode (the default) and with --threshold 0.7,
 the examples with small batches (--memory), so that the pull loop takes
 many rounds; the planted groups must be among the clusters. --python:
-the Python package is built, so simlsh.dedup() must take part.
+the Python package is built, so simlsh.dedup() must take part. --mpi:
+simlsh-dedup-mpi takes part too, on 1 and 3 ranks (it groups through its
+verified pairs, by the same rule: the same groups).
 
 Toolchains are those of run-test.py (toolchain.py, in BUILD_ROOT/bindings).
 A missing toolchain leaves its binding out (said on the output); with none
@@ -32,6 +35,8 @@ from toolchain import Skip, Toolchains
 
 src, build, libdir, dedup = sys.argv[1:5]
 with_python = "--python" in sys.argv[5:]
+mpi = ([os.path.abspath(p) for p in sys.argv[sys.argv.index("--mpi") + 1:][:2]]
+       if "--mpi" in sys.argv else None)
 src, dedup = os.path.abspath(src), os.path.abspath(dedup)
 
 
@@ -184,6 +189,16 @@ def main():
                 extra = ["--memory", str(4096 << (3 * k)), "-j", str(1 + k % 2)]
                 outputs[binding] = tc.run(cmd + opts + extra + [root], cwd=tmp,
                                           capture_output=True).stdout
+            if mpi:
+                env = dict(tc.env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                           OMPI_MCA_plm_rsh_agent="", OMPI_MCA_btl="self,vader",
+                           OMPI_MCA_pml="ob1", OMPI_MCA_hwloc_base_binding_policy="none")
+                for n in (1, 3):
+                    cmd = [mpi[0], "--oversubscribe", "-np", str(n), mpi[1], "--quiet"]
+                    print("+", " ".join(cmd + opts + [root]), flush=True)
+                    outputs["mpi-%d" % n] = subprocess.run(
+                        cmd + opts + [root], cwd=tmp, env=env, check=True,
+                        capture_output=True, timeout=300).stdout
             for who, out in outputs.items():
                 if out != tool:
                     print("--- simlsh-dedup\n%s--- %s\n%s" % (tool.decode(), who, out.decode()))
