@@ -91,6 +91,7 @@ func (o *Dedup) Close() {
 }
 
 func (o *Dedup) set(key C.int, v float64) error {
+	defer runtime.KeepAlive(o)
 	return check("simlsh_dedup_set", C.simlsh_dedup_set(o.d, key, C.double(v)))
 }
 
@@ -122,6 +123,7 @@ func ids64(ids []uint64) *C.uint64_t {
 // Order sets the priority: ids first (the first occurrence counts, ids the
 // index does not hold are ignored), then every other document by id.
 func (o *Dedup) Order(ids []uint64) error {
+	defer runtime.KeepAlive(o)
 	return check("simlsh_dedup_order", C.simlsh_dedup_order(o.d, ids64(ids), C.size_t(len(ids))))
 }
 
@@ -130,6 +132,7 @@ func (o *Dedup) Sizes(ids []uint64, bytes []uint64) error {
 	if len(bytes) != len(ids) {
 		return &Error{"simlsh_dedup_sizes", ErrInvalid}
 	}
+	defer runtime.KeepAlive(o)
 	return check("simlsh_dedup_sizes", C.simlsh_dedup_sizes(o.d, ids64(ids), ids64(bytes), C.size_t(len(ids))))
 }
 
@@ -140,6 +143,9 @@ func (o *Dedup) Next() ([]uint64, error) {
 	if o.d == nil || o.ix == nil || o.ix.ix == nil {
 		return nil, &Error{"simlsh_dedup_next", ErrInvalid}
 	}
+	// the finalizers of o and its Index must not run during the call
+	defer runtime.KeepAlive(o)
+	defer runtime.KeepAlive(o.ix)
 	if err := check("simlsh_dedup_next", C.simlsh_dedup_next(o.need, o.d, o.ix.ix)); err != nil {
 		return nil, err
 	}
@@ -179,12 +185,14 @@ func (o *Dedup) Texts(ids []uint64, texts [][]byte) error {
 		ptrs[i], lens[i] = unsafe.Pointer(&data[at]), C.size_t(len(t))
 		at += copy(data[at:], t)
 	}
+	defer runtime.KeepAlive(o)
 	return check(op, C.simlsh_dedup_texts(o.d, ids64(ids), &ptrs[0], &lens[0], C.size_t(n)))
 }
 
 // Missing says that the texts of ids cannot be had: their pairs are decided
 // by the signature estimate.
 func (o *Dedup) Missing(ids []uint64) error {
+	defer runtime.KeepAlive(o)
 	return check("simlsh_dedup_missing", C.simlsh_dedup_missing(o.d, ids64(ids), C.size_t(len(ids))))
 }
 
@@ -211,6 +219,7 @@ func (o *Dedup) Groups() ([]DedupGroup, error) {
 		return nil, err
 	}
 	defer C.simlsh_results_free(res)
+	defer runtime.KeepAlive(o)
 	var ng C.size_t
 	if err := check("simlsh_dedup_groups", C.simlsh_dedup_groups(res, &ng, o.d)); err != nil {
 		return nil, err
@@ -240,6 +249,7 @@ func (o *Dedup) Groups() ([]DedupGroup, error) {
 // Stat returns a counter of the work done so far.
 func (o *Dedup) Stat(key DedupStat) (uint64, error) {
 	var v C.uint64_t
+	defer runtime.KeepAlive(o)
 	err := check("simlsh_dedup_stat", C.simlsh_dedup_stat(&v, o.d, C.int(key)))
 	return uint64(v), err
 }
