@@ -112,6 +112,32 @@ func (o *Params) SetFloat(key int, v float64) error {
 	return check("simlsh_params_set_double", C.simlsh_params_set_double(o.p, C.int(key), C.double(v)))
 }
 
+func (o *Params) GetInt(key int) (int64, error) {
+	var v C.int64_t
+	err := check("simlsh_params_get_int", C.simlsh_params_get_int(o.p, C.int(key), &v))
+	return int64(v), err
+}
+
+func (o *Params) GetFloat(key int) (float64, error) {
+	var v C.double
+	err := check("simlsh_params_get_double", C.simlsh_params_get_double(o.p, C.int(key), &v))
+	return float64(v), err
+}
+
+// OptimalParamsRecall is the banding with the least false-positive area
+// whose probability of making a pair at threshold t a candidate is at least
+// recall (over the window width above t when width > 0), and that
+// probability (simlsh_lsh_optimal_params_recall).
+func OptimalParamsRecall(numPerm int, t, recall, width float64) (bands, rows uint32, achieved float64, err error) {
+	if numPerm < 0 || numPerm > 1<<31 {
+		return 0, 0, 0, &Error{"simlsh_lsh_optimal_params_recall", ErrInvalid}
+	}
+	var b, r C.uint32_t
+	var a C.double
+	rc := C.simlsh_lsh_optimal_params_recall(&b, &r, &a, C.uint32_t(numPerm), C.double(t), C.double(recall), C.double(width))
+	return uint32(b), uint32(r), float64(a), check("simlsh_lsh_optimal_params_recall", rc)
+}
+
 // Describe returns the whole contract as "key=value ..." (simlsh_params_describe).
 func (o *Params) Describe() (string, error) {
 	var n C.size_t

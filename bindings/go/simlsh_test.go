@@ -116,3 +116,189 @@ func TestSignBatch(t *testing.T) {
 		t.Fatalf("empty row: %v", err)
 	}
 }
+
+// dedupIndex indexes texts under ids 0, 1, ... with the "dedup" preset.
+func dedupIndex(t *testing.T, texts []string) (*Params, *Index) {
+	p, err := NewParams("dedup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := NewIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([][]byte, len(texts))
+	for i, s := range texts {
+		b[i] = []byte(s)
+	}
+	values, _, err := p.SignBatch(nil, b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uint64, len(texts))
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
+	if err := ix.InsertValues(ids, values, 1); err != nil {
+		t.Fatal(err)
+	}
+	return p, ix
+}
+
+func TestDedupPullLoop(t *testing.T) {
+	base := strings.Repeat("the harbour log of the third week, calm seas and light winds; ", 8)
+	texts := []string{
+		"an unrelated text about gardens and the vegetables grown in them this year",
+		base,
+		strings.Replace(base, "calm", "rough", 1), // a near-copy of 1
+		base, // an exact copy of 1
+		"another unrelated text, the minutes of a council meeting held on a tuesday",
+	}
+	p, ix := dedupIndex(t, texts)
+	defer p.Close()
+	defer ix.Close()
+	d, err := NewDedup(ix, DedupExact, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Groups(); !errors.Is(err, ErrState) {
+		t.Fatalf("groups before the loop: %v", err)
+	}
+	if err := d.SetThreads(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetThreads(1000); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("1000 threads: %v", err)
+	}
+	if err := d.Sizes([]uint64{1}, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("sizes of another length: %v", err)
+	}
+	batches := 0
+	for {
+		need, err := d.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(need) == 0 {
+			break
+		}
+		batches++
+		if err := d.SetThreads(1); !errors.Is(err, ErrState) {
+			t.Fatalf("a setting after the start: %v", err)
+		}
+		if err := d.Texts([]uint64{99}, [][]byte{[]byte("x")}); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("a text not asked for: %v", err)
+		}
+		got := make([][]byte, len(need))
+		for i, id := range need {
+			got[i] = []byte(texts[id])
+		}
+		// in two calls, the second one first
+		h := len(need) / 2
+		if err := d.Texts(need[h:], got[h:]); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Texts(need[:h], got[:h]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groups, err := d.Groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if batches == 0 || len(groups) != 1 || groups[0].Centre != 1 || len(groups[0].Members) != 3 {
+		t.Fatalf("groups %+v after %d batches", groups, batches)
+	}
+	m := groups[0].Members
+	if m[0] != (DedupMember{1, 1}) || m[1].ID != 2 || !(m[1].Score >= 0.8 && m[1].Score < 1) ||
+		m[2] != (DedupMember{3, 1}) {
+		t.Fatalf("members %+v", m)
+	}
+	if n, err := d.Stat(DedupStatMembers); err != nil || n != 2 {
+		t.Fatalf("members counter %d %v", n, err)
+	}
+	if n, err := d.Stat(DedupStatIdentical); err != nil || n != 1 {
+		t.Fatalf("identical counter %d %v", n, err)
+	}
+	if _, err := d.Stat(DedupStat(99)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("unknown counter: %v", err)
+	}
+	// Missing texts: decided by the estimate; an estimate run agrees here.
+	e, err := NewDedup(ix, DedupEstimate, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if need, err := e.Next(); err != nil || len(need) != 0 {
+		t.Fatalf("estimate mode asks for %v (%v)", need, err)
+	}
+	if g, err := e.Groups(); err != nil || len(g) != 1 || len(g[0].Members) != 3 {
+		t.Fatalf("estimate groups %+v %v", g, err)
+	}
+	// Order: document 3 first makes it the centre.
+	o, _ := NewDedup(ix, DedupNone, 0.8)
+	defer o.Close()
+	if err := o.Order([]uint64{3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := o.Groups(); err != nil || len(g) != 1 || g[0].Centre != 3 || g[0].Members[0].Score != 1 ||
+		g[0].Members[1].Score != -1 {
+		t.Fatalf("ordered groups %+v %v", g, err)
+	}
+	// The index changed since: refused, not wrong.
+	x, _ := NewDedup(ix, DedupExact, 0.8)
+	defer x.Close()
+	sig, _ := NewSignature(p)
+	defer sig.Close()
+	sig.SetText([]byte("one more document, inserted after the engine was made"))
+	if err := ix.Insert(7, sig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Next(); !errors.Is(err, ErrState) {
+		t.Fatalf("a changed index: %v", err)
+	}
+	buckets, above, err := ix.LargestBuckets(3, 3)
+	if err != nil || len(buckets) == 0 || buckets[0].Size != 3 || buckets[0].Sample != 1 || above != 3 {
+		t.Fatalf("largest buckets %+v %d %v", buckets, above, err)
+	}
+}
+
+func TestDedupBadCalls(t *testing.T) {
+	if _, err := NewDedup(nil, DedupExact, 0.8); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("nil index: %v", err)
+	}
+	p, ix := dedupIndex(t, []string{"a short text to index"})
+	defer p.Close()
+	if _, err := NewDedup(ix, DedupMode(7), 0.8); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad mode: %v", err)
+	}
+	if _, err := NewDedup(ix, DedupExact, 1.5); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad threshold: %v", err)
+	}
+	d, err := NewDedup(ix, DedupExact, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	if _, err := d.Next(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a closed index: %v", err)
+	}
+	d.Close()
+	d.Close() // a second Close is a no-op
+	if _, err := d.Next(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a closed engine: %v", err)
+	}
+	if f := DedupPrefilter(0.8, 128); !(f > 0.6 && f < 0.8) {
+		t.Fatalf("prefilter %v", f)
+	}
+	if DedupPrefilter(0, 128) != -1 {
+		t.Fatal("prefilter of threshold 0")
+	}
+	if b, r, a, err := OptimalParamsRecall(128, 0.8, 0.99, 0); err != nil || b != 16 || r != 6 || a < 0.99 {
+		t.Fatalf("recall banding %d x %d (%v) %v", b, r, a, err)
+	}
+}

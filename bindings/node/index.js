@@ -54,7 +54,7 @@ function loadLibrary() {
 }
 
 const lib = loadLibrary();
-for (const t of ['simlsh_params', 'simlsh_signature', 'simlsh_index', 'simlsh_results'])
+for (const t of ['simlsh_params', 'simlsh_signature', 'simlsh_index', 'simlsh_results', 'simlsh_dedup'])
   koffi.opaque(t);
 
 const C = {};
@@ -69,6 +69,8 @@ for (const proto of [
   'int simlsh_params_set_double(simlsh_params *p, int key, double v)',
   'int simlsh_params_describe(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *len, const simlsh_params *p)',
   'int simlsh_params_get_int(const simlsh_params *p, int key, _Out_ int64_t *out)',
+  'int simlsh_params_get_double(const simlsh_params *p, int key, _Out_ double *out)',
+  'int simlsh_lsh_optimal_params_recall(_Out_ uint32_t *b, _Out_ uint32_t *r, _Out_ double *achieved, uint32_t num_perm, double t, double recall, double width)',
   // texts and lens as 64-bit words built in a Uint32Array (see signBatch)
   'int simlsh_sign_batch(_Out_ uint32_t *values, _Out_ uint8_t *empty, const simlsh_params *p, const void *texts, const void *lens, size_t n, uint32_t nthreads)',
   'int simlsh_index_insert_values(simlsh_index *ix, const uint64_t *ids, const uint32_t *values, size_t n, uint32_t nthreads)',
@@ -91,6 +93,20 @@ for (const proto of [
   'const void *simlsh_results_a(const simlsh_results *r)',
   'const void *simlsh_results_b(const simlsh_results *r)',
   'const void *simlsh_results_scores(const simlsh_results *r)',
+  'int simlsh_results_offset(_Out_ size_t *out, const simlsh_results *r, size_t q)',
+  'int simlsh_index_largest_buckets(simlsh_results *res, _Out_ uint64_t *docs_above, const simlsh_index *ix, size_t k, size_t min_size)',
+  'double simlsh_dedup_prefilter(double threshold, uint32_t num_perm)',
+  'int simlsh_dedup_new(_Out_ simlsh_dedup **out, const simlsh_index *ix, int mode, double threshold)',
+  'void simlsh_dedup_free(simlsh_dedup *d)',
+  'int simlsh_dedup_set(simlsh_dedup *d, int key, double value)',
+  'int simlsh_dedup_order(simlsh_dedup *d, const uint64_t *ids, size_t n)',
+  'int simlsh_dedup_sizes(simlsh_dedup *d, const uint64_t *ids, const uint64_t *bytes, size_t n)',
+  'int simlsh_dedup_next(simlsh_results *need, simlsh_dedup *d, const simlsh_index *ix)',
+  // texts and lens as 64-bit words built in a Uint32Array (see signBatch)
+  'int simlsh_dedup_texts(simlsh_dedup *d, const uint64_t *ids, const void *texts, const void *lens, size_t n)',
+  'int simlsh_dedup_missing(simlsh_dedup *d, const uint64_t *ids, size_t n)',
+  'int simlsh_dedup_groups(simlsh_results *res, _Out_ size_t *ngroups, const simlsh_dedup *d)',
+  'int simlsh_dedup_stat(_Out_ uint64_t *value, const simlsh_dedup *d, int key)',
 ]) {
   C[proto.match(/(simlsh_\w+)\(/)[1]] = lib.func(proto);
 }
@@ -128,6 +144,22 @@ const QUERY_VERIFY = constant(KIND_QUERY_FLAG, 'verify');
 const LO = require('os').endianness() === 'LE' ? 0 : 1; // the low half of a 64-bit word
 const asBytes = (t) => (typeof t === 'string' ? Buffer.from(t, 'utf8') : t);
 
+// The pointers and lengths of bufs (Buffers) as 2n 64-bit words, written
+// as two 32-bit halves (no BigInt per text), pointing into one block that
+// holder.block keeps alive while C reads it and reuses for the next call.
+function pack(holder, bufs) {
+  const n = bufs.length, total = bufs.reduce((t, b) => t + b.length, 0);
+  const words = new Uint32Array(4 * n);
+  if (!(holder.block?.length >= total)) holder.block = Buffer.alloc(Math.max(total, 1));
+  for (let i = 0, at = 0, base = Number(koffi.address(holder.block)); i < n; at += bufs[i++].length) {
+    holder.block.set(bufs[i], at);
+    words[2 * i + LO] = base + at; // ToUint32 keeps the low half
+    words[2 * i + 1 - LO] = (base + at) / 4294967296;
+    words[2 * (n + i) + LO] = bufs[i].length;
+  }
+  return words;
+}
+
 class Params {
   // preset: "default" (the library's defaults) or "dedup" (simlsh-dedup's)
   constructor(preset = 'default') {
@@ -155,18 +187,19 @@ class Params {
     // The texts go into one block, so one address. The block is kept with
     // the params: a local one could be collected before C reads it (its
     // last JS use is koffi.address), and it is reused by the next call.
-    // The pointers and lengths are 64-bit words written as two 32-bit
-    // halves: no BigInt per text.
-    const total = bufs.reduce((t, b) => t + b.length, 0), words = new Uint32Array(4 * n);
-    if (!(this.block?.length >= total)) this.block = Buffer.alloc(Math.max(total, 1));
-    for (let i = 0, at = 0, base = Number(koffi.address(this.block)); i < n; at += bufs[i++].length) {
-      this.block.set(bufs[i], at);
-      words[2 * i + LO] = base + at; // ToUint32 keeps the low half
-      words[2 * i + 1 - LO] = (base + at) / 4294967296;
-      words[2 * (n + i) + LO] = bufs[i].length;
-    }
+    const words = pack(this, bufs);
     call('simlsh_sign_batch', values, empty, this.h, words, words.subarray(2 * n), n, threads);
     return { values, empty };
+  }
+  getInt(key) {
+    const v = [0];
+    call('simlsh_params_get_int', this.h, key, v);
+    return Number(v[0]);
+  }
+  getDouble(key) {
+    const v = [0];
+    call('simlsh_params_get_double', this.h, key, v);
+    return v[0];
   }
   numPerm() {
     const np = [0];
@@ -241,7 +274,154 @@ class Index {
   pairs(flags = 0, maxPairs = 0) {
     return withResults((r) => call('simlsh_index_pairs', r, this.h, flags, maxPairs));
   }
+  // The k largest buckets with at least minSize members, largest first
+  // ({sample, band, size}), and docsAbove: the documents in at least one
+  // bucket of minSize or more (simlsh_index_largest_buckets).
+  largestBuckets(k, minSize = 2) {
+    const above = new BigUint64Array(1);
+    const rows = withResults((r) => call('simlsh_index_largest_buckets', r, above, this.h, k, minSize));
+    return {
+      buckets: rows.map((r) => ({ sample: r.a, band: Number(r.b), size: r.score })),
+      docsAbove: above[0],
+    };
+  }
   close() { C.simlsh_index_free(this.h); this.h = null; }
 }
 
-module.exports = { Params, Signature, Index, SimlshError, PARAM, QUERY_VERIFY };
+// enum simlsh_dedup_mode, simlsh_dedup_key and simlsh_dedup_stat: they have
+// no run-time names, so the values are written here and the test compares
+// them with the header.
+const DEDUP_MODE = { none: 0, estimate: 1, exact: 2 };
+const DEDUP_KEY = { threads: 0, memory: 1, prefilter: 2, keepBelow: 3 };
+const DEDUP_STAT = { visits: 0, candidates: 1, exact: 2, identical: 3, estimated: 4, texts: 5,
+  batches: 6, setBytes: 7, groups: 8, members: 9, edits: 10 };
+
+// The exact mode's default prefilter (simlsh_dedup_prefilter), or -1 out of range.
+const dedupPrefilter = (threshold, numPerm) => C.simlsh_dedup_prefilter(threshold, numPerm);
+
+// The banding with the least false-positive area whose probability of making
+// a pair at threshold t a candidate is at least recall (within width above t
+// when width > 0): {bands, rows, achieved} (simlsh_lsh_optimal_params_recall).
+function optimalParamsRecall(numPerm, t, recall, width = 0) {
+  const b = [0], r = [0], a = [0];
+  call('simlsh_lsh_optimal_params_recall', b, r, a, numPerm, t, recall, width);
+  return { bands: b[0], rows: r[0], achieved: a[0] };
+}
+
+const ids64 = (ids) => (ids instanceof BigUint64Array ? ids : BigUint64Array.from(ids, BigInt));
+
+// The library's dedup engine (simlsh_dedup_*): star groups straight from an
+// index's buckets. Configure it (set*, order, sizes) before the first
+// next(); then, in exact mode, hand over the texts each next() names with
+// texts() (or missing()) until next() names none; then read groups(). The
+// engine reads the index on every next(): keep the index open and unchanged
+// meanwhile (an insert or removal makes next() throw ESTATE). close() frees it.
+class Dedup {
+  // mode: 'none', 'estimate', 'exact' (or DEDUP_MODE's values); threshold
+  // in (0, 1]. Priority is by ascending id until order() says otherwise.
+  constructor(index, mode, threshold) {
+    const m = typeof mode === 'string' ? DEDUP_MODE[mode] : mode;
+    if (!index?.h || m === undefined || typeof threshold !== 'number')
+      throw new SimlshError('simlsh_dedup_new', -1);
+    this.need = make('simlsh_results_new', null);
+    try {
+      this.h = make('simlsh_dedup_new', index.h, m, threshold);
+    } catch (e) {
+      C.simlsh_results_free(this.need);
+      throw e;
+    }
+    this.index = index;
+  }
+  set(key, value) { call('simlsh_dedup_set', this.h, key, Number(value)); return this; }
+  // Threads that verify one texts() call (0: one per CPU; default 1).
+  setThreads(n) { return this.set(DEDUP_KEY.threads, n); }
+  // Bytes of text one batch may ask for (default 64 MiB).
+  setMemory(bytes) { return this.set(DEDUP_KEY.memory, bytes); }
+  // The estimate a pair needs before its texts are compared (exact mode).
+  setPrefilter(p) { return this.set(DEDUP_KEY.prefilter, p); }
+  // Ids below id are kept documents: centres in their turn, never claimed.
+  setKeepBelow(id) { return this.set(DEDUP_KEY.keepBelow, id); }
+  // Priority: ids first, then every other document by id.
+  order(ids) {
+    const a = ids64(ids);
+    call('simlsh_dedup_order', this.h, a, a.length);
+    return this;
+  }
+  // Text sizes in bytes (bytes[i] of ids[i]), which batches are measured with.
+  sizes(ids, bytes) {
+    const a = ids64(ids), b = ids64(bytes);
+    if (a.length !== b.length) throw new SimlshError('simlsh_dedup_sizes', -1);
+    call('simlsh_dedup_sizes', this.h, a, b, a.length);
+    return this;
+  }
+  // Place every document that needs no text; return the ids (a
+  // BigUint64Array) whose texts are needed next; none means done.
+  next() {
+    if (!this.index?.h) throw new SimlshError('simlsh_dedup_next', -1);
+    call('simlsh_dedup_next', this.need, this.h, this.index.h);
+    const n = Number(C.simlsh_results_count(this.need));
+    return new BigUint64Array(koffi.view(C.simlsh_results_a(this.need), n * 8).slice(0));
+  }
+  // Hand over texts (Buffers or strings; texts[i] of ids[i]) that the last
+  // next() asked for, in any order and as many calls as you like. A
+  // SimlshError named EUTF8 (UTF8_POLICY reject) means the invalid texts
+  // count as missing and the others were taken: the loop may go on.
+  texts(ids, texts) {
+    const a = ids64(ids), bufs = texts.map(asBytes), n = a.length;
+    if (bufs.length !== n) throw new SimlshError('simlsh_dedup_texts', -1);
+    const words = pack(this, bufs);
+    try {
+      call('simlsh_dedup_texts', this.h, a, words, words.subarray(2 * n), n);
+    } finally {
+      if (this.block?.length > 1 << 24) this.block = null; // texts are not kept
+    }
+  }
+  // The texts of ids cannot be had: their pairs are decided by the estimate.
+  missing(ids) {
+    const a = ids64(ids);
+    call('simlsh_dedup_missing', this.h, a, a.length);
+  }
+  // The groups of two or more documents in their centres' priority order:
+  // [{centre, members: [{id, score}]}], the centre first (score 1; -1 for
+  // 'none'). Throws ESTATE until next() has named no texts.
+  groups() {
+    const r = make('simlsh_results_new', null);
+    try {
+      const ngroups = [0];
+      call('simlsh_dedup_groups', r, ngroups, this.h);
+      const ng = Number(ngroups[0]);
+      const n = Number(C.simlsh_results_count(r));
+      const col = (p, T) => new T(koffi.view(p, n * 8).slice(0));
+      const a = col(C.simlsh_results_a(r), BigUint64Array);
+      const b = col(C.simlsh_results_b(r), BigUint64Array);
+      const s = col(C.simlsh_results_scores(r), Float64Array);
+      const out = [];
+      for (let g = 0, lo = 0; g < ng; g++) {
+        const hi = Number(make('simlsh_results_offset', r, g + 1));
+        const members = [];
+        for (let i = lo; i < hi; i++) members.push({ id: a[i], score: s[i] });
+        out.push({ centre: b[lo], members });
+        lo = hi;
+      }
+      return out;
+    } finally {
+      C.simlsh_results_free(r);
+    }
+  }
+  // A counter (a DEDUP_STAT name or value) of the work done so far, a BigInt.
+  stat(key) {
+    const k = typeof key === 'string' ? DEDUP_STAT[key] : key;
+    if (k === undefined) throw new SimlshError('simlsh_dedup_stat', -1);
+    const v = new BigUint64Array(1);
+    call('simlsh_dedup_stat', v, this.h, k);
+    return v[0];
+  }
+  close() {
+    C.simlsh_dedup_free(this.h);
+    C.simlsh_results_free(this.need);
+    this.h = this.need = this.block = this.index = null;
+  }
+}
+
+module.exports = { Params, Signature, Index, Dedup, SimlshError, PARAM, QUERY_VERIFY, DEDUP_MODE,
+  DEDUP_KEY, DEDUP_STAT, dedupPrefilter, optimalParamsRecall };

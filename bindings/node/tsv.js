@@ -1,5 +1,5 @@
 'use strict';
-// simlsh-dedup's TSV fields, for dedup-pairs.js.
+// simlsh-dedup's TSV fields, for dedup.js.
 
 // printf("%.4f"): rounds the exact binary value, ties to even (toFixed
 // rounds ties up). 25 digits separate a tie from any other double.

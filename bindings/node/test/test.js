@@ -84,3 +84,104 @@ test('signBatch equals one signature per text; insertValues', () => {
   assert.deepStrictEqual(ix.query(s, 0).map((r) => r.a), [9n]);
   for (const o of [s, ix, p]) o.close();
 });
+
+// Texts under ids 0, 1, ... in a "dedup" index.
+function dedupIndex(texts) {
+  const { Params: P, Index: I } = require('../index.js');
+  const p = new P('dedup'), ix = new I(p);
+  ix.insertValues(texts.map((t, i) => BigInt(i)), p.signBatch(texts, 1).values, 1);
+  return { p, ix };
+}
+
+test('the dedup engine: pull loop, groups, errors', () => {
+  const { Dedup, dedupPrefilter, optimalParamsRecall } = require('../index.js');
+  const base = 'the harbour log of the third week, calm seas and light winds; '.repeat(8);
+  const texts = [
+    'an unrelated text about gardens and the vegetables grown in them this year',
+    base,
+    base.replace('calm', 'rough'), // a near-copy of 1
+    Buffer.from(base), // an exact copy of 1
+    'another unrelated text, the minutes of a council meeting held on a tuesday',
+  ];
+  const { p, ix } = dedupIndex(texts);
+  const d = new Dedup(ix, 'exact', 0.8);
+  assert.throws(() => d.groups(), (e) => e.name === 'ESTATE');
+  d.setThreads(2);
+  assert.throws(() => d.setThreads(1000), (e) => e.name === 'EINVAL');
+  assert.throws(() => d.sizes([1n], []), (e) => e.name === 'EINVAL');
+  let batches = 0;
+  for (let need = d.next(); need.length; need = d.next()) {
+    batches++;
+    assert.ok(need instanceof BigUint64Array);
+    assert.throws(() => d.setThreads(1), (e) => e.name === 'ESTATE');
+    assert.throws(() => d.texts([99n], ['x']), (e) => e.name === 'EINVAL');
+    const h = need.length >> 1; // in two calls, the second half first
+    const got = Array.from(need, (id) => texts[Number(id)]);
+    d.texts(need.subarray(h), got.slice(h));
+    d.texts(need.subarray(0, h), got.slice(0, h));
+  }
+  const g = d.groups();
+  assert.ok(batches > 0);
+  assert.strictEqual(g.length, 1);
+  assert.strictEqual(g[0].centre, 1n);
+  const m = g[0].members;
+  assert.deepStrictEqual([m[0], m[1].id, m[2]], [{ id: 1n, score: 1 }, 2n, { id: 3n, score: 1 }]);
+  assert.ok(m[1].score >= 0.8 && m[1].score < 1, String(m[1].score));
+  assert.strictEqual(d.stat('members'), 2n);
+  assert.strictEqual(d.stat('identical'), 1n);
+  assert.throws(() => d.stat('nope'), (e) => e.name === 'EINVAL');
+  d.close();
+  d.close(); // a second close is a no-op
+  assert.throws(() => d.next(), (e) => e.name === 'EINVAL');
+  // estimate mode needs no texts; order() picks the centre
+  const e = new Dedup(ix, 'none', 0.8).order([3n]);
+  assert.strictEqual(e.next().length, 0);
+  assert.deepStrictEqual(e.groups()[0].members.map((x) => [x.id, x.score]),
+    [[3n, 1], [1n, -1], [2n, -1]]);
+  e.close();
+  // missing texts are decided by the estimate
+  const x = new Dedup(ix, 'exact', 0.8);
+  x.missing(x.next());
+  assert.strictEqual(x.next().length, 0);
+  assert.strictEqual(x.stat('estimated'), 2n);
+  assert.strictEqual(x.groups()[0].members.length, 3);
+  // the index changed since the engine was made: refused, not wrong
+  const y = new Dedup(ix, 'exact', 0.8);
+  const { Signature: S } = require('../index.js');
+  const s = new S(p).setText('one more document, inserted after the engine was made');
+  ix.insert(7n, s);
+  assert.throws(() => y.next(), (err) => err.name === 'ESTATE');
+  const { buckets, docsAbove } = ix.largestBuckets(3, 3);
+  assert.deepStrictEqual([buckets[0].size, buckets[0].sample, docsAbove], [3, 1n, 3n]);
+  assert.throws(() => new Dedup(ix, 'exact', 1.5), (err) => err.name === 'EINVAL');
+  assert.throws(() => new Dedup(ix, 'sometimes', 0.8), (err) => err.name === 'EINVAL');
+  ix.close();
+  assert.throws(() => x.next(), (err) => err.name === 'EINVAL'); // a closed index
+  for (const o of [x, y, s, p]) o.close();
+  const f = dedupPrefilter(0.8, 128);
+  assert.ok(f > 0.6 && f < 0.8 && dedupPrefilter(0, 128) === -1);
+  const r = optimalParamsRecall(128, 0.8, 0.99);
+  assert.deepStrictEqual([r.bands, r.rows], [16, 6]);
+});
+
+// The dedup enums have no run-time names: compare them with the header.
+test('dedup constants match the header', { skip: !process.env.SIMLSH_HEADER }, () => {
+  const { DEDUP_MODE, DEDUP_KEY, DEDUP_STAT } = require('../index.js');
+  const h = require('fs').readFileSync(process.env.SIMLSH_HEADER, 'utf8');
+  const value = (name) => Number(h.match(new RegExp(`\\b${name} = (-?\\d+)`))[1]);
+  const upper = (k) => k.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+  for (const [k, v] of Object.entries(DEDUP_MODE)) assert.strictEqual(value('SIMLSH_DEDUP_' + upper(k)), v, k);
+  for (const [k, v] of Object.entries(DEDUP_KEY)) assert.strictEqual(value('SIMLSH_DEDUP_' + upper(k)), v, k);
+  for (const [k, v] of Object.entries(DEDUP_STAT)) assert.strictEqual(value('SIMLSH_DEDUP_STAT_' + upper(k)), v, k);
+  let n = 0;
+  for (const _ of h.matchAll(/\bSIMLSH_DEDUP_STAT_\w+ = /g)) n++;
+  assert.strictEqual(n, Object.keys(DEDUP_STAT).length);
+});
+
+test('params getters', () => {
+  const p = new Params('dedup');
+  assert.strictEqual(p.getDouble(PARAM.threshold), 0.8);
+  assert.strictEqual(p.getInt(PARAM.num_perm), 128);
+  assert.throws(() => p.getInt(99), (e) => e.name === 'EINVAL');
+  p.close();
+});

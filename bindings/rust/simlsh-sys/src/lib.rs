@@ -7,18 +7,43 @@ use std::os::raw::{c_char, c_double, c_int, c_uint, c_void};
 macro_rules! opaque {
     ($($name:ident),*) => { $(#[repr(C)] pub struct $name { _p: [u8; 0] })* };
 }
-opaque!(simlsh_params, simlsh_signature, simlsh_index, simlsh_results);
+opaque!(simlsh_params, simlsh_signature, simlsh_index, simlsh_results, simlsh_dedup);
 type Params = simlsh_params;
 type Sig = simlsh_signature;
 type Index = simlsh_index;
 type Results = simlsh_results;
+type Dedup = simlsh_dedup;
 
 pub const SIMLSH_KIND_PARAM: c_int = 2;
 pub const SIMLSH_KIND_QUERY_FLAG: c_int = 9;
 pub const SIMLSH_PARAM_K: c_int = 2;
 pub const SIMLSH_PARAM_NUM_PERM: c_int = 7;
+pub const SIMLSH_PARAM_BANDS: c_int = 9;
+pub const SIMLSH_PARAM_ROWS: c_int = 10;
 pub const SIMLSH_PARAM_THRESHOLD: c_int = 13;
 pub const SIMLSH_QUERY_VERIFY: c_int = 1;
+pub const SIMLSH_EUTF8: c_int = -9;
+
+// enum simlsh_dedup_mode, simlsh_dedup_key and simlsh_dedup_stat (these
+// have no run-time names: the tests compare them with the header)
+pub const SIMLSH_DEDUP_NONE: c_int = 0;
+pub const SIMLSH_DEDUP_ESTIMATE: c_int = 1;
+pub const SIMLSH_DEDUP_EXACT: c_int = 2;
+pub const SIMLSH_DEDUP_THREADS: c_int = 0;
+pub const SIMLSH_DEDUP_MEMORY: c_int = 1;
+pub const SIMLSH_DEDUP_PREFILTER: c_int = 2;
+pub const SIMLSH_DEDUP_KEEP_BELOW: c_int = 3;
+pub const SIMLSH_DEDUP_STAT_VISITS: c_int = 0;
+pub const SIMLSH_DEDUP_STAT_CANDIDATES: c_int = 1;
+pub const SIMLSH_DEDUP_STAT_EXACT: c_int = 2;
+pub const SIMLSH_DEDUP_STAT_IDENTICAL: c_int = 3;
+pub const SIMLSH_DEDUP_STAT_ESTIMATED: c_int = 4;
+pub const SIMLSH_DEDUP_STAT_TEXTS: c_int = 5;
+pub const SIMLSH_DEDUP_STAT_BATCHES: c_int = 6;
+pub const SIMLSH_DEDUP_STAT_SET_BYTES: c_int = 7;
+pub const SIMLSH_DEDUP_STAT_GROUPS: c_int = 8;
+pub const SIMLSH_DEDUP_STAT_MEMBERS: c_int = 9;
+pub const SIMLSH_DEDUP_STAT_EDITS: c_int = 10;
 
 #[rustfmt::skip]
 extern "C" {
@@ -32,6 +57,11 @@ extern "C" {
     pub fn simlsh_params_set_int(p: *mut Params, key: c_int, v: i64) -> c_int;
     pub fn simlsh_params_set_double(p: *mut Params, key: c_int, v: c_double) -> c_int;
     pub fn simlsh_params_get_int(p: *const Params, key: c_int, out: *mut i64) -> c_int;
+    pub fn simlsh_params_get_double(p: *const Params, key: c_int, out: *mut c_double) -> c_int;
+    pub fn simlsh_lsh_optimal_params_recall(bands: *mut u32, rows: *mut u32,
+                                            achieved: *mut c_double, num_perm: u32,
+                                            t: c_double, recall: c_double,
+                                            width: c_double) -> c_int;
     pub fn simlsh_params_describe(buf: *mut c_char, cap: usize, len: *mut usize,
                                   p: *const Params) -> c_int;
     pub fn simlsh_sign_batch(values: *mut u32, empty: *mut u8, p: *const Params,
@@ -62,4 +92,21 @@ extern "C" {
     pub fn simlsh_results_a(r: *const Results) -> *const u64;
     pub fn simlsh_results_b(r: *const Results) -> *const u64;
     pub fn simlsh_results_scores(r: *const Results) -> *const c_double;
+    pub fn simlsh_results_offset(out: *mut usize, r: *const Results, q: usize) -> c_int;
+    pub fn simlsh_index_largest_buckets(res: *mut Results, docs_above: *mut u64,
+                                        ix: *const Index, k: usize, min_size: usize) -> c_int;
+    pub fn simlsh_dedup_prefilter(threshold: c_double, num_perm: u32) -> c_double;
+    pub fn simlsh_dedup_new(out: *mut *mut Dedup, ix: *const Index, mode: c_int,
+                            threshold: c_double) -> c_int;
+    pub fn simlsh_dedup_free(d: *mut Dedup);
+    pub fn simlsh_dedup_set(d: *mut Dedup, key: c_int, value: c_double) -> c_int;
+    pub fn simlsh_dedup_order(d: *mut Dedup, ids: *const u64, n: usize) -> c_int;
+    pub fn simlsh_dedup_sizes(d: *mut Dedup, ids: *const u64, bytes: *const u64,
+                              n: usize) -> c_int;
+    pub fn simlsh_dedup_next(need: *mut Results, d: *mut Dedup, ix: *const Index) -> c_int;
+    pub fn simlsh_dedup_texts(d: *mut Dedup, ids: *const u64, texts: *const *const c_void,
+                              lens: *const usize, n: usize) -> c_int;
+    pub fn simlsh_dedup_missing(d: *mut Dedup, ids: *const u64, n: usize) -> c_int;
+    pub fn simlsh_dedup_groups(res: *mut Results, ngroups: *mut usize, d: *const Dedup) -> c_int;
+    pub fn simlsh_dedup_stat(value: *mut u64, d: *const Dedup, key: c_int) -> c_int;
 }

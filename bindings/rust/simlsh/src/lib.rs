@@ -11,6 +11,8 @@ use std::fmt;
 use std::os::raw::c_int;
 use std::ptr;
 
+pub use sys::SIMLSH_PARAM_ROWS as PARAM_ROWS;
+pub use sys::{SIMLSH_EUTF8 as EUTF8, SIMLSH_PARAM_BANDS as PARAM_BANDS};
 pub use sys::{SIMLSH_PARAM_K as PARAM_K, SIMLSH_PARAM_NUM_PERM as PARAM_NUM_PERM};
 pub use sys::{SIMLSH_PARAM_THRESHOLD as PARAM_THRESHOLD, SIMLSH_QUERY_VERIFY as QUERY_VERIFY};
 
@@ -125,6 +127,16 @@ impl Params {
         unsafe { values.set_len(n) }; // C wrote every value
         Ok(empty.into_iter().map(|e| e != 0).collect())
     }
+    pub fn get_int(&self, key: c_int) -> Result<i64> {
+        let mut v = 0i64;
+        check("simlsh_params_get_int", unsafe { sys::simlsh_params_get_int(self.0, key, &mut v) })
+            .map(|_| v)
+    }
+    pub fn get_double(&self, key: c_int) -> Result<f64> {
+        let mut v = 0.0;
+        let rc = unsafe { sys::simlsh_params_get_double(self.0, key, &mut v) };
+        check("simlsh_params_get_double", rc).map(|_| v)
+    }
     fn num_perm(&self) -> Result<usize> {
         let mut np = 0i64;
         let rc = unsafe { sys::simlsh_params_get_int(self.0, sys::SIMLSH_PARAM_NUM_PERM, &mut np) };
@@ -231,5 +243,241 @@ impl Index {
         rows("simlsh_index_pairs", |r| unsafe {
             sys::simlsh_index_pairs(r, self.0, flags, max_pairs)
         })
+    }
+}
+
+/// The banding with the least false-positive area whose probability of
+/// making a pair at threshold `t` a candidate is at least `recall` (over
+/// the window `width` above `t` when it is > 0): `(bands, rows, achieved)`
+/// (simlsh_lsh_optimal_params_recall).
+pub fn optimal_params_recall(
+    num_perm: u32,
+    t: f64,
+    recall: f64,
+    width: f64,
+) -> Result<(u32, u32, f64)> {
+    let (mut b, mut r, mut a) = (0, 0, 0.0);
+    let rc = unsafe {
+        sys::simlsh_lsh_optimal_params_recall(&mut b, &mut r, &mut a, num_perm, t, recall, width)
+    };
+    check("simlsh_lsh_optimal_params_recall", rc).map(|_| (b, r, a))
+}
+
+/// One of an index's largest buckets: its smallest member, band and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    pub sample: u64,
+    pub band: u32,
+    pub size: u64,
+}
+
+impl Index {
+    /// The `k` largest buckets with at least `min_size` members, largest
+    /// first, and the number of documents in at least one bucket of
+    /// `min_size` or more members (simlsh_index_largest_buckets).
+    pub fn largest_buckets(&self, k: usize, min_size: usize) -> Result<(Vec<Bucket>, u64)> {
+        let mut above = 0u64;
+        let rows = rows("simlsh_index_largest_buckets", |r| unsafe {
+            sys::simlsh_index_largest_buckets(r, &mut above, self.0, k, min_size)
+        })?;
+        let b = rows.iter().map(|r| Bucket { sample: r.a, band: r.b as u32, size: r.score as u64 });
+        Ok((b.collect(), above))
+    }
+}
+
+/// How the dedup engine verifies a bucket-mate (enum simlsh_dedup_mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DedupMode {
+    /// Every bucket-mate is claimed.
+    None = sys::SIMLSH_DEDUP_NONE as isize,
+    /// The signature estimate >= threshold.
+    Estimate = sys::SIMLSH_DEDUP_ESTIMATE as isize,
+    /// The exact Jaccard of the texts, which the caller hands over.
+    Exact = sys::SIMLSH_DEDUP_EXACT as isize,
+}
+
+/// Counters of [`Dedup::stat`] (enum simlsh_dedup_stat).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DedupStat {
+    Visits = sys::SIMLSH_DEDUP_STAT_VISITS as isize,
+    Candidates = sys::SIMLSH_DEDUP_STAT_CANDIDATES as isize,
+    Exact = sys::SIMLSH_DEDUP_STAT_EXACT as isize,
+    Identical = sys::SIMLSH_DEDUP_STAT_IDENTICAL as isize,
+    Estimated = sys::SIMLSH_DEDUP_STAT_ESTIMATED as isize,
+    Texts = sys::SIMLSH_DEDUP_STAT_TEXTS as isize,
+    Batches = sys::SIMLSH_DEDUP_STAT_BATCHES as isize,
+    SetBytes = sys::SIMLSH_DEDUP_STAT_SET_BYTES as isize,
+    Groups = sys::SIMLSH_DEDUP_STAT_GROUPS as isize,
+    Members = sys::SIMLSH_DEDUP_STAT_MEMBERS as isize,
+    Edits = sys::SIMLSH_DEDUP_STAT_EDITS as isize,
+}
+
+/// The exact mode's default prefilter for `threshold` and `num_perm`
+/// (simlsh_dedup_prefilter), or -1 when they are out of range.
+pub fn dedup_prefilter(threshold: f64, num_perm: u32) -> f64 {
+    unsafe { sys::simlsh_dedup_prefilter(threshold, num_perm) }
+}
+
+/// A document of a group and its verified similarity with the centre (1
+/// for the centre itself, -1 with [`DedupMode::None`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Member {
+    pub id: u64,
+    pub score: f64,
+}
+
+/// A group of two or more documents: the kept centre and the members, the
+/// centre first, then by priority.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub centre: u64,
+    pub members: Vec<Member>,
+}
+
+/// The library's dedup engine (simlsh_dedup_*): star groups straight from
+/// an index's buckets. Configure it (`set_*`, `order`, `sizes`) before the
+/// first [`Dedup::next`]; then, in exact mode, hand over the texts each
+/// `next` names with [`Dedup::texts`] (or [`Dedup::missing`]) until `next`
+/// names none; then read [`Dedup::groups`].
+///
+/// The engine borrows the index it reads, so the index cannot change while
+/// the engine lives (the C library would refuse with ESTATE). Threads: an
+/// engine is used by one thread at a time (`Send`, not `Sync`); the index
+/// may be queried meanwhile.
+pub struct Dedup<'a> {
+    d: *mut sys::simlsh_dedup,
+    index: &'a Index,
+    need: Results,
+}
+
+unsafe impl Send for Dedup<'_> {}
+
+impl Drop for Dedup<'_> {
+    fn drop(&mut self) {
+        unsafe { sys::simlsh_dedup_free(self.d) }
+    }
+}
+
+impl<'a> Dedup<'a> {
+    /// An engine over `index` (which must store signatures: the default)
+    /// for `mode` and `threshold` in (0, 1] (ignored by `None`). Priority
+    /// is by ascending id until [`Dedup::order`] says otherwise.
+    pub fn new(index: &'a Index, mode: DedupMode, threshold: f64) -> Result<Dedup<'a>> {
+        let need = Results(make("simlsh_results_new", |r| unsafe {
+            sys::simlsh_results_new(r, ptr::null())
+        })?);
+        let d = make("simlsh_dedup_new", |d| unsafe {
+            sys::simlsh_dedup_new(d, index.0, mode as c_int, threshold)
+        })?;
+        Ok(Dedup { d, index, need })
+    }
+    fn set(&mut self, key: c_int, value: f64) -> Result<()> {
+        check("simlsh_dedup_set", unsafe { sys::simlsh_dedup_set(self.d, key, value) }).map(drop)
+    }
+    /// Threads that verify the texts of one `texts` call (0: one per CPU; default 1).
+    pub fn set_threads(&mut self, n: u32) -> Result<()> {
+        self.set(sys::SIMLSH_DEDUP_THREADS, n as f64)
+    }
+    /// Bytes of text one batch may ask for (default 64 MiB).
+    pub fn set_memory(&mut self, bytes: u64) -> Result<()> {
+        self.set(sys::SIMLSH_DEDUP_MEMORY, bytes as f64)
+    }
+    /// The estimate a pair needs before its texts are compared (exact mode;
+    /// default [`dedup_prefilter`]; 0 compares every bucket-mate).
+    pub fn set_prefilter(&mut self, prefilter: f64) -> Result<()> {
+        self.set(sys::SIMLSH_DEDUP_PREFILTER, prefilter)
+    }
+    /// Ids below `id` are kept documents: centres in their turn, never
+    /// claimed (exact up to 2^53).
+    pub fn set_keep_below(&mut self, id: u64) -> Result<()> {
+        self.set(sys::SIMLSH_DEDUP_KEEP_BELOW, id as f64)
+    }
+    /// Priority: `ids` first (the first occurrence counts; ids not in the
+    /// index are ignored), then every other document by id.
+    pub fn order(&mut self, ids: &[u64]) -> Result<()> {
+        let rc = unsafe { sys::simlsh_dedup_order(self.d, ids.as_ptr(), ids.len()) };
+        check("simlsh_dedup_order", rc).map(drop)
+    }
+    /// Text sizes in bytes (`bytes[i]` of `ids[i]`), which batches are measured with.
+    pub fn sizes(&mut self, ids: &[u64], bytes: &[u64]) -> Result<()> {
+        let op = "simlsh_dedup_sizes";
+        if ids.len() != bytes.len() {
+            return Err(Error { op, code: -1 });
+        }
+        let rc =
+            unsafe { sys::simlsh_dedup_sizes(self.d, ids.as_ptr(), bytes.as_ptr(), ids.len()) };
+        check(op, rc).map(drop)
+    }
+    /// Place every document that needs no text and return the ids whose
+    /// texts are needed next (centres first, then by id); none means the
+    /// groups are complete (always so for `None` and `Estimate`).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Vec<u64>> {
+        let rc = unsafe { sys::simlsh_dedup_next(self.need.0, self.d, self.index.0) };
+        check("simlsh_dedup_next", rc)?;
+        unsafe {
+            let n = sys::simlsh_results_count(self.need.0);
+            Ok(std::slice::from_raw_parts(sys::simlsh_results_a(self.need.0), n).to_vec())
+        }
+    }
+    /// Hand over the texts (`texts[i]` of `ids[i]`) that the last `next`
+    /// asked for, in any order and in as many calls as you like; they are
+    /// not kept. An error with code [`EUTF8`] (UTF8_POLICY reject) means
+    /// the invalid texts count as missing and the others were taken: the
+    /// loop may go on.
+    pub fn texts(&mut self, ids: &[u64], texts: &[&[u8]]) -> Result<()> {
+        let op = "simlsh_dedup_texts";
+        if ids.len() != texts.len() {
+            return Err(Error { op, code: -1 });
+        }
+        let ptrs: Vec<*const std::os::raw::c_void> =
+            texts.iter().map(|t| t.as_ptr().cast()).collect();
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
+        let rc = unsafe {
+            sys::simlsh_dedup_texts(self.d, ids.as_ptr(), ptrs.as_ptr(), lens.as_ptr(), ids.len())
+        };
+        check(op, rc).map(drop)
+    }
+    /// The texts of `ids` cannot be had: their pairs are decided by the estimate.
+    pub fn missing(&mut self, ids: &[u64]) -> Result<()> {
+        let rc = unsafe { sys::simlsh_dedup_missing(self.d, ids.as_ptr(), ids.len()) };
+        check("simlsh_dedup_missing", rc).map(drop)
+    }
+    /// The groups of two or more documents, in their centres' priority
+    /// order (ESTATE until `next` has named no texts). A document in no
+    /// group is kept alone.
+    pub fn groups(&self) -> Result<Vec<Group>> {
+        let op = "simlsh_dedup_groups";
+        let res = Results(make("simlsh_results_new", |r| unsafe {
+            sys::simlsh_results_new(r, ptr::null())
+        })?);
+        let mut ng = 0usize;
+        check(op, unsafe { sys::simlsh_dedup_groups(res.0, &mut ng, self.d) })?;
+        let offset = |g: usize| {
+            let mut at = 0usize;
+            check("simlsh_results_offset", unsafe { sys::simlsh_results_offset(&mut at, res.0, g) })
+                .map(|_| at)
+        };
+        let n = unsafe { sys::simlsh_results_count(res.0) };
+        let (a, b, s) = unsafe {
+            (
+                std::slice::from_raw_parts(sys::simlsh_results_a(res.0), n),
+                std::slice::from_raw_parts(sys::simlsh_results_b(res.0), n),
+                std::slice::from_raw_parts(sys::simlsh_results_scores(res.0), n),
+            )
+        };
+        (0..ng)
+            .map(|g| {
+                let (lo, hi) = (offset(g)?, offset(g + 1)?);
+                let members = (lo..hi).map(|i| Member { id: a[i], score: s[i] }).collect();
+                Ok(Group { centre: b[lo], members })
+            })
+            .collect()
+    }
+    /// A counter of the work done so far.
+    pub fn stat(&self, key: DedupStat) -> Result<u64> {
+        let mut v = 0u64;
+        let rc = unsafe { sys::simlsh_dedup_stat(&mut v, self.d, key as c_int) };
+        check("simlsh_dedup_stat", rc).map(|_| v)
     }
 }

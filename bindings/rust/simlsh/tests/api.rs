@@ -81,3 +81,126 @@ fn sign_batch_equals_signatures() {
     assert_eq!(ix.insert_values(&[1], &values[128..256], 1).unwrap_err().name(), "EEMPTY");
     assert_eq!(ix.query(&s, 0).unwrap()[0].a, 9);
 }
+
+/// Texts under ids 0, 1, ... in a "dedup" index.
+fn dedup_index(texts: &[&[u8]]) -> (Params, Index) {
+    let p = Params::preset("dedup").unwrap();
+    let mut ix = Index::new(&p).unwrap();
+    let mut values = Vec::new();
+    p.sign_batch(texts, 1, &mut values).unwrap();
+    let ids: Vec<u64> = (0..texts.len() as u64).collect();
+    ix.insert_values(&ids, &values, 1).unwrap();
+    (p, ix)
+}
+
+#[test]
+fn dedup_pull_loop() {
+    let base = "the harbour log of the third week, calm seas and light winds; ".repeat(8);
+    let near = base.replacen("calm", "rough", 1);
+    let texts: [&[u8]; 5] = [
+        b"an unrelated text about gardens and the vegetables grown in them this year",
+        base.as_bytes(),
+        near.as_bytes(), // a near-copy of 1
+        base.as_bytes(), // an exact copy of 1
+        b"another unrelated text, the minutes of a council meeting held on a tuesday",
+    ];
+    let (p, mut ix) = dedup_index(&texts);
+    {
+        let mut d = Dedup::new(&ix, DedupMode::Exact, 0.8).unwrap();
+        assert_eq!(d.groups().unwrap_err().name(), "ESTATE");
+        d.set_threads(2).unwrap();
+        assert_eq!(d.set_threads(1000).unwrap_err().name(), "EINVAL");
+        assert_eq!(d.sizes(&[1], &[]).unwrap_err().name(), "EINVAL");
+        let mut batches = 0;
+        loop {
+            let need = d.next().unwrap();
+            if need.is_empty() {
+                break;
+            }
+            batches += 1;
+            assert_eq!(d.set_threads(1).unwrap_err().name(), "ESTATE");
+            assert_eq!(d.texts(&[99], &[b"x"]).unwrap_err().name(), "EINVAL");
+            let got: Vec<&[u8]> = need.iter().map(|&i| texts[i as usize]).collect();
+            let h = need.len() / 2; // in two calls, the second half first
+            d.texts(&need[h..], &got[h..]).unwrap();
+            d.texts(&need[..h], &got[..h]).unwrap();
+        }
+        let g = d.groups().unwrap();
+        assert!(batches > 0);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].centre, 1);
+        let m = &g[0].members;
+        assert_eq!(
+            (m.len(), m[0], m[1].id, m[2]),
+            (3, Member { id: 1, score: 1.0 }, 2, Member { id: 3, score: 1.0 })
+        );
+        assert!(m[1].score >= 0.8 && m[1].score < 1.0, "{m:?}");
+        assert_eq!(d.stat(DedupStat::Members).unwrap(), 2);
+        assert_eq!(d.stat(DedupStat::Identical).unwrap(), 1);
+        // the index is only read: queries may run while the engine lives
+        let mut e = Dedup::new(&ix, DedupMode::Estimate, 0.8).unwrap();
+        assert!(e.next().unwrap().is_empty());
+        assert_eq!(e.groups().unwrap()[0].members.len(), 3);
+        let mut o = Dedup::new(&ix, DedupMode::None, 0.8).unwrap();
+        o.order(&[3]).unwrap();
+        assert!(o.next().unwrap().is_empty());
+        let g = o.groups().unwrap();
+        assert_eq!((g[0].centre, g[0].members[0].score, g[0].members[1].score), (3, 1.0, -1.0));
+        // missing texts are decided by the estimate
+        let mut x = Dedup::new(&ix, DedupMode::Exact, 0.8).unwrap();
+        let need = x.next().unwrap();
+        x.missing(&need).unwrap();
+        assert!(x.next().unwrap().is_empty());
+        assert_eq!(x.stat(DedupStat::Estimated).unwrap(), 2);
+        assert_eq!(x.groups().unwrap()[0].members.len(), 3);
+    }
+    // once the engines are gone the index may change again
+    let mut s = Signature::new(&p).unwrap();
+    s.set_text(b"one more document, inserted after the engines").unwrap();
+    ix.insert(7, &s).unwrap();
+    let (buckets, above) = ix.largest_buckets(3, 3).unwrap();
+    assert_eq!((buckets[0].size, buckets[0].sample, above), (3, 1, 3));
+    assert!(Dedup::new(&ix, DedupMode::Exact, 1.5).is_err());
+    let f = dedup_prefilter(0.8, 128);
+    assert!(f > 0.6 && f < 0.8 && dedup_prefilter(0.0, 128) == -1.0);
+    assert_eq!(optimal_params_recall(128, 0.8, 0.99, 0.0).map(|(b, r, _)| (b, r)), Ok((16, 6)));
+}
+
+#[test]
+fn dedup_constants_match_the_header() {
+    // enum simlsh_dedup_* have no run-time names: read them from the header
+    let Ok(path) = std::env::var("SIMLSH_HEADER") else { return };
+    let h = std::fs::read_to_string(path).unwrap();
+    let value = |name: &str| -> i32 {
+        let at = h.find(&format!("{name} = ")).unwrap_or_else(|| panic!("{name}"));
+        let v = &h[at + name.len() + 3..];
+        v[..v.find(|c: char| !c.is_ascii_digit() && c != '-').unwrap()].parse().unwrap()
+    };
+    use simlsh_sys::*;
+    let pairs = [
+        ("SIMLSH_DEDUP_NONE", SIMLSH_DEDUP_NONE),
+        ("SIMLSH_DEDUP_ESTIMATE", SIMLSH_DEDUP_ESTIMATE),
+        ("SIMLSH_DEDUP_EXACT", SIMLSH_DEDUP_EXACT),
+        ("SIMLSH_DEDUP_THREADS", SIMLSH_DEDUP_THREADS),
+        ("SIMLSH_DEDUP_MEMORY", SIMLSH_DEDUP_MEMORY),
+        ("SIMLSH_DEDUP_PREFILTER", SIMLSH_DEDUP_PREFILTER),
+        ("SIMLSH_DEDUP_KEEP_BELOW", SIMLSH_DEDUP_KEEP_BELOW),
+        ("SIMLSH_DEDUP_STAT_VISITS", SIMLSH_DEDUP_STAT_VISITS),
+        ("SIMLSH_DEDUP_STAT_CANDIDATES", SIMLSH_DEDUP_STAT_CANDIDATES),
+        ("SIMLSH_DEDUP_STAT_EXACT", SIMLSH_DEDUP_STAT_EXACT),
+        ("SIMLSH_DEDUP_STAT_IDENTICAL", SIMLSH_DEDUP_STAT_IDENTICAL),
+        ("SIMLSH_DEDUP_STAT_ESTIMATED", SIMLSH_DEDUP_STAT_ESTIMATED),
+        ("SIMLSH_DEDUP_STAT_TEXTS", SIMLSH_DEDUP_STAT_TEXTS),
+        ("SIMLSH_DEDUP_STAT_BATCHES", SIMLSH_DEDUP_STAT_BATCHES),
+        ("SIMLSH_DEDUP_STAT_SET_BYTES", SIMLSH_DEDUP_STAT_SET_BYTES),
+        ("SIMLSH_DEDUP_STAT_GROUPS", SIMLSH_DEDUP_STAT_GROUPS),
+        ("SIMLSH_DEDUP_STAT_MEMBERS", SIMLSH_DEDUP_STAT_MEMBERS),
+        ("SIMLSH_DEDUP_STAT_EDITS", SIMLSH_DEDUP_STAT_EDITS),
+        ("SIMLSH_PARAM_BANDS", SIMLSH_PARAM_BANDS),
+        ("SIMLSH_PARAM_ROWS", SIMLSH_PARAM_ROWS),
+    ];
+    for (name, v) in pairs {
+        assert_eq!(value(name), v, "{name}");
+    }
+    assert_eq!(Error { op: "", code: EUTF8 }.name(), "EUTF8");
+}
