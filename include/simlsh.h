@@ -1475,7 +1475,30 @@ enum simlsh_dedup_key {
     /** What the unlike buckets kept may cost, in looks per document and
      *  band (default 64, so that ordinary corpora keep every bucket; 0 sets
      *  every unlike bucket above SIMLSH_DEDUP_GIANT aside, at most 1e15). */
-    SIMLSH_DEDUP_GIANT_COST = 5
+    SIMLSH_DEDUP_GIANT_COST = 5,
+    /** The grouping (enum simlsh_dedup_cluster; default SIMLSH_DEDUP_STAR). */
+    SIMLSH_DEDUP_CLUSTER = 6,
+    /** Components: 1 (default) when a pair of two kept documents
+     *  (SIMLSH_DEDUP_KEEP_BELOW) links them, 0 when only pairs with a new
+     *  document do (incremental runs that must not join old documents). */
+    SIMLSH_DEDUP_LINK_KEPT = 7
+};
+
+/** Groupings of SIMLSH_DEDUP_CLUSTER. */
+enum simlsh_dedup_cluster {
+    /** Stars (the default): in priority order, each document that no group
+     *  holds yet is a centre and claims the unplaced bucket-mates that pass
+     *  verification against it; every member is near its centre, so
+     *  deleting the members is safe. The groups of simlsh_group_star(). */
+    SIMLSH_DEDUP_STAR = 0,
+    /** Connected components of the verified candidate pairs (chains
+     *  included), each led by its first document in priority order, with
+     *  score -1 for the other members. A pair is verified only while its
+     *  two documents are in different components, and a bucket whose
+     *  members are all in one is never looked at again, so a group of m
+     *  copies costs about m verifications. The components of the verified
+     *  pairs of simlsh_index_pairs_v2(). */
+    SIMLSH_DEDUP_COMPONENTS = 1
 };
 
 /** Counters of simlsh_dedup_stat(). */

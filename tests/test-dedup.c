@@ -91,8 +91,74 @@ static void make_corpus(void)
 
 static simlsh_params *params;
 static simlsh_index *idx;
-static double g_t = 0.8;        /* the threshold of check_mode() */
-static double g_prefilter = -1; /* exact mode's prefilter; < 0: the default */
+static double g_t = 0.8;                  /* the threshold of check_mode() */
+static double g_prefilter = -1;           /* exact mode's prefilter; < 0: the default */
+static int g_cluster = SIMLSH_DEDUP_STAR; /* the grouping of check_mode() */
+static int g_link_kept = 1;               /* components: kept pairs link */
+
+/* The expected rows of the components (simlsh_dedup_groups()'s layout),
+ * filled by reference() when g_cluster is SIMLSH_DEDUP_COMPONENTS. */
+static uint64_t comp_a[NDOCS], comp_b[NDOCS];
+static double comp_s[NDOCS];
+static size_t comp_rows;
+
+static size_t uf(size_t *p, size_t x)
+{
+    while (p[x] != x)
+        x = p[x] = p[p[x]];
+    return x;
+}
+
+/* Components of the edges a-b, each led by its first id in the priority
+ * order (order, then ascending ids), into comp_*. */
+static void components_of(const uint64_t *a, const uint64_t *b, size_t m, const uint64_t *order,
+                          size_t norder)
+{
+    size_t parent[NDOCS], rank[NDOCS], by_rank[NDOCS], r = 0;
+    for (size_t i = 0; i < NDOCS; i++) {
+        parent[i] = i;
+        rank[i] = SIZE_MAX;
+    }
+    for (size_t i = 0; i < m; i++) {
+        size_t x = uf(parent, a[i]), y = uf(parent, b[i]);
+        if (x != y)
+            parent[x < y ? y : x] = x < y ? x : y;
+    }
+    for (size_t i = 0; i < norder; i++)
+        if (order[i] < NDOCS && rank[order[i]] == SIZE_MAX)
+            rank[order[i]] = r++;
+    for (size_t i = 0; i < NDOCS; i++)
+        if (rank[i] == SIZE_MAX)
+            rank[i] = r++;
+    for (size_t i = 0; i < NDOCS; i++)
+        by_rank[rank[i]] = i;
+    size_t size[NDOCS] = {0}, lead[NDOCS];
+    for (size_t i = 0; i < NDOCS; i++)
+        size[uf(parent, i)]++;
+    for (size_t i = 0; i < NDOCS; i++)
+        lead[i] = SIZE_MAX;
+    for (size_t k = 0; k < NDOCS; k++) {
+        size_t s = by_rank[k], root = uf(parent, s);
+        if (lead[root] == SIZE_MAX)
+            lead[root] = s;
+    }
+    comp_rows = 0;
+    for (size_t k = 0; k < NDOCS; k++) { /* groups in their leaders' order */
+        size_t s = by_rank[k], root = uf(parent, s);
+        if (lead[root] != s || size[root] < 2)
+            continue;
+        comp_a[comp_rows] = comp_b[comp_rows] = s;
+        comp_s[comp_rows++] = 1.0;
+        for (size_t q = 0; q < NDOCS; q++) {
+            size_t t = by_rank[q];
+            if (t != s && uf(parent, t) == root) {
+                comp_a[comp_rows] = t;
+                comp_b[comp_rows] = s;
+                comp_s[comp_rows++] = -1.0;
+            }
+        }
+    }
+}
 
 static simlsh_params *make_params(const simlsh_allocator *al)
 {
@@ -162,7 +228,7 @@ static void reference(simlsh_results *out, int mode, double t, const uint64_t *o
             simlsh_signature_free(sx);
             simlsh_signature_free(sy);
         }
-        if (x < keep_below && y < keep_below)
+        if (x < keep_below && y < keep_below && (g_cluster == SIMLSH_DEDUP_STAR || !g_link_kept))
             continue; /* kept ids never claim each other */
         double v = e;
         if (mode == SIMLSH_DEDUP_NONE)
@@ -181,8 +247,11 @@ static void reference(simlsh_results *out, int mode, double t, const uint64_t *o
         b[m] = y;
         s[m++] = v;
     }
-    CHECK_OK(
-        simlsh_group_star(out, NULL, a, b, mode == SIMLSH_DEDUP_NONE ? NULL : s, m, order, norder));
+    if (g_cluster == SIMLSH_DEDUP_COMPONENTS)
+        components_of(a, b, m, order, norder);
+    else
+        CHECK_OK(simlsh_group_star(out, NULL, a, b, mode == SIMLSH_DEDUP_NONE ? NULL : s, m, order,
+                                   norder));
     free(a);
     free(b);
     free(s);
@@ -308,11 +377,27 @@ static void check_mode(int mode, const uint64_t *order, size_t norder, uint64_t 
     if (order)
         CHECK_OK(simlsh_dedup_order(d, order, norder));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)keep_below));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_CLUSTER, g_cluster));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_LINK_KEPT, g_link_kept));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, threads));
     if (memory > 0)
         CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, memory));
     CHECK_OK(run_engine(d, got, feed, missing));
-    int same = same_groups(got, want);
+    int same;
+    if (g_cluster == SIMLSH_DEDUP_COMPONENTS) {
+        size_t *g = malloc((simlsh_results_count(got) + 1) * sizeof *g);
+        size_t ng = real_rows(got, g);
+        same = ng == comp_rows;
+        for (size_t i = 0; same && i < ng; i++)
+            same = simlsh_results_a(got)[g[i]] == comp_a[i] &&
+                   simlsh_results_b(got)[g[i]] == comp_b[i] &&
+                   simlsh_results_scores(got)[g[i]] == comp_s[i];
+        if (!same)
+            fprintf(stderr, "%zu rows against %zu\n", ng, comp_rows);
+        free(g);
+    } else {
+        same = same_groups(got, want);
+    }
     if (!same)
         fprintf(stderr, "different groups: %s\n", what);
     CHECK(same);
@@ -327,7 +412,8 @@ static void check_mode(int mode, const uint64_t *order, size_t norder, uint64_t 
     CHECK_OK(simlsh_dedup_groups(got, &ng, d));
     CHECK(groups == ng);
     CHECK(members == simlsh_results_count(got) - ng);
-    CHECK(cands >= members && visits >= cands);
+    CHECK(visits >= cands);
+    CHECK(g_cluster == SIMLSH_DEDUP_COMPONENTS || cands >= members);
     CHECK(mode == SIMLSH_DEDUP_EXACT ? exact > 0 : exact == 0);
     simlsh_dedup_free(d);
     simlsh_results_free(want);
@@ -367,6 +453,26 @@ static void equivalence(void)
                "missing texts after the others");
     check_mode(SIMLSH_DEDUP_EXACT, kept_first, 30 + NDOCS / 3, 30, 9000, 2, FEED_REVERSE, missing,
                "everything at once");
+
+    /* components: the same pairs, joined; kept pairs linking or not */
+    g_cluster = SIMLSH_DEDUP_COMPONENTS;
+    for (int mode = 0; mode <= 2; mode++) {
+        check_mode(mode, NULL, 0, 0, 0, 1, FEED_ALL, NULL, "components, ascending ids");
+        check_mode(mode, rev, NDOCS, 0, 0, 1, FEED_ALL, NULL, "components, descending ids");
+        check_mode(mode, some, NDOCS / 3, 50, 0, 1, FEED_ALL, NULL, "components, kept link");
+        g_link_kept = 0;
+        check_mode(mode, some, NDOCS / 3, 50, 0, 1, FEED_ALL, NULL, "components, kept apart");
+        g_link_kept = 1;
+    }
+    check_mode(SIMLSH_DEDUP_EXACT, rev, NDOCS, 0, 20000, 3, FEED_REVERSE, missing,
+               "components, small batches, missing texts");
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 1, 1, FEED_HALVES, NULL,
+               "components, one text a batch");
+    g_link_kept = 0;
+    check_mode(SIMLSH_DEDUP_EXACT, kept_first, 30 + NDOCS / 3, 30, 9000, 2, FEED_ALL, missing,
+               "components, kept apart, everything");
+    g_link_kept = 1;
+    g_cluster = SIMLSH_DEDUP_STAR;
 }
 
 /* Near-copies decided from their edits: texts with UTF-8 of every length,
@@ -650,6 +756,31 @@ static void copies(void)
     CHECK_OK(simlsh_dedup_stat(&texts_in, d, SIMLSH_DEDUP_STAT_TEXTS));
     CHECK(same == 299);
     CHECK(texts_in == 300); /* the centre once, though its candidates span batches */
+
+    /* components: one component, each copy verified once, and the buckets
+     * (one of 300 in each band) settled after two looks: no m^2 */
+    simlsh_dedup *dc = NULL;
+    CHECK_OK(simlsh_dedup_new(&dc, ix, SIMLSH_DEDUP_EXACT, 0.9));
+    CHECK_OK(simlsh_dedup_set(dc, SIMLSH_DEDUP_CLUSTER, SIMLSH_DEDUP_COMPONENTS));
+    for (;;) {
+        CHECK_OK(simlsh_dedup_next(need, dc, ix));
+        size_t n = simlsh_results_count(need);
+        if (n == 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t id = simlsh_results_a(need)[i];
+            const void *t = texts[0];
+            CHECK_OK(simlsh_dedup_texts(dc, &id, &t, &lens[0], 1));
+        }
+    }
+    CHECK_OK(simlsh_dedup_groups(g, &ng, dc));
+    CHECK(ng == 1 && simlsh_results_count(g) == 300);
+    uint64_t verified = 0, looked = 0;
+    CHECK_OK(simlsh_dedup_stat(&verified, dc, SIMLSH_DEDUP_STAT_EXACT));
+    CHECK_OK(simlsh_dedup_stat(&looked, dc, SIMLSH_DEDUP_STAT_VISITS));
+    CHECK(verified == 299);
+    CHECK(looked <= 2 * 300 * 16);
+    simlsh_dedup_free(dc);
 
     /* the census: one bucket of 300 in every band */
     uint64_t above = 0;

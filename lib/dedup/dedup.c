@@ -95,6 +95,7 @@ void simlsh_dedup_free(simlsh_dedup *d)
     simlsh__dx_scratch_free(&d->al, d->scratch);
     FREE_N(d->cands.v, d->cands.cap);
     FREE_N(d->skip, d->nskip);
+    FREE_N(d->parent, n);
     FREE_N(d->order_ids, d->norder);
     FREE_N(d->size_ids, d->nsizes);
     FREE_N(d->size_bytes, d->nsizes);
@@ -142,6 +143,7 @@ int simlsh_dedup_new(simlsh_dedup **out, const simlsh_index *index, int mode, do
     d->memory = DEFAULT_MEMORY;
     d->giant = DEFAULT_GIANT;
     d->giant_cost = DEFAULT_GIANT_COST;
+    d->link_kept = 1;
     d->carry = DX_NONE;
     d->win = 1;
     d->stamp = 0;
@@ -201,6 +203,16 @@ int simlsh_dedup_set(simlsh_dedup *d, int key, double value)
         if (!(value >= 0 && value <= 1.8e19) || value != floor(value))
             return SIMLSH_EINVAL;
         d->giant = (uint64_t)value;
+        return 0;
+    case SIMLSH_DEDUP_CLUSTER:
+        if (value != SIMLSH_DEDUP_STAR && value != SIMLSH_DEDUP_COMPONENTS)
+            return SIMLSH_EINVAL;
+        d->cluster = (int)value;
+        return 0;
+    case SIMLSH_DEDUP_LINK_KEPT:
+        if (value != 0 && value != 1)
+            return SIMLSH_EINVAL;
+        d->link_kept = (int)value;
         return 0;
     case SIMLSH_DEDUP_GIANT_COST:
         if (!(value >= 0 && value <= 1e15))
@@ -283,11 +295,14 @@ static int idslot_cmp(const void *x, const void *y)
 static int set_aside(simlsh_dedup *d, const simlsh_index *ix)
 {
     size_t nl = simlsh__ix_nlists(ix);
-    if (d->mode == SIMLSH_DEDUP_NONE || d->giant == 0 || nl == 0 || d->skip != NULL)
+    int judge = d->mode != SIMLSH_DEDUP_NONE && d->giant > 0;
+    if (nl == 0 || d->skip != NULL || (!judge && d->cluster != SIMLSH_DEDUP_COMPONENTS))
         return 0; /* (set already: a start that failed later is repeated) */
     if ((d->skip = simlsh__calloc(&d->al, nl, 1)) == NULL)
         return SIMLSH_ENOMEM;
     d->nskip = nl;
+    if (!judge)
+        return 0;
     double pf = simlsh_dedup_prefilter(d->threshold, d->num_perm);
     uint32_t bands = 0, rows = 0;
     simlsh_index_bands(&bands, &rows, ix);
@@ -310,6 +325,12 @@ static int set_aside(simlsh_dedup *d, const simlsh_index *ix)
 static int start(simlsh_dedup *d, const simlsh_index *ix)
 {
     size_t n = d->nslots, live = 0;
+    if (d->cluster == SIMLSH_DEDUP_COMPONENTS && d->parent == NULL) {
+        if ((d->parent = simlsh__calloc(&d->al, d->slot_cap, sizeof *d->parent)) == NULL)
+            return SIMLSH_ENOMEM;
+        for (size_t s = 0; s < d->slot_cap; s++)
+            d->parent[s] = (uint32_t)s;
+    }
     idslot *rest = simlsh__calloc(&d->al, n ? n : 1, sizeof *rest);
     if (rest == NULL)
         return SIMLSH_ENOMEM;
@@ -320,7 +341,9 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
         uint64_t id;
         if (simlsh__ix_slot_id(ix, (uint32_t)s, &id)) {
             d->ids[s] = id;
-            d->closed[s] = id < d->keep_below;
+            /* a kept document is never claimed; in components it is a
+             * mate like any other */
+            d->closed[s] = d->cluster == SIMLSH_DEDUP_STAR && id < d->keep_below;
             rest[live].id = id;
             rest[live].slot = (uint32_t)s;
             live++;
@@ -367,16 +390,43 @@ static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, doubl
     }
     d->cands.n = 0;
     uint32_t need = simlsh__ix_need(d->num_perm, thr);
-    int rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->seen, d->stamp, &d->al, &d->cands,
+    int rc;
+    if (d->cluster == SIMLSH_DEDUP_COMPONENTS) {
+        rc = simlsh__ix_mates_uf(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp,
+                                 &d->al, &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+        if (rc == 0 && !d->link_kept && d->ids[x] < d->keep_below) {
+            /* two kept documents do not link: only the new mates */
+            size_t k = 0;
+            for (size_t i = 0; i < d->cands.n; i++)
+                if (d->ids[d->cands.v[i].slot] >= d->keep_below)
+                    d->cands.v[k++] = d->cands.v[i];
+            d->cands.n = k;
+        }
+    } else {
+        rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->seen, d->stamp, &d->al, &d->cands,
                               &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+    }
     if (rc < 0)
         return rc;
     d->st[SIMLSH_DEDUP_STAT_CANDIDATES] += d->cands.n;
     return 0;
 }
 
+static void link(simlsh_dedup *d, uint32_t x, uint32_t v)
+{
+    uint32_t a = simlsh__ix_uf_find(d->parent, x), b = simlsh__ix_uf_find(d->parent, v);
+    if (a != b)
+        d->parent[a < b ? b : a] = a < b ? a : b;
+}
+
+/* x's turn has come: a centre (star), or done with (components, where
+ * only later documents are x's mates). */
 static void place_centre(simlsh_dedup *d, uint32_t x)
 {
+    if (d->cluster == SIMLSH_DEDUP_COMPONENTS) {
+        d->closed[x] = 1;
+        return;
+    }
     d->cent[x] = x;
     d->score[x] = 1.0;
     d->closed[x] = 1;
@@ -400,7 +450,9 @@ static int star_now(simlsh_dedup *d, const simlsh_index *ix)
         if (rc < 0)
             return rc; /* x is unplaced still: a repeated call goes on here */
         place_centre(d, x);
-        for (size_t i = 0; i < d->cands.n; i++) {
+        for (size_t i = 0; i < d->cands.n && d->cluster == SIMLSH_DEDUP_COMPONENTS; i++)
+            link(d, x, d->cands.v[i].slot);
+        for (size_t i = 0; i < d->cands.n && d->cluster == SIMLSH_DEDUP_STAR; i++) {
             const simlsh__mate *m = &d->cands.v[i];
             double s = d->mode == SIMLSH_DEDUP_NONE ? -1.0 : (double)m->eq / d->num_perm;
             claim(d, x, m->slot, s);
@@ -672,7 +724,9 @@ static void resolve_batch(simlsh_dedup *d)
         uint32_t x = d->wc[ci];
         for (size_t k = d->cfirst[ci]; k < d->cfirst[ci + 1]; k++) {
             dx_pair *p = &d->pairs[k];
-            if (p->verdict == 1 && d->cent[p->mate] == DX_NONE)
+            if (p->verdict == 1 && d->cluster == SIMLSH_DEDUP_COMPONENTS)
+                link(d, x, p->mate);
+            else if (p->verdict == 1 && d->cent[p->mate] == DX_NONE)
                 claim(d, x, p->mate, p->score);
         }
     }
@@ -720,8 +774,35 @@ static void count_groups(simlsh_dedup *d)
     d->st[SIMLSH_DEDUP_STAT_MEMBERS] = members;
 }
 
+/* Components: each document's centre is its component's first in rank
+ * order (the one to keep), its score -1 (no pair decides it alone). */
+static void label_components(simlsh_dedup *d)
+{
+    for (size_t s = 0; s < d->nslots; s++)
+        d->cent[s] = DX_NONE;
+    for (size_t r = 0; r < d->nlive; r++) {
+        uint32_t s = d->order[r], root = simlsh__ix_uf_find(d->parent, s);
+        if (d->cent[root] == DX_NONE)
+            d->cent[root] = s; /* the root holds its component's first for now */
+        d->score[s] = -1.0;
+    }
+    for (size_t r = 0; r < d->nlive; r++) {
+        uint32_t s = d->order[r], root = simlsh__ix_uf_find(d->parent, s);
+        if (s != root)
+            d->cent[s] = d->cent[root];
+    }
+    /* roots last: others read them above */
+    for (size_t r = 0; r < d->nlive; r++) {
+        uint32_t s = d->order[r];
+        if (d->cent[s] == s)
+            d->score[s] = 1.0;
+    }
+}
+
 static void finish(simlsh_dedup *d)
 {
+    if (d->cluster == SIMLSH_DEDUP_COMPONENTS)
+        label_components(d);
     if (++d->stamp == 0) {
         memset(d->seen, 0, d->nslots * sizeof *d->seen);
         d->stamp = 1;
@@ -811,7 +892,7 @@ int simlsh_dedup_next(simlsh_results *need, simlsh_dedup *d, const simlsh_index 
                 uint32_t x = d->wc[i];
                 if (x != d->carry) {
                     d->cent[x] = DX_NONE;
-                    d->closed[x] = d->ids[x] < d->keep_below;
+                    d->closed[x] = d->cluster == SIMLSH_DEDUP_STAR && d->ids[x] < d->keep_below;
                 }
             }
             if (d->nwc > 0 && d->wc[0] != d->carry)

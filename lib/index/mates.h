@@ -71,6 +71,25 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, c
                      const uint8_t *closed, uint32_t *seen, uint32_t stamp,
                      const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
 
+/* Union-find over slots: the root of x (path halving). */
+static inline uint32_t simlsh__ix_uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* The components' bucket-mates of slot x: as simlsh__ix_mates(), but only
+ * the mates not yet in x's component (parent[], union-find) and not
+ * closed; lists[l] is 1 for a list set aside, and becomes 2 (settled) when
+ * every member of list l is found in x's component: connectivity only
+ * grows, so such a list never holds a pair to look at again. */
+int simlsh__ix_mates_uf(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
+                        const uint8_t *closed, uint32_t *parent, uint32_t *seen, uint32_t stamp,
+                        const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
+
 /* Buckets by size (the census of simlsh_index_largest_buckets()). */
 int simlsh__ix_census(const struct simlsh_index *ix, size_t k, size_t min_size, uint64_t *sizes,
                       uint32_t *bands, uint64_t *sample, size_t *nfound, uint64_t *docs_above,
