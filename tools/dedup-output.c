@@ -389,9 +389,9 @@ int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_ed
 
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates)
 {
-    /* Star groups never need the list of all pairs (--max-pairs bounds
-     * only --output pairs); components and pairs still enumerate them. */
-    if (r->opt->cluster == CLUSTER_STAR && r->opt->output != OUT_PAIRS) {
+    /* Groups never need the list of all pairs (--max-pairs bounds only
+     * --output pairs, which still enumerates them). */
+    if (r->opt->output != OUT_PAIRS) {
         int rc = write_grouped(r, out, NULL, 0, 1, clusters, duplicates);
         if (rc <= 0)
             return rc;

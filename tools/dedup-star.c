@@ -288,6 +288,11 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
     if (r->opt->giant_cost >= 0 &&
         (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, r->opt->giant_cost)) != 0)
         goto lib;
+    /* components: --only-new keeps two documents of --index apart */
+    if (r->opt->cluster == CLUSTER_COMPONENTS &&
+        ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_CLUSTER, SIMLSH_DEDUP_COMPONENTS)) != 0 ||
+         (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_LINK_KEPT, r->opt->only_new ? 0 : 1)) != 0))
+        goto lib;
     if (mode == SIMLSH_DEDUP_EXACT) {
         int64_t np = 128;
         simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);

@@ -1669,6 +1669,25 @@ def case_verify_memory():
 
 
 
+def components_of_pairs(pairs, n):
+    """Connected components (two or more) of the pairs, each sorted."""
+    parent = list(range(n))
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(g for g in groups.values() if len(g) > 1)
+
+
 def star_of_pairs(pairs, priority):
     """The star groups of verified edges (simlsh_group_star's rule): ids
     visited in priority order, each unplaced one a centre that takes its
@@ -1760,6 +1779,19 @@ def case_star_buckets():
                 # --max-pairs bounds --output pairs only
                 cut = run(base_args + ["--max-pairs", "1"], expect=0)
                 check(cut.stdout == c.stdout, "--max-pairs 1 cuts no group", cut)
+                # components come from the buckets too: those of the pairs
+                comp = run(base_args + ["--cluster", "components", "--max-pairs", "1",
+                                        "--stats", os.path.join(tmp, "sc.json")])
+                got_c = sorted(sorted(int(x) - 1 for x in line.split("\t"))
+                               for line in comp.stdout.decode().splitlines())
+                check(got_c == components_of_pairs(pairs, len(docs)),
+                      "--verify %s --keep %s: components of the verified pairs" % (verify, keep),
+                      comp)
+                with open(os.path.join(tmp, "sc.json")) as f:
+                    sc = json.load(f)["verification"]
+                check(sc["candidates"] < len(pairs) or len(pairs) < 200,
+                      "components: fewer checks (%d) than pairs (%d)" % (sc["candidates"],
+                                                                       len(pairs)))
                 run(base_args + ["--output", "pairs", "--max-pairs", "1"], expect=6)
                 for j in ("1", "3"):
                     check(run(base_args + ["-j", j]).stdout == c.stdout,
