@@ -257,7 +257,9 @@ def c_check(api):
              "unit": "SIMLSH_KIND_UNIT", "norm": "SIMLSH_KIND_NORMALIZE",
              "utf8": "SIMLSH_KIND_UTF8_POLICY", "scheme": "SIMLSH_KIND_SCHEME",
              "isa": "SIMLSH_KIND_ISA", "scope": "SIMLSH_KIND_SCOPE",
-             "query": "SIMLSH_KIND_QUERY_FLAG"}
+             "query": "SIMLSH_KIND_QUERY_FLAG", "simlsh_dedup_mode": "SIMLSH_KIND_DEDUP_MODE",
+             "simlsh_dedup_key": "SIMLSH_KIND_DEDUP_KEY",
+             "simlsh_dedup_stat": "SIMLSH_KIND_DEDUP_STAT"}
     for c in api["constants"]:
         if c["group"] in kinds:
             lines.append('    printf("name %s %%s\\n", simlsh_constant_name(%s, %s) ? '

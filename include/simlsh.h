@@ -362,7 +362,16 @@ enum {
     SIMLSH_KIND_ISA = 7,         /**< "auto", "scalar", "avx2", "avx512" */
     SIMLSH_KIND_SCOPE = 8,       /**< "shingles", "signature", "index" */
     SIMLSH_KIND_QUERY_FLAG = 9,  /**< "verify" */
-    SIMLSH_KIND_PRESET = 10      /**< simlsh_params_preset() names; values 0, 1, ... */
+    SIMLSH_KIND_PRESET = 10,     /**< simlsh_params_preset() names; values 0, 1, ... */
+    /** enum simlsh_dedup_mode: "none", "estimate", "exact". Since 0.3. */
+    SIMLSH_KIND_DEDUP_MODE = 11,
+    /** enum simlsh_dedup_key: "threads", "memory", "prefilter", "keep_below",
+     *  "giant", "giant_cost". Since 0.3. */
+    SIMLSH_KIND_DEDUP_KEY = 12,
+    /** enum simlsh_dedup_stat: "visits", "candidates", "exact", "identical",
+     *  "estimated", "texts", "batches", "set_bytes", "groups", "members",
+     *  "edits", "set_aside", "set_aside_members". Since 0.3. */
+    SIMLSH_KIND_DEDUP_STAT = 13
 };
 
 /** @return the static name of @p value among the constants of @p kind

@@ -79,6 +79,40 @@ static const named presets[] = {
     {1, "dedup"},
 };
 
+/* A new mode, key or counter of the dedup engine is one more row here (the
+ * api test fails until it has one); the field names keep clang-format from
+ * packing the rows into columns, so a row is one line of a diff. */
+static const named dedup_modes[] = {
+    {.value = SIMLSH_DEDUP_NONE, .name = "none"},
+    {.value = SIMLSH_DEDUP_ESTIMATE, .name = "estimate"},
+    {.value = SIMLSH_DEDUP_EXACT, .name = "exact"},
+};
+
+static const named dedup_keys[] = {
+    {.value = SIMLSH_DEDUP_THREADS, .name = "threads"},
+    {.value = SIMLSH_DEDUP_MEMORY, .name = "memory"},
+    {.value = SIMLSH_DEDUP_PREFILTER, .name = "prefilter"},
+    {.value = SIMLSH_DEDUP_KEEP_BELOW, .name = "keep_below"},
+    {.value = SIMLSH_DEDUP_GIANT, .name = "giant"},
+    {.value = SIMLSH_DEDUP_GIANT_COST, .name = "giant_cost"},
+};
+
+static const named dedup_stats[] = {
+    {.value = SIMLSH_DEDUP_STAT_VISITS, .name = "visits"},
+    {.value = SIMLSH_DEDUP_STAT_CANDIDATES, .name = "candidates"},
+    {.value = SIMLSH_DEDUP_STAT_EXACT, .name = "exact"},
+    {.value = SIMLSH_DEDUP_STAT_IDENTICAL, .name = "identical"},
+    {.value = SIMLSH_DEDUP_STAT_ESTIMATED, .name = "estimated"},
+    {.value = SIMLSH_DEDUP_STAT_TEXTS, .name = "texts"},
+    {.value = SIMLSH_DEDUP_STAT_BATCHES, .name = "batches"},
+    {.value = SIMLSH_DEDUP_STAT_SET_BYTES, .name = "set_bytes"},
+    {.value = SIMLSH_DEDUP_STAT_GROUPS, .name = "groups"},
+    {.value = SIMLSH_DEDUP_STAT_MEMBERS, .name = "members"},
+    {.value = SIMLSH_DEDUP_STAT_EDITS, .name = "edits"},
+    {.value = SIMLSH_DEDUP_STAT_SET_ASIDE, .name = "set_aside"},
+    {.value = SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS, .name = "set_aside_members"},
+};
+
 typedef struct {
     const named *v;
     size_t n;
@@ -88,9 +122,21 @@ typedef struct {
     {                             \
         a, sizeof a / sizeof a[0] \
     }
+/* Indexed by kind, so a table cannot slip into another kind's place. */
 static const table tables[] = {
-    {NULL, 0},  T(errors), T(params), T(units),       T(norms),   T(utf8),
-    T(schemes), T(isas),   T(scopes), T(query_flags), T(presets),
+    [SIMLSH_KIND_ERROR] = T(errors),
+    [SIMLSH_KIND_PARAM] = T(params),
+    [SIMLSH_KIND_UNIT] = T(units),
+    [SIMLSH_KIND_NORMALIZE] = T(norms),
+    [SIMLSH_KIND_UTF8_POLICY] = T(utf8),
+    [SIMLSH_KIND_SCHEME] = T(schemes),
+    [SIMLSH_KIND_ISA] = T(isas),
+    [SIMLSH_KIND_SCOPE] = T(scopes),
+    [SIMLSH_KIND_QUERY_FLAG] = T(query_flags),
+    [SIMLSH_KIND_PRESET] = T(presets),
+    [SIMLSH_KIND_DEDUP_MODE] = T(dedup_modes),
+    [SIMLSH_KIND_DEDUP_KEY] = T(dedup_keys),
+    [SIMLSH_KIND_DEDUP_STAT] = T(dedup_stats),
 };
 #undef T
 

@@ -5,9 +5,10 @@
 #include "testutil.h"
 
 static const int kinds[] = {
-    SIMLSH_KIND_ERROR,       SIMLSH_KIND_PARAM,  SIMLSH_KIND_UNIT, SIMLSH_KIND_NORMALIZE,
-    SIMLSH_KIND_UTF8_POLICY, SIMLSH_KIND_SCHEME, SIMLSH_KIND_ISA,  SIMLSH_KIND_SCOPE,
-    SIMLSH_KIND_QUERY_FLAG,  SIMLSH_KIND_PRESET,
+    SIMLSH_KIND_ERROR,       SIMLSH_KIND_PARAM,  SIMLSH_KIND_UNIT,       SIMLSH_KIND_NORMALIZE,
+    SIMLSH_KIND_UTF8_POLICY, SIMLSH_KIND_SCHEME, SIMLSH_KIND_ISA,        SIMLSH_KIND_SCOPE,
+    SIMLSH_KIND_QUERY_FLAG,  SIMLSH_KIND_PRESET, SIMLSH_KIND_DEDUP_MODE, SIMLSH_KIND_DEDUP_KEY,
+    SIMLSH_KIND_DEDUP_STAT,
 };
 
 static void check_value(int kind, const char *name, int64_t want)
@@ -68,6 +69,52 @@ static void names(void)
     check_value(SIMLSH_KIND_QUERY_FLAG, "verify", SIMLSH_QUERY_VERIFY);
     check_value(SIMLSH_KIND_PRESET, "default", 0);
     check_value(SIMLSH_KIND_PRESET, "dedup", 1);
+    check_value(SIMLSH_KIND_DEDUP_MODE, "none", SIMLSH_DEDUP_NONE);
+    check_value(SIMLSH_KIND_DEDUP_MODE, "estimate", SIMLSH_DEDUP_ESTIMATE);
+    check_value(SIMLSH_KIND_DEDUP_MODE, "exact", SIMLSH_DEDUP_EXACT);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "threads", SIMLSH_DEDUP_THREADS);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "memory", SIMLSH_DEDUP_MEMORY);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "prefilter", SIMLSH_DEDUP_PREFILTER);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "keep_below", SIMLSH_DEDUP_KEEP_BELOW);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "giant", SIMLSH_DEDUP_GIANT);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "giant_cost", SIMLSH_DEDUP_GIANT_COST);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "visits", SIMLSH_DEDUP_STAT_VISITS);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "candidates", SIMLSH_DEDUP_STAT_CANDIDATES);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "exact", SIMLSH_DEDUP_STAT_EXACT);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "identical", SIMLSH_DEDUP_STAT_IDENTICAL);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "estimated", SIMLSH_DEDUP_STAT_ESTIMATED);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "texts", SIMLSH_DEDUP_STAT_TEXTS);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "batches", SIMLSH_DEDUP_STAT_BATCHES);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "set_bytes", SIMLSH_DEDUP_STAT_SET_BYTES);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "groups", SIMLSH_DEDUP_STAT_GROUPS);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "members", SIMLSH_DEDUP_STAT_MEMBERS);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "edits", SIMLSH_DEDUP_STAT_EDITS);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "set_aside", SIMLSH_DEDUP_STAT_SET_ASIDE);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "set_aside_members", SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS);
+    /* The same name in two kinds: each kind answers for its own. */
+    CHECK_RC(simlsh_constant_value(&(int64_t){0}, SIMLSH_KIND_DEDUP_KEY, "exact"),
+             SIMLSH_ENOTFOUND);
+    CHECK_RC(simlsh_constant_value(&(int64_t){0}, SIMLSH_KIND_DEDUP_MODE, "visits"),
+             SIMLSH_ENOTFOUND);
+    CHECK(simlsh_constant_name(SIMLSH_KIND_DEDUP_MODE, -1) == NULL);
+    CHECK(simlsh_constant_name(SIMLSH_KIND_DEDUP_MODE, SIMLSH_DEDUP_EXACT + 1) == NULL);
+    /* The engine takes the settings by these values. */
+    {
+        simlsh_params *p;
+        simlsh_index *ix;
+        simlsh_dedup *d;
+        int64_t key = -1, mode = -1;
+        CHECK_OK(simlsh_params_new(&p, NULL));
+        CHECK_OK(simlsh_index_new(&ix, p));
+        CHECK_OK(simlsh_constant_value(&mode, SIMLSH_KIND_DEDUP_MODE, "exact"));
+        CHECK_OK(simlsh_dedup_new(&d, ix, (int)mode, 0.8));
+        CHECK_OK(simlsh_constant_value(&key, SIMLSH_KIND_DEDUP_KEY, "giant_cost"));
+        CHECK_OK(simlsh_dedup_set(d, (int)key, 3));
+        CHECK_RC(simlsh_dedup_set(d, (int)key, -1), SIMLSH_EINVAL);
+        simlsh_dedup_free(d);
+        simlsh_index_free(ix);
+        simlsh_params_free(p);
+    }
     /* Errors and keys agree with the older name functions. */
     for (int e = 0; e >= -12; e--)
         CHECK(strcmp(simlsh_constant_name(SIMLSH_KIND_ERROR, e), simlsh_error_name(e)) == 0);
@@ -79,6 +126,9 @@ static void names(void)
     int64_t v;
     CHECK_RC(simlsh_constant_value(&v, 0, "char"), SIMLSH_EINVAL);
     CHECK_RC(simlsh_constant_value(&v, 99, "char"), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_constant_value(&v, SIMLSH_KIND_DEDUP_STAT + 1, "none"), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_constant_at(&v, NULL, SIMLSH_KIND_DEDUP_STAT + 1, 0), SIMLSH_EINVAL);
+    CHECK(simlsh_constant_name(SIMLSH_KIND_DEDUP_STAT + 1, 0) == NULL);
     CHECK_RC(simlsh_constant_value(NULL, SIMLSH_KIND_UNIT, "char"), SIMLSH_EINVAL);
     CHECK_RC(simlsh_constant_value(&v, SIMLSH_KIND_UNIT, NULL), SIMLSH_EINVAL);
     CHECK_RC(simlsh_constant_value(&v, SIMLSH_KIND_UNIT, "Char"), SIMLSH_ENOTFOUND);

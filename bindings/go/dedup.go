@@ -36,7 +36,29 @@ const (
 	DedupStatGroups     = DedupStat(C.SIMLSH_DEDUP_STAT_GROUPS)
 	DedupStatMembers    = DedupStat(C.SIMLSH_DEDUP_STAT_MEMBERS)
 	DedupStatEdits      = DedupStat(C.SIMLSH_DEDUP_STAT_EDITS)
+	// buckets of unlike documents set aside (SetGiant), and their members
+	DedupStatSetAside        = DedupStat(C.SIMLSH_DEDUP_STAT_SET_ASIDE)
+	DedupStatSetAsideMembers = DedupStat(C.SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS)
 )
+
+// DedupBanding sets the bands and rows of p to the deduplication policy's
+// banding for mode (simlsh_dedup_banding), the one simlsh-dedup uses: with
+// bands and rows both 0, DedupExact takes the banding with the least
+// false-positive area that makes a pair at p's threshold a candidate with
+// probability recall (16 x 6 for 0.8 and 128 permutations at 0.99), and
+// the other modes keep the automatic banding (0, 0); one of the two alone
+// makes the other num_perm divided by it. It returns the banding, also
+// with an error wrapping ErrInvalid when it does not fit (p is then
+// unchanged).
+func DedupBanding(p *Params, mode DedupMode, recall float64, bands, rows uint32) (b, r uint32, err error) {
+	if p == nil || p.p == nil {
+		return 0, 0, &Error{"simlsh_dedup_banding", ErrInvalid}
+	}
+	var cb, cr C.uint32_t
+	defer runtime.KeepAlive(p)
+	rc := C.simlsh_dedup_banding(p.p, C.int(mode), C.double(recall), C.uint32_t(bands), C.uint32_t(rows), &cb, &cr)
+	return uint32(cb), uint32(cr), check("simlsh_dedup_banding", rc)
+}
 
 // DedupPrefilter is the exact mode's default prefilter for threshold and
 // numPerm (simlsh_dedup_prefilter), or -1 when they are out of range.
@@ -49,9 +71,10 @@ func DedupPrefilter(threshold float64, numPerm int) float64 {
 
 // Dedup is the library's dedup engine over an Index (simlsh_dedup_*): star
 // groups straight from the index's buckets. Configure it (SetThreads,
-// SetMemory, SetPrefilter, SetKeepBelow, Order, Sizes) before the first
-// Next; then, in exact mode, hand over the texts each Next names with
-// Texts (or Missing) until Next names none; then read Groups.
+// SetMemory, SetPrefilter, SetKeepBelow, SetGiant, SetGiantCost, Order,
+// Sizes) before the first Next; then, in exact mode, hand over the texts
+// each Next names with Texts (or Missing) until Next names none; then read
+// Groups.
 //
 // The engine reads the Index it was made from on every Next and keeps it
 // alive; the index must not change while the engine is in use (inserts and
@@ -110,6 +133,18 @@ func (o *Dedup) SetPrefilter(p float64) error { return o.set(C.SIMLSH_DEDUP_PREF
 // SetKeepBelow makes ids below id kept documents: centres when their turn
 // comes, never claimed (ids up to 2^53 are exact).
 func (o *Dedup) SetKeepBelow(id uint64) error { return o.set(C.SIMLSH_DEDUP_KEEP_BELOW, float64(id)) }
+
+// SetGiant sets the size above which a bucket is judged from a sample and,
+// when it holds unlike documents, may be set aside (default 64; 0: none).
+// Setting buckets aside can only lose groups, never make a wrong one.
+func (o *Dedup) SetGiant(members uint64) error {
+	return o.set(C.SIMLSH_DEDUP_GIANT, float64(members))
+}
+
+// SetGiantCost sets what the unlike buckets kept may cost, in looks per
+// document and band (default 64; 0 sets every unlike bucket above SetGiant
+// aside).
+func (o *Dedup) SetGiantCost(looks float64) error { return o.set(C.SIMLSH_DEDUP_GIANT_COST, looks) }
 
 // ids64 is a pointer C may read len(ids) entries from (nil for none). A
 // []uint64 holds no Go pointers, so C may read it during the call.

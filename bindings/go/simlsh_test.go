@@ -2,6 +2,7 @@ package simlsh
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -117,11 +118,17 @@ func TestSignBatch(t *testing.T) {
 	}
 }
 
-// dedupIndex indexes texts under ids 0, 1, ... with the "dedup" preset.
-func dedupIndex(t *testing.T, texts []string) (*Params, *Index) {
+// dedupIndex indexes texts under ids 0, 1, ... with the "dedup" preset and,
+// when given, bands x rows.
+func dedupIndex(t *testing.T, texts []string, banding ...uint32) (*Params, *Index) {
 	p, err := NewParams("dedup")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(banding) == 2 {
+		if _, _, err := DedupBanding(p, DedupNone, 0.99, banding[0], banding[1]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ix, err := NewIndex(p)
 	if err != nil {
@@ -300,5 +307,125 @@ func TestDedupBadCalls(t *testing.T) {
 	}
 	if b, r, a, err := OptimalParamsRecall(128, 0.8, 0.99, 0); err != nil || b != 16 || r != 6 || a < 0.99 {
 		t.Fatalf("recall banding %d x %d (%v) %v", b, r, a, err)
+	}
+}
+
+func TestDedupBanding(t *testing.T) {
+	p, err := NewParams("dedup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	bandsRows := func() (int64, int64) {
+		b, _ := p.GetInt(ParamBands)
+		r, _ := p.GetInt(ParamRows)
+		return b, r
+	}
+	// exact: the recall banding, in the params too
+	if b, r, err := DedupBanding(p, DedupExact, 0.99, 0, 0); err != nil || b != 16 || r != 6 {
+		t.Fatalf("exact banding %d x %d %v", b, r, err)
+	}
+	if b, r := bandsRows(); b != 16 || r != 6 {
+		t.Fatalf("params after the exact banding: %d x %d", b, r)
+	}
+	// estimate: the automatic banding
+	if b, r, err := DedupBanding(p, DedupEstimate, 0.99, 0, 0); err != nil || b != 0 || r != 0 {
+		t.Fatalf("estimate banding %d x %d %v", b, r, err)
+	}
+	if b, r := bandsRows(); b != 0 || r != 0 {
+		t.Fatalf("params after the estimate banding: %d x %d", b, r)
+	}
+	// one side given: the other from num_perm
+	if b, r, err := DedupBanding(p, DedupExact, 0.99, 20, 0); err != nil || b != 20 || r != 6 {
+		t.Fatalf("20 bands: %d x %d %v", b, r, err)
+	}
+	// too many: refused, the banding said, the params as they were
+	if b, r, err := DedupBanding(p, DedupExact, 0.99, 20, 7); !errors.Is(err, ErrInvalid) || b != 20 || r != 7 {
+		t.Fatalf("20 x 7: %d x %d %v", b, r, err)
+	}
+	if b, r := bandsRows(); b != 20 || r != 6 {
+		t.Fatalf("params after a refused banding: %d x %d", b, r)
+	}
+	if _, _, err := DedupBanding(p, DedupExact, 1, 0, 0); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("recall 1: %v", err)
+	}
+	if _, _, err := DedupBanding(p, DedupMode(7), 0.99, 0, 0); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad mode: %v", err)
+	}
+	if _, _, err := DedupBanding(nil, DedupExact, 0.99, 0, 0); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("nil params: %v", err)
+	}
+	// the banding reaches an index made from the params
+	DedupBanding(p, DedupExact, 0.99, 0, 0)
+	ix, err := NewIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if b, r, err := ix.Bands(); err != nil || b != 16 || r != 6 {
+		t.Fatalf("index banding %d x %d %v", b, r, err)
+	}
+}
+
+// templated: n texts of 200 words from one template, each with a fifth of
+// its words its own, so that every two share about half their shingles.
+func templated(n int) []string {
+	texts := make([]string, n)
+	for d := range texts {
+		var b strings.Builder
+		for i := 0; i < 200; i++ {
+			if (d*131+i*71+(d*i)%97)%100 < 20 {
+				fmt.Fprintf(&b, "d%dx%d ", d, i)
+			} else {
+				fmt.Fprintf(&b, "word%d ", i)
+			}
+		}
+		texts[d] = b.String()
+	}
+	return texts
+}
+
+func TestDedupGiant(t *testing.T) {
+	// 2 rows a band: buckets of most of the corpus, of unlike documents.
+	p, ix := dedupIndex(t, templated(40), 64, 2)
+	defer p.Close()
+	defer ix.Close()
+	run := func(giant uint64, cost float64) (uint64, uint64) {
+		d, err := NewDedup(ix, DedupEstimate, 0.8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if err := d.SetGiant(giant); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.SetGiantCost(cost); err != nil {
+			t.Fatal(err)
+		}
+		if need, err := d.Next(); err != nil || len(need) != 0 {
+			t.Fatalf("estimate mode asks for %v (%v)", need, err)
+		}
+		if err := d.SetGiant(10); !errors.Is(err, ErrState) {
+			t.Fatalf("giant after the start: %v", err)
+		}
+		aside, _ := d.Stat(DedupStatSetAside)
+		members, err := d.Stat(DedupStatSetAsideMembers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aside, members
+	}
+	if a, m := run(0, 64); a != 0 || m != 0 {
+		t.Fatalf("no giant buckets: %d set aside (%d members)", a, m)
+	}
+	a, m := run(8, 0)
+	t.Logf("giant 8, cost 0: %d buckets set aside, %d members", a, m)
+	if a == 0 || m <= 8*a {
+		t.Fatalf("giant 8, cost 0: %d set aside (%d members)", a, m)
+	}
+	d, _ := NewDedup(ix, DedupEstimate, 0.8)
+	defer d.Close()
+	if err := d.SetGiantCost(2e15); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("cost 2e15: %v", err)
 	}
 }

@@ -14,7 +14,7 @@
 // --verify-memory); the groups do not depend on it.
 const fs = require('fs');
 const path = require('path');
-const { Params, Index, Dedup, SimlshError, PARAM, QUERY_VERIFY, optimalParamsRecall } =
+const { Params, Index, Dedup, SimlshError, PARAM, QUERY_VERIFY, dedupBanding } =
   require('./index.js');
 const { fmt4, esc } = require('./tsv.js');
 
@@ -33,17 +33,12 @@ function fail(msg) {
   process.exit(1);
 }
 
-// simlsh-dedup's params for these options. The recall banding is the
-// tool's policy (tools/dedup-options.c), repeated here until the library
-// offers it: exact verification removes every false positive, so the bands
-// only have to find the pairs at the threshold with probability 0.99.
+// simlsh-dedup's params for these options, banding included: the library's
+// dedup policy (simlsh_dedup_banding) chooses it for the mode.
 function dedupParams(threshold, mode) {
   const p = new Params('dedup');
   if (threshold !== undefined) p.setDouble(PARAM.threshold, threshold);
-  if (mode === 'exact') {
-    const { bands, rows } = optimalParamsRecall(p.numPerm(), p.getDouble(PARAM.threshold), 0.99);
-    p.setInt(PARAM.bands, bands).setInt(PARAM.rows, rows);
-  }
+  dedupBanding(p, mode, 0.99);
   return p;
 }
 

@@ -62,6 +62,8 @@ for (const proto of [
   'const char *simlsh_strerror(int err)',
   'const char *simlsh_error_name(int err)',
   'int simlsh_constant_value(_Out_ int64_t *out, int kind, const char *name)',
+  'int simlsh_constant_at(_Out_ int64_t *value, const void *name, int kind, size_t i)',
+  'const char *simlsh_constant_name(int kind, int64_t value)',
   'int simlsh_params_new(_Out_ simlsh_params **out, const void *alloc)',
   'void simlsh_params_free(simlsh_params *p)',
   'int simlsh_params_preset(simlsh_params *p, const char *name)',
@@ -96,6 +98,7 @@ for (const proto of [
   'int simlsh_results_offset(_Out_ size_t *out, const simlsh_results *r, size_t q)',
   'int simlsh_index_largest_buckets(simlsh_results *res, _Out_ uint64_t *docs_above, const simlsh_index *ix, size_t k, size_t min_size)',
   'double simlsh_dedup_prefilter(double threshold, uint32_t num_perm)',
+  'int simlsh_dedup_banding(simlsh_params *p, int mode, double recall, uint32_t bands, uint32_t rows, _Out_ uint32_t *bands_out, _Out_ uint32_t *rows_out)',
   'int simlsh_dedup_new(_Out_ simlsh_dedup **out, const simlsh_index *ix, int mode, double threshold)',
   'void simlsh_dedup_free(simlsh_dedup *d)',
   'int simlsh_dedup_set(simlsh_dedup *d, int key, double value)',
@@ -288,13 +291,49 @@ class Index {
   close() { C.simlsh_index_free(this.h); this.h = null; }
 }
 
-// enum simlsh_dedup_mode, simlsh_dedup_key and simlsh_dedup_stat: they have
-// no run-time names, so the values are written here and the test compares
-// them with the header.
-const DEDUP_MODE = { none: 0, estimate: 1, exact: 2 };
-const DEDUP_KEY = { threads: 0, memory: 1, prefilter: 2, keepBelow: 3 };
-const DEDUP_STAT = { visits: 0, candidates: 1, exact: 2, identical: 3, estimated: 4, texts: 5,
-  batches: 6, setBytes: 7, groups: 8, members: 9, edits: 10 };
+// Every constant the library names for kind, { camelCaseName: value }, in
+// value order: "keep_below" is keepBelow (the library's name works too
+// where a name is taken). Empty for a kind the library does not know.
+function constants(kind) {
+  const out = {};
+  for (let i = 0, v = [0]; C.simlsh_constant_at(v, null, kind, i) === 0; i++) {
+    const name = C.simlsh_constant_name(kind, v[0]);
+    out[name.replace(/_([a-z])/g, (_, c) => c.toUpperCase())] = Number(v[0]);
+  }
+  return Object.freeze(out);
+}
+
+// enum simlsh_dedup_mode, simlsh_dedup_key and simlsh_dedup_stat, read from
+// the library by name (SIMLSH_KIND_DEDUP_*).
+const KIND_DEDUP_MODE = 11, KIND_DEDUP_KEY = 12, KIND_DEDUP_STAT = 13;
+const DEDUP_MODE = constants(KIND_DEDUP_MODE);
+const DEDUP_KEY = constants(KIND_DEDUP_KEY);
+const DEDUP_STAT = constants(KIND_DEDUP_STAT);
+
+// A constant given by its name (camelCase or the library's) or its value.
+function dedupConstant(table, key, op) {
+  const v = typeof key === 'string'
+    ? table[key.replace(/_([a-z])/g, (_, c) => c.toUpperCase())] : key;
+  if (!Number.isInteger(v)) throw new SimlshError(op, -1);
+  return v;
+}
+
+// Set bands and rows of params to the deduplication policy's banding for
+// mode (a DEDUP_MODE name or value), the one simlsh-dedup uses, and return
+// it, {bands, rows} (simlsh_dedup_banding): with bands and rows both 0,
+// 'exact' takes the banding with the least false-positive area that makes a
+// pair at the params' threshold a candidate with probability recall (16 x 6
+// for 0.8 and 128 permutations at 0.99), the other modes keep the
+// automatic banding (0, 0); one of the two alone makes the other num_perm
+// divided by it. Throws EINVAL (the params unchanged) for a banding that
+// does not fit or a recall outside (0, 1).
+function dedupBanding(params, mode, recall = 0.99, bands = 0, rows = 0) {
+  const m = dedupConstant(DEDUP_MODE, mode, 'simlsh_dedup_banding');
+  if (!params?.h) throw new SimlshError('simlsh_dedup_banding', -1);
+  const b = [0], r = [0];
+  call('simlsh_dedup_banding', params.h, m, recall, bands, rows, b, r);
+  return { bands: b[0], rows: r[0] };
+}
 
 // The exact mode's default prefilter (simlsh_dedup_prefilter), or -1 out of range.
 const dedupPrefilter = (threshold, numPerm) => C.simlsh_dedup_prefilter(threshold, numPerm);
@@ -320,8 +359,8 @@ class Dedup {
   // mode: 'none', 'estimate', 'exact' (or DEDUP_MODE's values); threshold
   // in (0, 1]. Priority is by ascending id until order() says otherwise.
   constructor(index, mode, threshold) {
-    const m = typeof mode === 'string' ? DEDUP_MODE[mode] : mode;
-    if (!index?.h || m === undefined || typeof threshold !== 'number')
+    const m = dedupConstant(DEDUP_MODE, mode, 'simlsh_dedup_new');
+    if (!index?.h || typeof threshold !== 'number')
       throw new SimlshError('simlsh_dedup_new', -1);
     this.need = make('simlsh_results_new', null);
     try {
@@ -332,7 +371,12 @@ class Dedup {
     }
     this.index = index;
   }
-  set(key, value) { call('simlsh_dedup_set', this.h, key, Number(value)); return this; }
+  // A setting by its DEDUP_KEY name ("giant_cost" or giantCost) or value.
+  set(key, value) {
+    const k = dedupConstant(DEDUP_KEY, key, 'simlsh_dedup_set');
+    call('simlsh_dedup_set', this.h, k, Number(value));
+    return this;
+  }
   // Threads that verify one texts() call (0: one per CPU; default 1).
   setThreads(n) { return this.set(DEDUP_KEY.threads, n); }
   // Bytes of text one batch may ask for (default 64 MiB).
@@ -341,6 +385,13 @@ class Dedup {
   setPrefilter(p) { return this.set(DEDUP_KEY.prefilter, p); }
   // Ids below id are kept documents: centres in their turn, never claimed.
   setKeepBelow(id) { return this.set(DEDUP_KEY.keepBelow, id); }
+  // Buckets of more members than this (default 64; 0: none) are judged from
+  // a sample and, when they hold unlike documents, may be set aside (see
+  // setGiantCost); that can only lose groups, never make a wrong one.
+  setGiant(members) { return this.set(DEDUP_KEY.giant, members); }
+  // What the unlike buckets kept may cost, in looks per document and band
+  // (default 64; 0 sets every unlike bucket above setGiant's size aside).
+  setGiantCost(looks) { return this.set(DEDUP_KEY.giantCost, looks); }
   // Priority: ids first, then every other document by id.
   order(ids) {
     const a = ids64(ids);
@@ -408,10 +459,10 @@ class Dedup {
       C.simlsh_results_free(r);
     }
   }
-  // A counter (a DEDUP_STAT name or value) of the work done so far, a BigInt.
+  // A counter (a DEDUP_STAT name, "set_aside" or setAside, or value) of the
+  // work done so far, a BigInt.
   stat(key) {
-    const k = typeof key === 'string' ? DEDUP_STAT[key] : key;
-    if (k === undefined) throw new SimlshError('simlsh_dedup_stat', -1);
+    const k = dedupConstant(DEDUP_STAT, key, 'simlsh_dedup_stat');
     const v = new BigUint64Array(1);
     call('simlsh_dedup_stat', v, this.h, k);
     return v[0];
@@ -424,4 +475,4 @@ class Dedup {
 }
 
 module.exports = { Params, Signature, Index, Dedup, SimlshError, PARAM, QUERY_VERIFY, DEDUP_MODE,
-  DEDUP_KEY, DEDUP_STAT, dedupPrefilter, optimalParamsRecall };
+  DEDUP_KEY, DEDUP_STAT, dedupPrefilter, dedupBanding, optimalParamsRecall };

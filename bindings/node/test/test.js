@@ -164,7 +164,17 @@ test('the dedup engine: pull loop, groups, errors', () => {
   assert.deepStrictEqual([r.bands, r.rows], [16, 6]);
 });
 
-// The dedup enums have no run-time names: compare them with the header.
+// The dedup enums come from the library's names; the header agrees.
+test('dedup constants are the library\'s names', () => {
+  const { DEDUP_MODE, DEDUP_KEY, DEDUP_STAT } = require('../index.js');
+  assert.deepStrictEqual(DEDUP_MODE, { none: 0, estimate: 1, exact: 2 });
+  for (const k of ['threads', 'memory', 'prefilter', 'keepBelow', 'giant', 'giantCost'])
+    assert.ok(Number.isInteger(DEDUP_KEY[k]), k);
+  assert.deepStrictEqual(Object.keys(DEDUP_STAT), ['visits', 'candidates', 'exact', 'identical',
+    'estimated', 'texts', 'batches', 'setBytes', 'groups', 'members', 'edits', 'setAside',
+    'setAsideMembers']);
+});
+
 test('dedup constants match the header', { skip: !process.env.SIMLSH_HEADER }, () => {
   const { DEDUP_MODE, DEDUP_KEY, DEDUP_STAT } = require('../index.js');
   const h = require('fs').readFileSync(process.env.SIMLSH_HEADER, 'utf8');
@@ -176,6 +186,67 @@ test('dedup constants match the header', { skip: !process.env.SIMLSH_HEADER }, (
   let n = 0;
   for (const _ of h.matchAll(/\bSIMLSH_DEDUP_STAT_\w+ = /g)) n++;
   assert.strictEqual(n, Object.keys(DEDUP_STAT).length);
+  // the kinds index.js reads them from
+  const src = require('fs').readFileSync(require.resolve('../index.js'), 'utf8');
+  for (const k of ['MODE', 'KEY', 'STAT'])
+    assert.strictEqual(Number(src.match(new RegExp(`KIND_DEDUP_${k} = (\\d+)`))[1]),
+      value('SIMLSH_KIND_DEDUP_' + k), k);
+});
+
+test('dedupBanding: the policy\'s banding', () => {
+  const { dedupBanding } = require('../index.js');
+  const p = new Params('dedup');
+  const banding = () => [p.getInt(PARAM.bands), p.getInt(PARAM.rows)];
+  assert.deepStrictEqual(dedupBanding(p, 'exact', 0.99), { bands: 16, rows: 6 });
+  assert.deepStrictEqual(banding(), [16, 6]);
+  const ix = new Index(p);
+  assert.deepStrictEqual(ix.bands(), [16, 6]);
+  ix.close();
+  assert.deepStrictEqual(dedupBanding(p, 'estimate', 0.99), { bands: 0, rows: 0 });
+  assert.deepStrictEqual(banding(), [0, 0]);
+  assert.deepStrictEqual(dedupBanding(p, 'exact', 0.99, 20), { bands: 20, rows: 6 });
+  // does not fit: refused, the params as they were
+  assert.throws(() => dedupBanding(p, 'exact', 0.99, 20, 7),
+    (e) => e.name === 'EINVAL' && e.op === 'simlsh_dedup_banding');
+  assert.deepStrictEqual(banding(), [20, 6]);
+  assert.throws(() => dedupBanding(p, 'exact', 1), (e) => e.name === 'EINVAL');
+  assert.throws(() => dedupBanding(p, 'sometimes'), (e) => e.name === 'EINVAL');
+  assert.throws(() => dedupBanding(null, 'exact'), (e) => e.name === 'EINVAL');
+  p.close();
+});
+
+// n texts of 200 words from one template, each with a fifth of its words its
+// own, so that every two share about half their shingles.
+function templated(n) {
+  return Array.from({ length: n }, (_, d) => Array.from({ length: 200 }, (_, i) =>
+    ((d * 131 + i * 71 + (d * i) % 97) % 100 < 20 ? `d${d}x${i} ` : `word${i} `)).join(''));
+}
+
+test('dedup: giant buckets set aside, counted', () => {
+  const { Dedup, dedupBanding } = require('../index.js');
+  const texts = templated(40);
+  const p = new Params('dedup');
+  dedupBanding(p, 'none', 0.99, 64, 2); // buckets of most of the corpus, of unlike documents
+  const ix = new Index(p);
+  ix.insertValues(texts.map((t, i) => BigInt(i)), p.signBatch(texts, 1).values, 1);
+  const run = (giant, cost) => {
+    const d = new Dedup(ix, 'estimate', 0.8).setGiant(giant).setGiantCost(cost);
+    assert.strictEqual(d.next().length, 0);
+    assert.throws(() => d.setGiant(10), (e) => e.name === 'ESTATE');
+    const out = [d.stat('setAside'), d.stat('set_aside_members')];
+    d.close();
+    return out;
+  };
+  assert.deepStrictEqual(run(0, 64), [0n, 0n]);
+  const [aside, members] = run(8, 0);
+  assert.ok(aside > 0n && members > 8n * aside, `${aside} set aside, ${members} members`);
+  const d = new Dedup(ix, 'estimate', 0.8);
+  assert.throws(() => d.setGiantCost(2e15), (e) => e.name === 'EINVAL');
+  assert.throws(() => d.set('no_such_key', 1), (e) => e.name === 'EINVAL');
+  d.set('giant_cost', 3);
+  d.close();
+  ix.close();
+  p.close();
 });
 
 test('params getters', () => {

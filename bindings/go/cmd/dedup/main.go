@@ -38,10 +38,8 @@ func escape(s string) string {
 	return r.Replace(s)
 }
 
-// params are simlsh-dedup's for these options. The recall banding is the
-// tool's policy (tools/dedup-options.c), repeated here until the library
-// offers it: exact verification removes every false positive, so the bands
-// only have to find the pairs at the threshold with probability 0.99.
+// params are simlsh-dedup's for these options, banding included: the
+// library's dedup policy (simlsh_dedup_banding) chooses it for the mode.
 func params(threshold float64, mode simlsh.DedupMode) *simlsh.Params {
 	p, err := simlsh.NewParams("dedup")
 	if err != nil {
@@ -52,19 +50,8 @@ func params(threshold float64, mode simlsh.DedupMode) *simlsh.Params {
 			fail(err)
 		}
 	}
-	if mode == simlsh.DedupExact {
-		np, _ := p.GetInt(simlsh.ParamNumPerm)
-		t, _ := p.GetFloat(simlsh.ParamThreshold)
-		b, r, _, err := simlsh.OptimalParamsRecall(int(np), t, 0.99, 0)
-		if err == nil {
-			err = p.SetInt(simlsh.ParamBands, int64(b))
-		}
-		if err == nil {
-			err = p.SetInt(simlsh.ParamRows, int64(r))
-		}
-		if err != nil {
-			fail(err)
-		}
+	if _, _, err := simlsh.DedupBanding(p, mode, 0.99, 0, 0); err != nil {
+		fail(err)
 	}
 	return p
 }

@@ -24,26 +24,11 @@ pub const SIMLSH_PARAM_THRESHOLD: c_int = 13;
 pub const SIMLSH_QUERY_VERIFY: c_int = 1;
 pub const SIMLSH_EUTF8: c_int = -9;
 
-// enum simlsh_dedup_mode, simlsh_dedup_key and simlsh_dedup_stat (these
-// have no run-time names: the tests compare them with the header)
-pub const SIMLSH_DEDUP_NONE: c_int = 0;
-pub const SIMLSH_DEDUP_ESTIMATE: c_int = 1;
-pub const SIMLSH_DEDUP_EXACT: c_int = 2;
-pub const SIMLSH_DEDUP_THREADS: c_int = 0;
-pub const SIMLSH_DEDUP_MEMORY: c_int = 1;
-pub const SIMLSH_DEDUP_PREFILTER: c_int = 2;
-pub const SIMLSH_DEDUP_KEEP_BELOW: c_int = 3;
-pub const SIMLSH_DEDUP_STAT_VISITS: c_int = 0;
-pub const SIMLSH_DEDUP_STAT_CANDIDATES: c_int = 1;
-pub const SIMLSH_DEDUP_STAT_EXACT: c_int = 2;
-pub const SIMLSH_DEDUP_STAT_IDENTICAL: c_int = 3;
-pub const SIMLSH_DEDUP_STAT_ESTIMATED: c_int = 4;
-pub const SIMLSH_DEDUP_STAT_TEXTS: c_int = 5;
-pub const SIMLSH_DEDUP_STAT_BATCHES: c_int = 6;
-pub const SIMLSH_DEDUP_STAT_SET_BYTES: c_int = 7;
-pub const SIMLSH_DEDUP_STAT_GROUPS: c_int = 8;
-pub const SIMLSH_DEDUP_STAT_MEMBERS: c_int = 9;
-pub const SIMLSH_DEDUP_STAT_EDITS: c_int = 10;
+// The values of enum simlsh_dedup_mode, simlsh_dedup_key and
+// simlsh_dedup_stat are read at run time by name, from these kinds.
+pub const SIMLSH_KIND_DEDUP_MODE: c_int = 11;
+pub const SIMLSH_KIND_DEDUP_KEY: c_int = 12;
+pub const SIMLSH_KIND_DEDUP_STAT: c_int = 13;
 
 #[rustfmt::skip]
 extern "C" {
@@ -51,6 +36,9 @@ extern "C" {
     pub fn simlsh_strerror(err: c_int) -> *const c_char;
     pub fn simlsh_error_name(err: c_int) -> *const c_char;
     pub fn simlsh_constant_value(out: *mut i64, kind: c_int, name: *const c_char) -> c_int;
+    pub fn simlsh_constant_name(kind: c_int, value: i64) -> *const c_char;
+    pub fn simlsh_constant_at(value: *mut i64, name: *mut *const c_char, kind: c_int,
+                              i: usize) -> c_int;
     pub fn simlsh_params_new(out: *mut *mut Params, alloc: *const c_void) -> c_int;
     pub fn simlsh_params_free(p: *mut Params);
     pub fn simlsh_params_preset(p: *mut Params, name: *const c_char) -> c_int;
@@ -96,6 +84,8 @@ extern "C" {
     pub fn simlsh_index_largest_buckets(res: *mut Results, docs_above: *mut u64,
                                         ix: *const Index, k: usize, min_size: usize) -> c_int;
     pub fn simlsh_dedup_prefilter(threshold: c_double, num_perm: u32) -> c_double;
+    pub fn simlsh_dedup_banding(p: *mut Params, mode: c_int, recall: c_double, bands: u32,
+                                rows: u32, bands_out: *mut u32, rows_out: *mut u32) -> c_int;
     pub fn simlsh_dedup_new(out: *mut *mut Dedup, ix: *const Index, mode: c_int,
                             threshold: c_double) -> c_int;
     pub fn simlsh_dedup_free(d: *mut Dedup);

@@ -40,21 +40,14 @@ fn escape(s: &str) -> String {
         .replace('\0', "\\0")
 }
 
-/// simlsh-dedup's params for these options. The recall banding is the
-/// tool's policy (tools/dedup-options.c), repeated here until the library
-/// offers it: exact verification removes every false positive, so the
-/// bands only have to find the pairs at the threshold with probability 0.99.
+/// simlsh-dedup's params for these options, banding included: the
+/// library's dedup policy (simlsh_dedup_banding) chooses it for the mode.
 fn params(threshold: Option<f64>, mode: DedupMode) -> Res<Params> {
     let mut p = Params::preset("dedup")?;
     if let Some(t) = threshold {
         p.set_double(PARAM_THRESHOLD, t)?;
     }
-    if mode == DedupMode::Exact {
-        let np = p.get_int(PARAM_NUM_PERM)? as u32;
-        let (b, r, _) = optimal_params_recall(np, p.get_double(PARAM_THRESHOLD)?, 0.99, 0.0)?;
-        p.set_int(PARAM_BANDS, b as i64)?;
-        p.set_int(PARAM_ROWS, r as i64)?;
-    }
+    dedup_banding(&mut p, mode, 0.99, 0, 0)?;
     Ok(p)
 }
 

@@ -285,31 +285,126 @@ impl Index {
     }
 }
 
+/// The value of the library's constant of `kind` named `name`
+/// (simlsh_constant_value): the dedup engine's modes, keys and counters are
+/// looked up by name, so a library without one says ENOTFOUND.
+fn constant(kind: c_int, name: &'static str) -> Result<c_int> {
+    let op = "simlsh_constant_value";
+    let c = CString::new(name).map_err(|_| Error { op, code: -1 })?;
+    let mut v = 0i64;
+    check(op, unsafe { sys::simlsh_constant_value(&mut v, kind, c.as_ptr()) })?;
+    Ok(v as c_int)
+}
+
 /// How the dedup engine verifies a bucket-mate (enum simlsh_dedup_mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DedupMode {
     /// Every bucket-mate is claimed.
-    None = sys::SIMLSH_DEDUP_NONE as isize,
+    None,
     /// The signature estimate >= threshold.
-    Estimate = sys::SIMLSH_DEDUP_ESTIMATE as isize,
+    Estimate,
     /// The exact Jaccard of the texts, which the caller hands over.
-    Exact = sys::SIMLSH_DEDUP_EXACT as isize,
+    Exact,
+}
+
+impl DedupMode {
+    pub const ALL: [DedupMode; 3] = [DedupMode::None, DedupMode::Estimate, DedupMode::Exact];
+    /// The library's name of the mode: "none", "estimate", "exact".
+    pub fn name(self) -> &'static str {
+        match self {
+            DedupMode::None => "none",
+            DedupMode::Estimate => "estimate",
+            DedupMode::Exact => "exact",
+        }
+    }
+    /// Its value in this library (SIMLSH_KIND_DEDUP_MODE).
+    pub fn value(self) -> Result<c_int> {
+        constant(sys::SIMLSH_KIND_DEDUP_MODE, self.name())
+    }
 }
 
 /// Counters of [`Dedup::stat`] (enum simlsh_dedup_stat).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DedupStat {
-    Visits = sys::SIMLSH_DEDUP_STAT_VISITS as isize,
-    Candidates = sys::SIMLSH_DEDUP_STAT_CANDIDATES as isize,
-    Exact = sys::SIMLSH_DEDUP_STAT_EXACT as isize,
-    Identical = sys::SIMLSH_DEDUP_STAT_IDENTICAL as isize,
-    Estimated = sys::SIMLSH_DEDUP_STAT_ESTIMATED as isize,
-    Texts = sys::SIMLSH_DEDUP_STAT_TEXTS as isize,
-    Batches = sys::SIMLSH_DEDUP_STAT_BATCHES as isize,
-    SetBytes = sys::SIMLSH_DEDUP_STAT_SET_BYTES as isize,
-    Groups = sys::SIMLSH_DEDUP_STAT_GROUPS as isize,
-    Members = sys::SIMLSH_DEDUP_STAT_MEMBERS as isize,
-    Edits = sys::SIMLSH_DEDUP_STAT_EDITS as isize,
+    Visits,
+    Candidates,
+    Exact,
+    Identical,
+    Estimated,
+    Texts,
+    Batches,
+    SetBytes,
+    Groups,
+    Members,
+    Edits,
+    /// Buckets of unlike documents set aside ([`Dedup::set_giant`]).
+    SetAside,
+    /// Their members, summed over them.
+    SetAsideMembers,
+}
+
+impl DedupStat {
+    pub const ALL: [DedupStat; 13] = [
+        DedupStat::Visits,
+        DedupStat::Candidates,
+        DedupStat::Exact,
+        DedupStat::Identical,
+        DedupStat::Estimated,
+        DedupStat::Texts,
+        DedupStat::Batches,
+        DedupStat::SetBytes,
+        DedupStat::Groups,
+        DedupStat::Members,
+        DedupStat::Edits,
+        DedupStat::SetAside,
+        DedupStat::SetAsideMembers,
+    ];
+    /// The library's name of the counter: "visits", "set_aside", ...
+    pub fn name(self) -> &'static str {
+        use DedupStat::*;
+        match self {
+            Visits => "visits",
+            Candidates => "candidates",
+            Exact => "exact",
+            Identical => "identical",
+            Estimated => "estimated",
+            Texts => "texts",
+            Batches => "batches",
+            SetBytes => "set_bytes",
+            Groups => "groups",
+            Members => "members",
+            Edits => "edits",
+            SetAside => "set_aside",
+            SetAsideMembers => "set_aside_members",
+        }
+    }
+    /// Its value in this library (SIMLSH_KIND_DEDUP_STAT).
+    pub fn value(self) -> Result<c_int> {
+        constant(sys::SIMLSH_KIND_DEDUP_STAT, self.name())
+    }
+}
+
+/// Set the bands and rows of `params` to the deduplication policy's banding
+/// for `mode` (simlsh_dedup_banding), the one simlsh-dedup uses, and return
+/// it: with `bands` and `rows` both 0, [`DedupMode::Exact`] takes the
+/// banding with the least false-positive area that makes a pair at the
+/// params' threshold a candidate with probability `recall` (16 x 6 for 0.8
+/// and 128 permutations at 0.99), and the other modes keep the automatic
+/// banding `(0, 0)`; one of the two alone makes the other num_perm divided
+/// by it. EINVAL (the params unchanged) for a banding that does not fit, a
+/// recall outside (0, 1).
+pub fn dedup_banding(
+    params: &mut Params,
+    mode: DedupMode,
+    recall: f64,
+    bands: u32,
+    rows: u32,
+) -> Result<(u32, u32)> {
+    let (op, mode) = ("simlsh_dedup_banding", mode.value()?);
+    let (mut b, mut r) = (0u32, 0u32);
+    let rc =
+        unsafe { sys::simlsh_dedup_banding(params.0, mode, recall, bands, rows, &mut b, &mut r) };
+    check(op, rc).map(|_| (b, r))
 }
 
 /// The exact mode's default prefilter for `threshold` and `num_perm`
@@ -363,34 +458,49 @@ impl<'a> Dedup<'a> {
     /// for `mode` and `threshold` in (0, 1] (ignored by `None`). Priority
     /// is by ascending id until [`Dedup::order`] says otherwise.
     pub fn new(index: &'a Index, mode: DedupMode, threshold: f64) -> Result<Dedup<'a>> {
+        let mode = mode.value()?;
         let need = Results(make("simlsh_results_new", |r| unsafe {
             sys::simlsh_results_new(r, ptr::null())
         })?);
         let d = make("simlsh_dedup_new", |d| unsafe {
-            sys::simlsh_dedup_new(d, index.0, mode as c_int, threshold)
+            sys::simlsh_dedup_new(d, index.0, mode, threshold)
         })?;
         Ok(Dedup { d, index, need })
     }
-    fn set(&mut self, key: c_int, value: f64) -> Result<()> {
+    /// Set a key of enum simlsh_dedup_key by its name ("threads", ...).
+    fn set(&mut self, key: &'static str, value: f64) -> Result<()> {
+        let key = constant(sys::SIMLSH_KIND_DEDUP_KEY, key)?;
         check("simlsh_dedup_set", unsafe { sys::simlsh_dedup_set(self.d, key, value) }).map(drop)
     }
     /// Threads that verify the texts of one `texts` call (0: one per CPU; default 1).
     pub fn set_threads(&mut self, n: u32) -> Result<()> {
-        self.set(sys::SIMLSH_DEDUP_THREADS, n as f64)
+        self.set("threads", n as f64)
     }
     /// Bytes of text one batch may ask for (default 64 MiB).
     pub fn set_memory(&mut self, bytes: u64) -> Result<()> {
-        self.set(sys::SIMLSH_DEDUP_MEMORY, bytes as f64)
+        self.set("memory", bytes as f64)
     }
     /// The estimate a pair needs before its texts are compared (exact mode;
     /// default [`dedup_prefilter`]; 0 compares every bucket-mate).
     pub fn set_prefilter(&mut self, prefilter: f64) -> Result<()> {
-        self.set(sys::SIMLSH_DEDUP_PREFILTER, prefilter)
+        self.set("prefilter", prefilter)
     }
     /// Ids below `id` are kept documents: centres in their turn, never
     /// claimed (exact up to 2^53).
     pub fn set_keep_below(&mut self, id: u64) -> Result<()> {
-        self.set(sys::SIMLSH_DEDUP_KEEP_BELOW, id as f64)
+        self.set("keep_below", id as f64)
+    }
+    /// Buckets of more members than this (default 64; 0: none) are judged
+    /// from a sample and, when they hold unlike documents, may be set aside
+    /// ([`Dedup::set_giant_cost`]); that can only lose groups, never make a
+    /// wrong one. [`DedupStat::SetAside`] counts them.
+    pub fn set_giant(&mut self, members: u64) -> Result<()> {
+        self.set("giant", members as f64)
+    }
+    /// What the unlike buckets kept may cost, in looks per document and band
+    /// (default 64; 0 sets every unlike bucket above `set_giant` aside).
+    pub fn set_giant_cost(&mut self, looks: f64) -> Result<()> {
+        self.set("giant_cost", looks)
     }
     /// Priority: `ids` first (the first occurrence counts; ids not in the
     /// index are ignored), then every other document by id.
@@ -477,7 +587,7 @@ impl<'a> Dedup<'a> {
     /// A counter of the work done so far.
     pub fn stat(&self, key: DedupStat) -> Result<u64> {
         let mut v = 0u64;
-        let rc = unsafe { sys::simlsh_dedup_stat(&mut v, self.d, key as c_int) };
+        let rc = unsafe { sys::simlsh_dedup_stat(&mut v, self.d, key.value()?) };
         check("simlsh_dedup_stat", rc).map(|_| v)
     }
 }

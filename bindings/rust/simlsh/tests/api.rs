@@ -167,8 +167,95 @@ fn dedup_pull_loop() {
 }
 
 #[test]
+fn dedup_names_are_the_librarys() {
+    use simlsh_sys::*;
+    use std::ffi::CStr;
+    // every name the library lists for a kind, in value order
+    let listed = |kind| {
+        let mut out = Vec::new();
+        let (mut v, mut n) = (0i64, std::ptr::null());
+        while unsafe { simlsh_constant_at(&mut v, &mut n, kind, out.len()) } == 0 {
+            out.push((v, unsafe { CStr::from_ptr(n) }.to_str().unwrap()));
+        }
+        out
+    };
+    let modes: Vec<_> =
+        DedupMode::ALL.iter().map(|m| (m.value().unwrap() as i64, m.name())).collect();
+    assert_eq!(modes, listed(SIMLSH_KIND_DEDUP_MODE));
+    let stats: Vec<_> =
+        DedupStat::ALL.iter().map(|s| (s.value().unwrap() as i64, s.name())).collect();
+    assert_eq!(stats, listed(SIMLSH_KIND_DEDUP_STAT));
+    let keys: Vec<_> = listed(SIMLSH_KIND_DEDUP_KEY).into_iter().map(|(_, n)| n).collect();
+    for k in ["threads", "memory", "prefilter", "keep_below", "giant", "giant_cost"] {
+        assert!(keys.contains(&k), "{k} in {keys:?}");
+    }
+}
+
+#[test]
+fn dedup_banding_is_the_policys() {
+    let mut p = Params::preset("dedup").unwrap();
+    let banding = |p: &Params| (p.get_int(PARAM_BANDS).unwrap(), p.get_int(PARAM_ROWS).unwrap());
+    assert_eq!(dedup_banding(&mut p, DedupMode::Exact, 0.99, 0, 0), Ok((16, 6)));
+    assert_eq!(banding(&p), (16, 6));
+    assert_eq!(Index::new(&p).unwrap().bands().unwrap(), (16, 6));
+    assert_eq!(dedup_banding(&mut p, DedupMode::Estimate, 0.99, 0, 0), Ok((0, 0)));
+    assert_eq!(banding(&p), (0, 0));
+    assert_eq!(dedup_banding(&mut p, DedupMode::Exact, 0.99, 20, 0), Ok((20, 6)));
+    // does not fit: refused, the params as they were
+    let e = dedup_banding(&mut p, DedupMode::Exact, 0.99, 20, 7).unwrap_err();
+    assert_eq!((e.op, e.name()), ("simlsh_dedup_banding", "EINVAL"));
+    assert_eq!(banding(&p), (20, 6));
+    assert_eq!(dedup_banding(&mut p, DedupMode::Exact, 1.0, 0, 0).unwrap_err().name(), "EINVAL");
+}
+
+/// `n` texts of 200 words from one template, each with a fifth of its words
+/// its own, so that every two share about half their shingles.
+fn templated(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|d| {
+            (0..200)
+                .map(|i| {
+                    if (d * 131 + i * 71 + (d * i) % 97) % 100 < 20 {
+                        format!("d{d}x{i} ")
+                    } else {
+                        format!("word{i} ")
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn dedup_giant_buckets() {
+    let texts = templated(40);
+    let mut p = Params::preset("dedup").unwrap();
+    // 2 rows a band: buckets of most of the corpus, of unlike documents
+    dedup_banding(&mut p, DedupMode::None, 0.99, 64, 2).unwrap();
+    let mut ix = Index::new(&p).unwrap();
+    let mut s = Signature::new(&p).unwrap();
+    for (i, t) in texts.iter().enumerate() {
+        s.set_text(t.as_bytes()).unwrap();
+        ix.insert(i as u64, &s).unwrap();
+    }
+    let run = |giant: u64, cost: f64| {
+        let mut d = Dedup::new(&ix, DedupMode::Estimate, 0.8).unwrap();
+        d.set_giant(giant).unwrap();
+        d.set_giant_cost(cost).unwrap();
+        assert!(d.next().unwrap().is_empty());
+        assert_eq!(d.set_giant(10).unwrap_err().name(), "ESTATE");
+        (d.stat(DedupStat::SetAside).unwrap(), d.stat(DedupStat::SetAsideMembers).unwrap())
+    };
+    assert_eq!(run(0, 64.0), (0, 0));
+    let (aside, members) = run(8, 0.0);
+    assert!(aside > 0 && members > 8 * aside, "{aside} set aside, {members} members");
+    let mut d = Dedup::new(&ix, DedupMode::Estimate, 0.8).unwrap();
+    assert_eq!(d.set_giant_cost(2e15).unwrap_err().name(), "EINVAL");
+}
+
+#[test]
 fn dedup_constants_match_the_header() {
-    // enum simlsh_dedup_* have no run-time names: read them from the header
+    // the kinds the names are read from, and the params keys, from the header
     let Ok(path) = std::env::var("SIMLSH_HEADER") else { return };
     let h = std::fs::read_to_string(path).unwrap();
     let value = |name: &str| -> i32 {
@@ -178,24 +265,9 @@ fn dedup_constants_match_the_header() {
     };
     use simlsh_sys::*;
     let pairs = [
-        ("SIMLSH_DEDUP_NONE", SIMLSH_DEDUP_NONE),
-        ("SIMLSH_DEDUP_ESTIMATE", SIMLSH_DEDUP_ESTIMATE),
-        ("SIMLSH_DEDUP_EXACT", SIMLSH_DEDUP_EXACT),
-        ("SIMLSH_DEDUP_THREADS", SIMLSH_DEDUP_THREADS),
-        ("SIMLSH_DEDUP_MEMORY", SIMLSH_DEDUP_MEMORY),
-        ("SIMLSH_DEDUP_PREFILTER", SIMLSH_DEDUP_PREFILTER),
-        ("SIMLSH_DEDUP_KEEP_BELOW", SIMLSH_DEDUP_KEEP_BELOW),
-        ("SIMLSH_DEDUP_STAT_VISITS", SIMLSH_DEDUP_STAT_VISITS),
-        ("SIMLSH_DEDUP_STAT_CANDIDATES", SIMLSH_DEDUP_STAT_CANDIDATES),
-        ("SIMLSH_DEDUP_STAT_EXACT", SIMLSH_DEDUP_STAT_EXACT),
-        ("SIMLSH_DEDUP_STAT_IDENTICAL", SIMLSH_DEDUP_STAT_IDENTICAL),
-        ("SIMLSH_DEDUP_STAT_ESTIMATED", SIMLSH_DEDUP_STAT_ESTIMATED),
-        ("SIMLSH_DEDUP_STAT_TEXTS", SIMLSH_DEDUP_STAT_TEXTS),
-        ("SIMLSH_DEDUP_STAT_BATCHES", SIMLSH_DEDUP_STAT_BATCHES),
-        ("SIMLSH_DEDUP_STAT_SET_BYTES", SIMLSH_DEDUP_STAT_SET_BYTES),
-        ("SIMLSH_DEDUP_STAT_GROUPS", SIMLSH_DEDUP_STAT_GROUPS),
-        ("SIMLSH_DEDUP_STAT_MEMBERS", SIMLSH_DEDUP_STAT_MEMBERS),
-        ("SIMLSH_DEDUP_STAT_EDITS", SIMLSH_DEDUP_STAT_EDITS),
+        ("SIMLSH_KIND_DEDUP_MODE", SIMLSH_KIND_DEDUP_MODE),
+        ("SIMLSH_KIND_DEDUP_KEY", SIMLSH_KIND_DEDUP_KEY),
+        ("SIMLSH_KIND_DEDUP_STAT", SIMLSH_KIND_DEDUP_STAT),
         ("SIMLSH_PARAM_BANDS", SIMLSH_PARAM_BANDS),
         ("SIMLSH_PARAM_ROWS", SIMLSH_PARAM_ROWS),
     ];
