@@ -259,7 +259,8 @@ def c_check(api):
              "isa": "SIMLSH_KIND_ISA", "scope": "SIMLSH_KIND_SCOPE",
              "query": "SIMLSH_KIND_QUERY_FLAG", "simlsh_dedup_mode": "SIMLSH_KIND_DEDUP_MODE",
              "simlsh_dedup_key": "SIMLSH_KIND_DEDUP_KEY",
-             "simlsh_dedup_stat": "SIMLSH_KIND_DEDUP_STAT"}
+             "simlsh_dedup_stat": "SIMLSH_KIND_DEDUP_STAT",
+             "simlsh_dedup_cluster": "SIMLSH_KIND_DEDUP_CLUSTER"}
     for c in api["constants"]:
         if c["group"] in kinds:
             lines.append('    printf("name %s %%s\\n", simlsh_constant_name(%s, %s) ? '

@@ -366,12 +366,14 @@ enum {
     /** enum simlsh_dedup_mode: "none", "estimate", "exact". Since 0.3. */
     SIMLSH_KIND_DEDUP_MODE = 11,
     /** enum simlsh_dedup_key: "threads", "memory", "prefilter", "keep_below",
-     *  "giant", "giant_cost". Since 0.3. */
+     *  "giant", "giant_cost", "cluster", "link_kept". Since 0.3. */
     SIMLSH_KIND_DEDUP_KEY = 12,
     /** enum simlsh_dedup_stat: "visits", "candidates", "exact", "identical",
      *  "estimated", "texts", "batches", "set_bytes", "groups", "members",
      *  "edits", "set_aside", "set_aside_members". Since 0.3. */
-    SIMLSH_KIND_DEDUP_STAT = 13
+    SIMLSH_KIND_DEDUP_STAT = 13,
+    /** enum simlsh_dedup_cluster: "star", "components". Since 0.3. */
+    SIMLSH_KIND_DEDUP_CLUSTER = 14
 };
 
 /** @return the static name of @p value among the constants of @p kind

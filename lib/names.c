@@ -95,6 +95,8 @@ static const named dedup_keys[] = {
     {.value = SIMLSH_DEDUP_KEEP_BELOW, .name = "keep_below"},
     {.value = SIMLSH_DEDUP_GIANT, .name = "giant"},
     {.value = SIMLSH_DEDUP_GIANT_COST, .name = "giant_cost"},
+    {.value = SIMLSH_DEDUP_CLUSTER, .name = "cluster"},
+    {.value = SIMLSH_DEDUP_LINK_KEPT, .name = "link_kept"},
 };
 
 static const named dedup_stats[] = {
@@ -111,6 +113,11 @@ static const named dedup_stats[] = {
     {.value = SIMLSH_DEDUP_STAT_EDITS, .name = "edits"},
     {.value = SIMLSH_DEDUP_STAT_SET_ASIDE, .name = "set_aside"},
     {.value = SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS, .name = "set_aside_members"},
+};
+
+static const named dedup_clusters[] = {
+    {.value = SIMLSH_DEDUP_STAR, .name = "star"},
+    {.value = SIMLSH_DEDUP_COMPONENTS, .name = "components"},
 };
 
 typedef struct {
@@ -137,6 +144,7 @@ static const table tables[] = {
     [SIMLSH_KIND_DEDUP_MODE] = T(dedup_modes),
     [SIMLSH_KIND_DEDUP_KEY] = T(dedup_keys),
     [SIMLSH_KIND_DEDUP_STAT] = T(dedup_stats),
+    [SIMLSH_KIND_DEDUP_CLUSTER] = T(dedup_clusters),
 };
 #undef T
 

@@ -5,10 +5,11 @@
 #include "testutil.h"
 
 static const int kinds[] = {
-    SIMLSH_KIND_ERROR,       SIMLSH_KIND_PARAM,  SIMLSH_KIND_UNIT,       SIMLSH_KIND_NORMALIZE,
-    SIMLSH_KIND_UTF8_POLICY, SIMLSH_KIND_SCHEME, SIMLSH_KIND_ISA,        SIMLSH_KIND_SCOPE,
-    SIMLSH_KIND_QUERY_FLAG,  SIMLSH_KIND_PRESET, SIMLSH_KIND_DEDUP_MODE, SIMLSH_KIND_DEDUP_KEY,
-    SIMLSH_KIND_DEDUP_STAT,
+    SIMLSH_KIND_ERROR,      SIMLSH_KIND_PARAM,         SIMLSH_KIND_UNIT,
+    SIMLSH_KIND_NORMALIZE,  SIMLSH_KIND_UTF8_POLICY,   SIMLSH_KIND_SCHEME,
+    SIMLSH_KIND_ISA,        SIMLSH_KIND_SCOPE,         SIMLSH_KIND_QUERY_FLAG,
+    SIMLSH_KIND_PRESET,     SIMLSH_KIND_DEDUP_MODE,    SIMLSH_KIND_DEDUP_KEY,
+    SIMLSH_KIND_DEDUP_STAT, SIMLSH_KIND_DEDUP_CLUSTER,
 };
 
 static void check_value(int kind, const char *name, int64_t want)
@@ -78,6 +79,10 @@ static void names(void)
     check_value(SIMLSH_KIND_DEDUP_KEY, "keep_below", SIMLSH_DEDUP_KEEP_BELOW);
     check_value(SIMLSH_KIND_DEDUP_KEY, "giant", SIMLSH_DEDUP_GIANT);
     check_value(SIMLSH_KIND_DEDUP_KEY, "giant_cost", SIMLSH_DEDUP_GIANT_COST);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "cluster", SIMLSH_DEDUP_CLUSTER);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "link_kept", SIMLSH_DEDUP_LINK_KEPT);
+    check_value(SIMLSH_KIND_DEDUP_CLUSTER, "star", SIMLSH_DEDUP_STAR);
+    check_value(SIMLSH_KIND_DEDUP_CLUSTER, "components", SIMLSH_DEDUP_COMPONENTS);
     check_value(SIMLSH_KIND_DEDUP_STAT, "visits", SIMLSH_DEDUP_STAT_VISITS);
     check_value(SIMLSH_KIND_DEDUP_STAT, "candidates", SIMLSH_DEDUP_STAT_CANDIDATES);
     check_value(SIMLSH_KIND_DEDUP_STAT, "exact", SIMLSH_DEDUP_STAT_EXACT);
@@ -126,9 +131,9 @@ static void names(void)
     int64_t v;
     CHECK_RC(simlsh_constant_value(&v, 0, "char"), SIMLSH_EINVAL);
     CHECK_RC(simlsh_constant_value(&v, 99, "char"), SIMLSH_EINVAL);
-    CHECK_RC(simlsh_constant_value(&v, SIMLSH_KIND_DEDUP_STAT + 1, "none"), SIMLSH_EINVAL);
-    CHECK_RC(simlsh_constant_at(&v, NULL, SIMLSH_KIND_DEDUP_STAT + 1, 0), SIMLSH_EINVAL);
-    CHECK(simlsh_constant_name(SIMLSH_KIND_DEDUP_STAT + 1, 0) == NULL);
+    CHECK_RC(simlsh_constant_value(&v, SIMLSH_KIND_DEDUP_CLUSTER + 1, "none"), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_constant_at(&v, NULL, SIMLSH_KIND_DEDUP_CLUSTER + 1, 0), SIMLSH_EINVAL);
+    CHECK(simlsh_constant_name(SIMLSH_KIND_DEDUP_CLUSTER + 1, 0) == NULL);
     CHECK_RC(simlsh_constant_value(NULL, SIMLSH_KIND_UNIT, "char"), SIMLSH_EINVAL);
     CHECK_RC(simlsh_constant_value(&v, SIMLSH_KIND_UNIT, NULL), SIMLSH_EINVAL);
     CHECK_RC(simlsh_constant_value(&v, SIMLSH_KIND_UNIT, "Char"), SIMLSH_ENOTFOUND);
