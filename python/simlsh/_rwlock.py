@@ -62,45 +62,43 @@ class RWLock:
         if self._cond is not None:
             self._cond.notify_all()
 
+    # The read side is the hot path (every query takes it, with the GIL
+    # held): the uncontended case is one `with` on the mutex and one dict
+    # update; anything else goes to the slow paths.
     def acquire_read(self) -> None:
         me = _ident()
-        mu = self._mu
-        mu.acquire()
-        try:
-            if self._writer is None:
-                if not self._waiting:
-                    self._readers[me] = self._readers.get(me, 0) + 1
-                    return
-            elif self._writer == me:
-                self._depth += 1
+        with self._mu:
+            if self._writer is None and not self._waiting:
+                readers = self._readers
+                readers[me] = readers.get(me, 0) + 1
                 return
-            d = self._readers.get(me)
-            if d:  # already reading: never wait for a writer that waits for us
-                self._readers[me] = d + 1
-                return
-            while self._writer is not None or self._waiting:
-                self._wait()
-            self._readers[me] = 1
-        finally:
-            mu.release()
+            self._acquire_read_slow(me)
+
+    def _acquire_read_slow(self, me: int) -> None:
+        if self._writer == me:
+            self._depth += 1
+            return
+        d = self._readers.get(me)
+        if d:  # already reading: never wait for a writer that waits for us
+            self._readers[me] = d + 1
+            return
+        while self._writer is not None or self._waiting:
+            self._wait()
+        self._readers[me] = 1
 
     def release_read(self) -> None:
         me = _ident()
-        mu = self._mu
-        mu.acquire()
-        try:
-            if self._writer == me:
+        with self._mu:
+            readers = self._readers
+            d = readers.get(me)
+            if d is None:  # a read inside this thread's write
                 self._depth -= 1
-                return
-            d = self._readers[me] - 1
-            if d:
-                self._readers[me] = d
-                return
-            del self._readers[me]
-            if not self._readers:
-                self._wake()
-        finally:
-            mu.release()
+            elif d > 1:
+                readers[me] = d - 1
+            else:
+                del readers[me]
+                if not readers:
+                    self._wake()
 
     def acquire_write(self) -> None:
         me = _ident()
