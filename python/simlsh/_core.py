@@ -30,6 +30,8 @@ _insert_values_c = _lib.optional("simlsh_index_insert_values", ctypes.c_int,
 # Copy, merge and the per-call threshold of a later library (issue 13).
 _copy_c = _lib.optional("simlsh_index_copy", ctypes.c_int, [ctypes.POINTER(_P), _P])
 _merge_c = _lib.optional("simlsh_index_merge", ctypes.c_int, [_P, _P])
+_query_ids = lib.simlsh_index_query_ids
+_tls = threading.local()  # per thread: Index.query's id buffer
 _query_v2_c = _lib.optional("simlsh_index_query_v2", ctypes.c_int,
                             [_P, _P, _P, ctypes.c_int, ctypes.c_double])
 _query_batch_v2_c = _lib.optional("simlsh_index_query_batch_v2", ctypes.c_int,
@@ -685,6 +687,28 @@ class ShingleSet(_Handle):
 # ---- Signature -------------------------------------------------------------------
 
 
+class _SigHandle(ctypes.c_void_p):
+    """One C signature handle, freed when the last reference goes.
+
+    A Signature is copy-on-write: its writes build a new C signature and
+    swap it in, and never change one that a reader may be using. A reader
+    takes ``h = sig._h`` once and uses ``h`` for the whole call; the old
+    handle lives while any reader holds it. So queries and inserts read a
+    signature without taking its lock (which would cost more than a small
+    query, all of it with the GIL held)."""
+
+    __slots__ = ()
+
+    def __del__(self) -> None:
+        if self.value:
+            lib.simlsh_signature_free(self)
+            self.value = None
+
+
+def _sig_handle(h: ctypes.c_void_p) -> _SigHandle:
+    return _SigHandle(h.value)
+
+
 class Signature(_Handle):
     """A MinHash signature of one or more documents.
 
@@ -699,25 +723,34 @@ class Signature(_Handle):
     Threads: any mix of threads may share a Signature. The ``update*``
     methods, :meth:`merge` and :meth:`clear` are writes (exclusive); every
     other call, inserting it into an index and querying with it included,
-    reads and may run concurrently.
+    reads and may run concurrently. Writes are copy-on-write (they swap in
+    a new C signature), so readers that take no lock still see one whole
+    state: queries and inserts read a signature without its lock.
     """
 
     __slots__ = ()
-    _free = lib.simlsh_signature_free
+    _free = None  # the _SigHandle frees itself
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
         with params._lock.read:
             check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
-        self._h = h
+        self._h = _sig_handle(h)
         if text is not None:
             self.update(text)
 
     @classmethod
     def _wrap(cls, h: ctypes.c_void_p) -> "Signature":
         s = cls.__new__(cls)
-        s._h = h
+        s._h = _sig_handle(h)
         return s
+
+    def _fork(self) -> _SigHandle:
+        """A copy of the current C signature for a write to change, before
+        it is swapped in (under the write lock)."""
+        h = _out()
+        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
+        return _sig_handle(h)
 
     @classmethod
     def from_values(cls, params: Params, values: Any) -> "Signature":
@@ -755,7 +788,9 @@ class Signature(_Handle):
                             "not %s; for tokens use update_tokens" % type(text).__name__)
         buf, n = as_bytes(text)
         with self._lock.write:
-            check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
+            h = self._fork()
+            check(lib.simlsh_signature_add_text(h, buf, n), "Signature.update")
+            self._h = h
         return self
 
     def update_text(self, text: Text) -> "Signature":
@@ -794,26 +829,33 @@ class Signature(_Handle):
                             "update_text, for tokens update_tokens" % type(features).__name__)
         f = np.ascontiguousarray(features, dtype=np.uint64)
         with self._lock.write:
-            check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size),
-                  "features")
+            h = self._fork()
+            check(lib.simlsh_signature_add_features(h, f.ctypes.data, f.size), "features")
+            self._h = h
         return self
 
     def update_shingles(self, shingles: ShingleSet) -> "Signature":
         """Add every shingle of a ShingleSet made with the same contract."""
         with hold(write=(self,), read=(shingles,)):
-            check(lib.simlsh_signature_add_shingleset(self._h, shingles._h), "update_shingles")
+            h = self._fork()
+            check(lib.simlsh_signature_add_shingleset(h, shingles._h), "update_shingles")
+            self._h = h
         return self
 
     def merge(self, other: "Signature") -> "Signature":
         """Become the signature of the union with ``other``; returns self."""
-        with hold(write=(self,), read=(other,)):
-            check(lib.simlsh_signature_merge(self._h, other._h), "merge")
+        with self._lock.write:
+            h = self._fork()
+            check(lib.simlsh_signature_merge(h, other._h), "merge")
+            self._h = h
         return self
 
     def clear(self) -> "Signature":
         """Back to the empty signature; returns self."""
         with self._lock.write:
-            check(lib.simlsh_signature_clear(self._h), "clear")
+            h = self._fork()
+            check(lib.simlsh_signature_clear(h), "clear")
+            self._h = h
         return self
 
     def jaccard(self, other: "Signature") -> float:
@@ -1272,7 +1314,7 @@ class Index(_Handle):
         if not isinstance(sig, Signature):
             raise TypeError("insert: sig must be a simlsh.Signature, not %s"
                             % type(sig).__name__)
-        with hold(write=(self,), read=(sig,)):
+        with self._lock.write:  # sig is copy-on-write: read without its lock
             self._insert(key, sig)
 
     def _insert(self, key: Key, sig: Signature) -> None:
@@ -1497,14 +1539,36 @@ class Index(_Handle):
         if not isinstance(sig, Signature):
             raise TypeError("query: sig must be a simlsh.Signature, not %s"
                             % type(sig).__name__)
-        res = _Results()
+        h = sig._h  # copy-on-write: this handle is one state of sig, no lock needed
         flags = QUERY_VERIFY if verify else 0
-        with hold(read=(self, sig)):
+        if not scores and threshold is None:
+            # One library call into this thread's id buffer: all the work
+            # with the GIL released, the least of it with the GIL held.
+            try:
+                buf, cnt = _tls.query
+            except AttributeError:
+                buf, cnt = _tls.query = ((ctypes.c_uint64 * 64)(), ctypes.c_size_t())
+            lock = self._lock
+            lock.acquire_read()
+            try:
+                rc = _query_ids(buf, len(buf), ctypes.byref(cnt), self._h, h, flags)
+                if rc == _lib.BufferTooSmall.code:  # cnt holds the size needed
+                    buf = (ctypes.c_uint64 * max(cnt.value, 2 * len(buf)))()
+                    _tls.query = (buf, cnt)
+                    rc = _query_ids(buf, len(buf), ctypes.byref(cnt), self._h, h, flags)
+                if rc < 0:
+                    check(rc, "query")
+                ids = buf[:cnt.value]
+                return self._keys_of(ids) if self._str else ids
+            finally:
+                lock.release_read()
+        res = _Results()
+        with self._lock.read:
             if threshold is None:
-                check(lib.simlsh_index_query(res._h, self._h, sig._h, flags), "query")
+                check(lib.simlsh_index_query(res._h, self._h, h, flags), "query")
             else:
                 check(_needs(_query_v2_c, "simlsh_index_query_v2")(
-                    res._h, self._h, sig._h, flags, float(threshold)), "query")
+                    res._h, self._h, h, flags, float(threshold)), "query")
             keys = self._keys_of(res.ids())
             if scores:
                 return list(zip(keys, res.scores()))
@@ -1517,7 +1581,6 @@ class Index(_Handle):
         ``threshold``: as for :meth:`query`."""
         if isinstance(queries, (list, tuple)) and all(isinstance(q, Signature) for q in queries):
             sigs = list(queries)
-            shared = sigs  # the caller's: read-locked for the call
         else:
             v = _u32(queries, "query_batch")
             p = self.params
@@ -1531,21 +1594,25 @@ class Index(_Handle):
                     sigs.append(Signature.from_values(p, row))
                 except InvalidArgument as e:
                     raise InvalidArgument("query_batch: row %d: %s" % (j, e)) from None
-            shared = []  # made here, seen by no other thread
         n = len(sigs)
-        arr = (ctypes.c_void_p * max(n, 1))(*[s._h.value for s in sigs])
+        # The signatures are copy-on-write: these handles (kept alive by
+        # the list) are one state of each, read without their locks.
+        hs = [s._h for s in sigs]
+        arr = (ctypes.c_void_p * max(n, 1))(*[h.value for h in hs])
         res = _Results()
         flags = QUERY_VERIFY if verify else 0
-        with hold(read=[self] + shared):
+        with self._lock.read:
             if threshold is None:
                 check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags),
                       "query_batch")
             else:
                 check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
                     res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
-            a, _, _ = res.columns()
+            a, b, _ = res.columns()
             keys = self._keys_of(a)
-        off = res.offsets(n)
+        del hs
+        # Rows come in query order, column b holding the query's position.
+        off = np.searchsorted(b, np.arange(n + 1, dtype=np.uint64)).tolist()
         return [keys[off[q]:off[q + 1]] for q in range(n)]
 
     def pairs(self, verify: bool = True, max_pairs: int = 0) -> List[Tuple[Key, Key, float]]:
