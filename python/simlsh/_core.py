@@ -745,6 +745,17 @@ class Signature(_Handle):
         s._h = _sig_handle(h)
         return s
 
+    def _set_values(self, values: np.ndarray) -> None:
+        """Become the signature of these values, of the same contract (as
+        from_values; simlsh.datasketch's scheme="datasketch")."""
+        v = _u32(values, "values")
+        with self._lock.write:
+            p = self.params
+            h = _out()
+            check(lib.simlsh_signature_from_values(ctypes.byref(h), p._h, v.ctypes.data,
+                                                   v.size), "values")
+            self._h = _sig_handle(h)
+
     def _fork(self) -> _SigHandle:
         """A copy of the current C signature for a write to change, before
         it is swapped in (under the write lock)."""
@@ -860,31 +871,30 @@ class Signature(_Handle):
 
     def jaccard(self, other: "Signature") -> float:
         """Estimated Jaccard similarity: the fraction of equal values."""
+        # Reads of a signature take one handle, one whole state (the
+        # writes are copy-on-write), and no lock.
         d = ctypes.c_double()
-        with hold(read=(self, other)):
-            check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
         return d.value
 
     @property
     def num_perm(self) -> int:
         """The number of values (the params' num_perm)."""
-        with self._lock.read:
-            return check(lib.simlsh_signature_num_perm(self._h))
+        return check(lib.simlsh_signature_num_perm(self._h))
 
     @property
     def empty(self) -> bool:
         """True when nothing was added (all values 2^32-1)."""
-        with self._lock.read:
-            return check(lib.simlsh_signature_is_empty(self._h)) == 1
+        return check(lib.simlsh_signature_is_empty(self._h)) == 1
 
     @property
     def values(self) -> np.ndarray:
         """The num_perm values (densified for OPH) as a new uint32 array."""
         n = ctypes.c_size_t()
-        with self._lock.read:
-            out = np.empty(self.num_perm, dtype=np.uint32)
-            check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n),
-                                              self._h), "values")
+        h = self._h
+        out = np.empty(check(lib.simlsh_signature_num_perm(h)), dtype=np.uint32)
+        check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n), h),
+              "values")
         return out
 
     def band_keys(self, bands: Optional[int] = None, rows: Optional[int] = None) -> np.ndarray:
