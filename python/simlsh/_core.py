@@ -933,8 +933,7 @@ class Signature(_Handle):
     def copy(self) -> "Signature":
         """An independent copy."""
         h = _out()
-        with self._lock.read:
-            check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
+        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
         return Signature._wrap(h)
 
     __copy__ = copy
@@ -1161,6 +1160,25 @@ class _Results(_Handle):
 
 
 # ---- Index -----------------------------------------------------------------------
+
+
+def query_ids(index_h: Any, sig_h: Any, flags: int) -> List[int]:
+    """The ids one query finds, as a list: one library call into this
+    thread's buffer, all the work with the GIL released and the least of it
+    with the GIL held. The caller holds the index's read lock."""
+    try:
+        buf, cnt = _tls.query
+    except AttributeError:
+        buf, cnt = _tls.query = ((ctypes.c_uint64 * 64)(), ctypes.c_size_t())
+    rc = _query_ids(buf, len(buf), ctypes.byref(cnt), index_h, sig_h, flags)
+    if rc == _lib.BufferTooSmall.code:  # cnt holds the size needed
+        buf = (ctypes.c_uint64 * max(cnt.value, 2 * len(buf)))()
+        _tls.query = (buf, cnt)
+        rc = _query_ids(buf, len(buf), ctypes.byref(cnt), index_h, sig_h, flags)
+    if rc < 0:
+        check(rc, "query")
+    return buf[:cnt.value]
+
 
 _KEYS_MAGIC = b"simlsh-python-keys 1\n"
 
@@ -1552,23 +1570,10 @@ class Index(_Handle):
         h = sig._h  # copy-on-write: this handle is one state of sig, no lock needed
         flags = QUERY_VERIFY if verify else 0
         if not scores and threshold is None:
-            # One library call into this thread's id buffer: all the work
-            # with the GIL released, the least of it with the GIL held.
-            try:
-                buf, cnt = _tls.query
-            except AttributeError:
-                buf, cnt = _tls.query = ((ctypes.c_uint64 * 64)(), ctypes.c_size_t())
             lock = self._lock
             lock.acquire_read()
             try:
-                rc = _query_ids(buf, len(buf), ctypes.byref(cnt), self._h, h, flags)
-                if rc == _lib.BufferTooSmall.code:  # cnt holds the size needed
-                    buf = (ctypes.c_uint64 * max(cnt.value, 2 * len(buf)))()
-                    _tls.query = (buf, cnt)
-                    rc = _query_ids(buf, len(buf), ctypes.byref(cnt), self._h, h, flags)
-                if rc < 0:
-                    check(rc, "query")
-                ids = buf[:cnt.value]
+                ids = query_ids(self._h, h, flags)
                 return self._keys_of(ids) if self._str else ids
             finally:
                 lock.release_read()

@@ -97,8 +97,8 @@ class RWLock:
                 readers[me] = d - 1
             else:
                 del readers[me]
-                if not readers:
-                    self._wake()
+                if not readers and self._cond is not None:
+                    self._cond.notify_all()
 
     def acquire_write(self) -> None:
         me = _ident()
@@ -133,7 +133,8 @@ class RWLock:
             self._depth -= 1
             if self._depth == 0:
                 self._writer = None
-                self._wake()
+                if self._cond is not None:
+                    self._cond.notify_all()
         finally:
             mu.release()
 

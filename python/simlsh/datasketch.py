@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Opti
 import numpy as np
 
 from . import _lib
-from ._core import Index, Params, Signature
+from ._core import Index, Params, Signature, query_ids
 from ._forest import Ensemble, Forest
 from ._lib import lib
 from ._rwlock import RWLock, hold
@@ -43,6 +43,7 @@ __all__ = ["MinHash", "LeanMinHash", "MinHashLSH", "MinHashLSHForest", "MinHashL
 _MAX_HASH = (1 << 32) - 1  # datasketch's empty value, and simlsh's
 _SCHEMES = ("oph", "classic", "datasketch")
 _PARAMS: Dict[Tuple[int, int, str], Params] = {}
+_EMPTY: Dict[Tuple[int, int, str], Signature] = {}  # copied for each new MinHash
 
 # scheme="datasketch": datasketch 1.x's own hash values, computed here as
 # datasketch computes them (minhash.py since 1.1.3): a token's 32-bit hash
@@ -117,6 +118,7 @@ def _contract(num_perm: int, seed: int, scheme: str) -> Params:
                        hash_bits=64)
         else:
             p = Params(unit="word", k=1, num_perm=num_perm, seed=seed, scheme=scheme)
+        _EMPTY[key] = Signature(p)
         _PARAMS[key] = p
     return p
 
@@ -198,7 +200,8 @@ class MinHash:
             except _lib.InvalidArgument as e:
                 raise ValueError("hashvalues: %s" % e) from None
         else:
-            self._sig = Signature(p)
+            # a copy of an empty signature costs less than a new one
+            self._sig = _EMPTY[(num_perm, seed, scheme)].copy()
         self._pending: List[bytes] = []
         self._features: List[int] = []
 
@@ -257,9 +260,14 @@ class MinHash:
             if self._exact is not None:
                 self._flush_datasketch(sig, toks, feats)
             elif toks:
-                joined = b" ".join(toks)
-                if joined.replace(b" ", b"").isalnum() and len(joined.split()) == len(toks):
-                    sig.update_text(joined)
+                if b"".join(toks).isalnum() and all(toks):  # ASCII letters, digits
+                    # the signature's write lock is held: update it here
+                    # (copy-on-write, as Signature.update does)
+                    joined = b" ".join(toks)
+                    h = sig._fork()
+                    _lib.check(lib.simlsh_signature_add_text(h, joined, len(joined)),
+                               "MinHash.update")
+                    sig._h = h
                 else:
                     plain = [t for t in toks if t.isalnum()]
                     if plain:
@@ -721,16 +729,18 @@ class MinHashLSH(_Keyed):
         is indexed once more) or the MinHash has another length or seed."""
         sig = _minhash(minhash, self.h, "insert")
         hash(key)
-        with self._lock.write:  # signatures are copy-on-write: read without a lock
+        # The index is this object's own, used only under its lock, so the
+        # library is called here, without the Index wrapper and its lock;
+        # signatures are copy-on-write: read without a lock.
+        with self._lock.write:
             if check_duplication and key in self._ids:
                 raise ValueError("The given key already exists")
             ix = self._index_for(sig)
             i = self._new_id(key)
-            try:
-                ix.insert(i, sig)
-            except _lib.Error as e:
+            rc = lib.simlsh_index_insert(ix._h, i, sig._h)
+            if rc < 0:
                 self._undo(key, i)
-                raise ValueError("insert %r: %s" % (key, e)) from None
+                raise ValueError("insert %r: %s" % (key, _lib.error_for(rc)))
 
     def _undo(self, key: Hashable, i: int) -> None:
         del self._key_of[i]
@@ -765,15 +775,15 @@ class MinHashLSH(_Keyed):
     def query(self, minhash: MinHash) -> List[Hashable]:
         """Keys whose MinHash shares a band with ``minhash`` (candidates)."""
         sig = _minhash(minhash, self.h, "query")
-        with self._lock.read:
-            if self._ix is None or sig.empty:
+        with self._lock.read:  # the index is used only under it (see insert)
+            if self._ix is None:
                 return []
             try:
-                ids = self._ix.query(sig, verify=False)
+                ids = query_ids(self._ix._h, sig._h, 0)  # an empty sig finds nothing
             except _lib.ContractMismatch:
                 raise ValueError("query: the MinHash has another seed or scheme than the "
                                  "indexed ones") from None
-            return self._keys_of(ids)  # type: ignore[arg-type]
+            return self._keys_of(ids)
 
     def add_to_query_buffer(self, minhash: MinHash) -> None:
         """Buffer a query for :meth:`collect_query_buffer`."""
@@ -831,6 +841,20 @@ class MinHashLSH(_Keyed):
     def __len__(self) -> int:
         with self._lock.read:
             return len(self._ids)
+
+    # The index is guarded by this object's lock alone (see insert): its
+    # bytes are taken under it, not later by pickle.
+    def __getstate__(self) -> Dict[str, Any]:
+        with self._lock.read:
+            d = _Keyed.__getstate__(self)
+            if self._ix is not None:
+                d["_ix"] = self._ix.to_bytes()
+            return d
+
+    def __setstate__(self, d: Dict[str, Any]) -> None:
+        if isinstance(d.get("_ix"), bytes):
+            d["_ix"] = Index.from_bytes(d["_ix"])
+        _Keyed.__setstate__(self, d)
 
 
 class MinHashLSHInsertionSession:
