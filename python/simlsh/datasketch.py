@@ -123,6 +123,9 @@ def _contract(num_perm: int, seed: int, scheme: str) -> Params:
     return p
 
 
+_BYTES = {bytes}
+
+
 def _token(b: Any) -> bytes:
     if isinstance(b, bytes):
         return b
@@ -240,8 +243,12 @@ class MinHash:
         if self.hashfunc is not None:
             hf = self.hashfunc
             self._features.extend([int(hf(x)) & 0xFFFFFFFFFFFFFFFF for x in b])
+            return
+        toks = b if type(b) is list else list(b)
+        if set(map(type, toks)) <= _BYTES:  # the usual case, checked in C
+            self._pending.extend(toks)
         else:
-            self._pending.extend([_token(x) for x in b])
+            self._pending.extend([_token(x) for x in toks])
 
     def _flush(self) -> Signature:
         """Sign the tokens added since the last flush; returns the signature.
