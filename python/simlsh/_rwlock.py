@@ -13,9 +13,11 @@ thread that holds it, shared or exclusive, may take it again shared, so a
 method may call another. Asking for the exclusive lock while holding only
 the shared one would wait for itself; it raises RuntimeError instead.
 
-Calls that touch several objects (``index.insert(key, sig)`` writes the
-index and reads the signature) take their locks through :func:`hold`, in one
-global order, so two threads never wait for each other in a cycle.
+Calls that touch several objects (``sig.update_shingles(s)`` writes the
+signature and reads the shingle set) take their locks through :func:`hold`,
+in one global order, so two threads never wait for each other in a cycle.
+Signatures are copy-on-write (_core.Signature): reading one needs no lock,
+so ``index.insert(key, sig)`` and ``index.query(sig)`` lock the index only.
 """
 
 from __future__ import annotations
