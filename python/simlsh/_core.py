@@ -698,10 +698,11 @@ class _SigHandle(ctypes.c_void_p):
     query, all of it with the GIL held)."""
 
     __slots__ = ()
+    _free = lib.simlsh_signature_free  # bound here: module globals may be gone at exit
 
     def __del__(self) -> None:
         if self.value:
-            lib.simlsh_signature_free(self)
+            type(self)._free(self)
             self.value = None
 
 
