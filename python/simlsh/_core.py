@@ -1163,6 +1163,9 @@ class _Results(_Handle):
 # ---- Index -----------------------------------------------------------------------
 
 
+_SIGNATURE = {Signature}
+
+
 def query_ids(index_h: Any, sig_h: Any, flags: int) -> List[int]:
     """The ids one query finds, as a list: one library call into this
     thread's buffer, all the work with the GIL released and the least of it
@@ -1595,7 +1598,8 @@ class Index(_Handle):
         """Query many signatures at once: a list of Signature, or an
         (n, num_perm) values matrix. Returns one key list per query.
         ``threshold``: as for :meth:`query`."""
-        if isinstance(queries, (list, tuple)) and all(isinstance(q, Signature) for q in queries):
+        if isinstance(queries, (list, tuple)) and (set(map(type, queries)) <= _SIGNATURE or all(
+                isinstance(q, Signature) for q in queries)):
             sigs = list(queries)
         else:
             v = _u32(queries, "query_batch")
@@ -1614,7 +1618,7 @@ class Index(_Handle):
         # The signatures are copy-on-write: these handles (kept alive by
         # the list) are one state of each, read without their locks.
         hs = [s._h for s in sigs]
-        arr = (ctypes.c_void_p * max(n, 1))(*[h.value for h in hs])
+        arr = (ctypes.c_void_p * max(n, 1))(*hs)
         res = _Results()
         flags = QUERY_VERIFY if verify else 0
         with self._lock.read:
