@@ -710,6 +710,30 @@ def _sig_handle(h: ctypes.c_void_p) -> _SigHandle:
     return _SigHandle(h.value)
 
 
+def _scratch(old: Any, what: str) -> _SigHandle:
+    """A private C signature of old's params, for _with_text."""
+    h = _out()
+    check(lib.simlsh_signature_copy(ctypes.byref(h), old), what)
+    return _sig_handle(h)
+
+
+def _with_text(s: Any, old: Any, buf: Any, n: int, what: str) -> _SigHandle:
+    """A new C signature: ``old`` with one document added (copy-on-write).
+
+    The text is added in ``s``, a scratch signature of old's params that no
+    reader sees, and the result copied out: a C signature builds its
+    shingler and hash coefficients (tens of kB) at its first document and
+    keeps them, so adding to a fresh copy each time would pay that again,
+    and leave every copy holding them."""
+    lib.simlsh_signature_clear(s)
+    if not lib.simlsh_signature_is_empty(old):
+        check(lib.simlsh_signature_merge(s, old), what)  # old's state, exactly
+    check(lib.simlsh_signature_add_text(s, buf, n), what)
+    h = _out()
+    check(lib.simlsh_signature_copy(ctypes.byref(h), s), what)
+    return _sig_handle(h)
+
+
 class Signature(_Handle):
     """A MinHash signature of one or more documents.
 
@@ -729,8 +753,13 @@ class Signature(_Handle):
     state: queries and inserts read a signature without its lock.
     """
 
-    __slots__ = ()
+    __slots__ = ("_work",)
     _free = None  # the _SigHandle frees itself
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        s = _Handle.__new__(cls)
+        s._work = None  # the private signature update() adds text in
+        return s
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
@@ -800,9 +829,11 @@ class Signature(_Handle):
                             "not %s; for tokens use update_tokens" % type(text).__name__)
         buf, n = as_bytes(text)
         with self._lock.write:
-            h = self._fork()
-            check(lib.simlsh_signature_add_text(h, buf, n), "Signature.update")
-            self._h = h
+            old = self._h
+            work = self._work
+            if work is None:
+                work = self._work = _scratch(old, "Signature.update")
+            self._h = _with_text(work, old, buf, n, "Signature.update")
         return self
 
     def update_text(self, text: Text) -> "Signature":

@@ -296,6 +296,7 @@ GIL_HELD = (
     "simlsh_strerror", "simlsh_error_name", "simlsh_params_get_int",
     "simlsh_params_get_double", "simlsh_params_free", "simlsh_signature_free",
     "simlsh_signature_copy", "simlsh_signature_from_values", "simlsh_signature_is_empty",
+    "simlsh_signature_clear", "simlsh_signature_fingerprint",
     "simlsh_signature_num_perm", "simlsh_results_new", "simlsh_results_free",
     "simlsh_results_count", "simlsh_results_a", "simlsh_results_b", "simlsh_results_scores",
     "simlsh_results_offset", "simlsh_results_truncated", "simlsh_index_contains",

@@ -28,12 +28,13 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import struct
+import threading
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from . import _lib
-from ._core import Index, Params, Signature, query_ids
+from ._core import Index, Params, Signature, _scratch, _with_text, query_ids
 from ._forest import Ensemble, Forest
 from ._lib import lib
 from ._rwlock import RWLock, hold
@@ -124,6 +125,24 @@ def _contract(num_perm: int, seed: int, scheme: str) -> Params:
 
 
 _BYTES = {bytes}
+
+
+_local = threading.local()
+
+
+def _thread_scratch(m: "MinHash", sig: Signature) -> Any:
+    """This thread's scratch signature for MinHashes of m's contract: every
+    MinHash of one (num_perm, seed, scheme) has the same params (_contract),
+    so one scratch serves them all, and no MinHash keeps a shingler."""
+    try:
+        scratch = _local.scratch
+    except AttributeError:
+        scratch = _local.scratch = {}
+    key = (len(m), m.seed, m._scheme)
+    s = scratch.get(key)
+    if s is None:
+        s = scratch[key] = _scratch(sig._h, "MinHash.update")
+    return s
 
 
 def _token(b: Any) -> bytes:
@@ -271,10 +290,8 @@ class MinHash:
                     # the signature's write lock is held: update it here
                     # (copy-on-write, as Signature.update does)
                     joined = b" ".join(toks)
-                    h = sig._fork()
-                    _lib.check(lib.simlsh_signature_add_text(h, joined, len(joined)),
-                               "MinHash.update")
-                    sig._h = h
+                    sig._h = _with_text(_thread_scratch(self, sig), sig._h, joined,
+                                        len(joined), "MinHash.update")
                 else:
                     plain = [t for t in toks if t.isalnum()]
                     if plain:
