@@ -5,8 +5,9 @@ the GIL released. The same queries are done by one thread and split over
 two; each repeat times both, one after the other, and the ratio (2-thread
 wall time / 1-thread wall time) is taken per repeat, so load from other
 processes hits both sides alike. Prints one JSON object with, per call
-style, the median ratio, the median wall and CPU (process) seconds, and all
-ratios. CPU seconds near the wall seconds of 2 threads mean that only one
+style, the median ratio, the median wall and CPU (process) seconds, all
+ratios, and the 1-thread CPU time per query; for query(), the share of its
+CPU time beyond the bare call (held with the GIL). CPU seconds near the wall seconds of 2 threads mean that only one
 core was busy: the GIL, or a machine without a free second core.
 
 Call styles:
@@ -99,12 +100,17 @@ def main():
                 for _ in range(args.repeat)]
         ratios = [two[0] / one[0] for one, two in runs]
         med = statistics.median
+        one_cpu = med(one[1] for one, _ in runs)
         out[name] = {"ratio": round(med(ratios), 3),
+                     "cpu_us_per_query": round(one_cpu / (len(qs) * args.rounds) * 1e6, 2),
                      "1_thread_s": round(med(one[0] for one, _ in runs), 4),
                      "1_thread_cpu_s": round(med(one[1] for one, _ in runs), 4),
                      "2_threads_s": round(med(two[0] for _, two in runs), 4),
                      "2_threads_cpu_s": round(med(two[1] for _, two in runs), 4),
                      "ratios": sorted(round(r, 3) for r in ratios)}
+    # what query() spends beyond the bare call: held with the GIL
+    out["query"]["gil_held_share"] = round(
+        1 - out["bare"]["cpu_us_per_query"] / out["query"]["cpu_us_per_query"], 3)
     print(json.dumps(out))
 
 
