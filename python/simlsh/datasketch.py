@@ -286,16 +286,16 @@ class MinHash:
             if self._exact is not None:
                 self._flush_datasketch(sig, toks, feats)
             elif toks:
-                if b"".join(toks).isalnum() and all(toks):  # ASCII letters, digits
-                    # the signature's write lock is held: update it here
-                    # (copy-on-write, as Signature.update does)
-                    joined = b" ".join(toks)
+                # ASCII letters and digits go in as one text; the signature's
+                # write lock is held, so it is updated here (copy-on-write,
+                # as Signature.update does, in this thread's scratch)
+                plain = toks if b"".join(toks).isalnum() and all(toks) else \
+                    [t for t in toks if t.isalnum()]
+                if plain:
+                    joined = b" ".join(plain)
                     sig._h = _with_text(_thread_scratch(self, sig), sig._h, joined,
                                         len(joined), "MinHash.update")
-                else:
-                    plain = [t for t in toks if t.isalnum()]
-                    if plain:
-                        sig.update_text(b" ".join(plain))
+                if plain is not toks:
                     rest = [t for t in toks if not t.isalnum()]
                     if rest:
                         sig.update_tokens(rest)
