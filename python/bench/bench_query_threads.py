@@ -1,31 +1,54 @@
 #!/usr/bin/env python3
 """Queries on one shared Index from 1 and from 2 threads (issue 28): the
-read lock lets queries run concurrently, the library working with the GIL
-released. Prints one JSON object: seconds for the same queries done by one
-thread and split over two, and their ratio, per call style.
+index's read lock lets queries run concurrently, the library working with
+the GIL released. The same queries are done by one thread and split over
+two; each repeat times both, one after the other, and the ratio (2-thread
+wall time / 1-thread wall time) is taken per repeat, so load from other
+processes hits both sides alike. Prints one JSON object with, per call
+style, the median ratio, the median wall and CPU (process) seconds, all
+ratios, and the 1-thread CPU time per query; for query(), the share of its
+CPU time beyond the bare call (held with the GIL). CPU seconds near the wall seconds of 2 threads mean that only one
+core was busy: the GIL, or a machine without a free second core.
+
+Call styles:
+  query        Index.query, one signature per call;
+  query_batch  Index.query_batch, --batch signatures per call;
+  bare         the library call alone (simlsh_index_query_ids through
+               ctypes, no wrapper, no lock): the most one-by-one queries
+               can scale in CPython, where the GIL is taken back after
+               every call.
 
     SIMLSH_LIBRARY=build/lib/libsimlsh.so.1 PYTHONPATH=python \\
         python3 python/bench/bench_query_threads.py [--docs N] [--queries Q]
+        [--threshold T] [--words W] [--vocab V] [--batch B] [--rounds N]
+        [--repeat R]
+
+--words and --vocab set the documents (W words from a vocabulary of V):
+a smaller vocabulary gives more candidates per query, so more work in the
+library per call.
 """
 
 import argparse
+import ctypes
 import json
 import random
+import statistics
 import threading
 import time
 
 import simlsh
+from simlsh._lib import lib
 
 
-def timed(fn, parts, threads):
-    chunks = [parts[i::threads] for i in range(threads)]
+def timed(fn, parts, threads, rounds):
+    chunks = [parts[i::threads] * rounds for i in range(threads)]
     ts = [threading.Thread(target=fn, args=(c,)) for c in chunks]
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def main():
@@ -33,18 +56,23 @@ def main():
     ap.add_argument("--docs", type=int, default=20000)
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--threshold", type=float, default=0.5)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--words", type=int, default=60)
+    ap.add_argument("--vocab", type=int, default=3000)
+    ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--rounds", type=int, default=10,
+                    help="times each thread goes through its share of the queries")
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     rng = random.Random(28)
-    vocab = ["w%d" % i for i in range(3000)]
-    texts = [" ".join(rng.choice(vocab) for _ in range(60)) for _ in range(args.docs)]
+    vocab = ["w%d" % i for i in range(args.vocab)]
+    texts = [" ".join(rng.choice(vocab) for _ in range(args.words)) for _ in range(args.docs)]
     p = simlsh.Params(unit="word", k=1, num_perm=128, threshold=args.threshold)
     values = simlsh.sign_batch(texts, p)
     ix = simlsh.Index(p)
     ix.insert_batch(list(range(args.docs)), values)
     qs = [simlsh.Signature.from_values(p, values[rng.randrange(args.docs)])
           for _ in range(args.queries)]
-    batches = [qs[i:i + 50] for i in range(0, len(qs), 50)]
+    batches = [qs[i:i + args.batch] for i in range(0, len(qs), args.batch)]
 
     def one_by_one(chunk):
         for q in chunk:
@@ -54,12 +82,35 @@ def main():
         for b in chunk:
             ix.query_batch(b)
 
-    out = {"docs": args.docs, "queries": args.queries, "threshold": args.threshold}
-    for name, fn, parts in (("query", one_by_one, qs), ("query_batch", in_batches, batches)):
-        t1 = min(timed(fn, parts, 1) for _ in range(args.repeat))
-        t2 = min(timed(fn, parts, 2) for _ in range(args.repeat))
-        out[name] = {"1_thread_s": round(t1, 4), "2_threads_s": round(t2, 4),
-                     "ratio": round(t2 / t1, 3)}
+    def bare(chunk):
+        cap = 1 << 16
+        buf, cnt = (ctypes.c_uint64 * cap)(), ctypes.c_size_t()
+        pcnt, h, f = ctypes.byref(cnt), ix._h, lib.simlsh_index_query_ids
+        for q in chunk:
+            f(buf, cap, pcnt, h, q._h, 1)
+
+    out = {"docs": args.docs, "queries": args.queries, "threshold": args.threshold,
+           "words": args.words, "vocab": args.vocab, "rounds": args.rounds,
+           "repeat": args.repeat,
+           "results_per_query": round(sum(len(ix.query(q)) for q in qs) / len(qs), 2)}
+    for name, fn, parts in (("query", one_by_one, qs), ("query_batch", in_batches, batches),
+                            ("bare", bare, qs)):
+        fn(parts)  # warm up
+        runs = [(timed(fn, parts, 1, args.rounds), timed(fn, parts, 2, args.rounds))
+                for _ in range(args.repeat)]
+        ratios = [two[0] / one[0] for one, two in runs]
+        med = statistics.median
+        one_cpu = med(one[1] for one, _ in runs)
+        out[name] = {"ratio": round(med(ratios), 3),
+                     "cpu_us_per_query": round(one_cpu / (len(qs) * args.rounds) * 1e6, 2),
+                     "1_thread_s": round(med(one[0] for one, _ in runs), 4),
+                     "1_thread_cpu_s": round(med(one[1] for one, _ in runs), 4),
+                     "2_threads_s": round(med(two[0] for _, two in runs), 4),
+                     "2_threads_cpu_s": round(med(two[1] for _, two in runs), 4),
+                     "ratios": sorted(round(r, 3) for r in ratios)}
+    # what query() spends beyond the bare call: held with the GIL
+    out["query"]["gil_held_share"] = round(
+        1 - out["bare"]["cpu_us_per_query"] / out["query"]["cpu_us_per_query"], 3)
     print(json.dumps(out))
 
 

@@ -30,6 +30,8 @@ _insert_values_c = _lib.optional("simlsh_index_insert_values", ctypes.c_int,
 # Copy, merge and the per-call threshold of a later library (issue 13).
 _copy_c = _lib.optional("simlsh_index_copy", ctypes.c_int, [ctypes.POINTER(_P), _P])
 _merge_c = _lib.optional("simlsh_index_merge", ctypes.c_int, [_P, _P])
+_query_ids = lib.simlsh_index_query_ids
+_tls = threading.local()  # per thread: Index.query's id buffer
 _query_v2_c = _lib.optional("simlsh_index_query_v2", ctypes.c_int,
                             [_P, _P, _P, ctypes.c_int, ctypes.c_double])
 _query_batch_v2_c = _lib.optional("simlsh_index_query_batch_v2", ctypes.c_int,
@@ -685,6 +687,53 @@ class ShingleSet(_Handle):
 # ---- Signature -------------------------------------------------------------------
 
 
+class _SigHandle(ctypes.c_void_p):
+    """One C signature handle, freed when the last reference goes.
+
+    A Signature is copy-on-write: its writes build a new C signature and
+    swap it in, and never change one that a reader may be using. A reader
+    takes ``h = sig._h`` once and uses ``h`` for the whole call; the old
+    handle lives while any reader holds it. So queries and inserts read a
+    signature without taking its lock (which would cost more than a small
+    query, all of it with the GIL held)."""
+
+    __slots__ = ()
+    _free = lib.simlsh_signature_free  # bound here: module globals may be gone at exit
+
+    def __del__(self) -> None:
+        if self.value:
+            type(self)._free(self)
+            self.value = None
+
+
+def _sig_handle(h: ctypes.c_void_p) -> _SigHandle:
+    return _SigHandle(h.value)
+
+
+def _scratch(old: Any, what: str) -> _SigHandle:
+    """A private C signature of old's params, for _with_text."""
+    h = _out()
+    check(lib.simlsh_signature_copy(ctypes.byref(h), old), what)
+    return _sig_handle(h)
+
+
+def _with_text(s: Any, old: Any, buf: Any, n: int, what: str) -> _SigHandle:
+    """A new C signature: ``old`` with one document added (copy-on-write).
+
+    The text is added in ``s``, a scratch signature of old's params that no
+    reader sees, and the result copied out: a C signature builds its
+    shingler and hash coefficients (tens of kB) at its first document and
+    keeps them, so adding to a fresh copy each time would pay that again,
+    and leave every copy holding them."""
+    lib.simlsh_signature_clear(s)
+    if not lib.simlsh_signature_is_empty(old):
+        check(lib.simlsh_signature_merge(s, old), what)  # old's state, exactly
+    check(lib.simlsh_signature_add_text(s, buf, n), what)
+    h = _out()
+    check(lib.simlsh_signature_copy(ctypes.byref(h), s), what)
+    return _sig_handle(h)
+
+
 class Signature(_Handle):
     """A MinHash signature of one or more documents.
 
@@ -699,25 +748,50 @@ class Signature(_Handle):
     Threads: any mix of threads may share a Signature. The ``update*``
     methods, :meth:`merge` and :meth:`clear` are writes (exclusive); every
     other call, inserting it into an index and querying with it included,
-    reads and may run concurrently.
+    reads and may run concurrently. Writes are copy-on-write (they swap in
+    a new C signature), so readers that take no lock still see one whole
+    state: queries and inserts read a signature without its lock.
     """
 
-    __slots__ = ()
-    _free = lib.simlsh_signature_free
+    __slots__ = ("_work",)
+    _free = None  # the _SigHandle frees itself
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        s = _Handle.__new__(cls)
+        s._work = None  # the private signature update() adds text in
+        return s
 
     def __init__(self, params: Optional[Params] = None, text: Optional[Text] = None) -> None:
         h, params = _out(), _params_arg(params)  # params live until the call returns
         with params._lock.read:
             check(lib.simlsh_signature_new(ctypes.byref(h), params._h), "Signature")
-        self._h = h
+        self._h = _sig_handle(h)
         if text is not None:
             self.update(text)
 
     @classmethod
     def _wrap(cls, h: ctypes.c_void_p) -> "Signature":
         s = cls.__new__(cls)
-        s._h = h
+        s._h = _sig_handle(h)
         return s
+
+    def _set_values(self, values: np.ndarray) -> None:
+        """Become the signature of these values, of the same contract (as
+        from_values; simlsh.datasketch's scheme="datasketch")."""
+        v = _u32(values, "values")
+        with self._lock.write:
+            p = self.params
+            h = _out()
+            check(lib.simlsh_signature_from_values(ctypes.byref(h), p._h, v.ctypes.data,
+                                                   v.size), "values")
+            self._h = _sig_handle(h)
+
+    def _fork(self) -> _SigHandle:
+        """A copy of the current C signature for a write to change, before
+        it is swapped in (under the write lock)."""
+        h = _out()
+        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
+        return _sig_handle(h)
 
     @classmethod
     def from_values(cls, params: Params, values: Any) -> "Signature":
@@ -755,7 +829,11 @@ class Signature(_Handle):
                             "not %s; for tokens use update_tokens" % type(text).__name__)
         buf, n = as_bytes(text)
         with self._lock.write:
-            check(lib.simlsh_signature_add_text(self._h, buf, n), "Signature.update")
+            old = self._h
+            work = self._work
+            if work is None:
+                work = self._work = _scratch(old, "Signature.update")
+            self._h = _with_text(work, old, buf, n, "Signature.update")
         return self
 
     def update_text(self, text: Text) -> "Signature":
@@ -794,55 +872,61 @@ class Signature(_Handle):
                             "update_text, for tokens update_tokens" % type(features).__name__)
         f = np.ascontiguousarray(features, dtype=np.uint64)
         with self._lock.write:
-            check(lib.simlsh_signature_add_features(self._h, f.ctypes.data, f.size),
-                  "features")
+            h = self._fork()
+            check(lib.simlsh_signature_add_features(h, f.ctypes.data, f.size), "features")
+            self._h = h
         return self
 
     def update_shingles(self, shingles: ShingleSet) -> "Signature":
         """Add every shingle of a ShingleSet made with the same contract."""
         with hold(write=(self,), read=(shingles,)):
-            check(lib.simlsh_signature_add_shingleset(self._h, shingles._h), "update_shingles")
+            h = self._fork()
+            check(lib.simlsh_signature_add_shingleset(h, shingles._h), "update_shingles")
+            self._h = h
         return self
 
     def merge(self, other: "Signature") -> "Signature":
         """Become the signature of the union with ``other``; returns self."""
-        with hold(write=(self,), read=(other,)):
-            check(lib.simlsh_signature_merge(self._h, other._h), "merge")
+        with self._lock.write:
+            h = self._fork()
+            check(lib.simlsh_signature_merge(h, other._h), "merge")
+            self._h = h
         return self
 
     def clear(self) -> "Signature":
         """Back to the empty signature; returns self."""
         with self._lock.write:
-            check(lib.simlsh_signature_clear(self._h), "clear")
+            h = self._fork()
+            check(lib.simlsh_signature_clear(h), "clear")
+            self._h = h
         return self
 
     def jaccard(self, other: "Signature") -> float:
         """Estimated Jaccard similarity: the fraction of equal values."""
+        # Reads of a signature take one handle, one whole state (the
+        # writes are copy-on-write), and no lock.
         d = ctypes.c_double()
-        with hold(read=(self, other)):
-            check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
+        check(lib.simlsh_signature_jaccard(ctypes.byref(d), self._h, other._h), "jaccard")
         return d.value
 
     @property
     def num_perm(self) -> int:
         """The number of values (the params' num_perm)."""
-        with self._lock.read:
-            return check(lib.simlsh_signature_num_perm(self._h))
+        return check(lib.simlsh_signature_num_perm(self._h))
 
     @property
     def empty(self) -> bool:
         """True when nothing was added (all values 2^32-1)."""
-        with self._lock.read:
-            return check(lib.simlsh_signature_is_empty(self._h)) == 1
+        return check(lib.simlsh_signature_is_empty(self._h)) == 1
 
     @property
     def values(self) -> np.ndarray:
         """The num_perm values (densified for OPH) as a new uint32 array."""
         n = ctypes.c_size_t()
-        with self._lock.read:
-            out = np.empty(self.num_perm, dtype=np.uint32)
-            check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n),
-                                              self._h), "values")
+        h = self._h
+        out = np.empty(check(lib.simlsh_signature_num_perm(h)), dtype=np.uint32)
+        check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n), h),
+              "values")
         return out
 
     def band_keys(self, bands: Optional[int] = None, rows: Optional[int] = None) -> np.ndarray:
@@ -881,8 +965,7 @@ class Signature(_Handle):
     def copy(self) -> "Signature":
         """An independent copy."""
         h = _out()
-        with self._lock.read:
-            check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
+        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
         return Signature._wrap(h)
 
     __copy__ = copy
@@ -1110,6 +1193,28 @@ class _Results(_Handle):
 
 # ---- Index -----------------------------------------------------------------------
 
+
+_SIGNATURE = {Signature}
+
+
+def query_ids(index_h: Any, sig_h: Any, flags: int) -> List[int]:
+    """The ids one query finds, as a list: one library call into this
+    thread's buffer, all the work with the GIL released and the least of it
+    with the GIL held. The caller holds the index's read lock."""
+    try:
+        buf, cnt = _tls.query
+    except AttributeError:
+        buf, cnt = _tls.query = ((ctypes.c_uint64 * 64)(), ctypes.c_size_t())
+    rc = _query_ids(buf, len(buf), ctypes.byref(cnt), index_h, sig_h, flags)
+    if rc == _lib.BufferTooSmall.code:  # cnt holds the size needed
+        buf = (ctypes.c_uint64 * max(cnt.value, 2 * len(buf)))()
+        _tls.query = (buf, cnt)
+        rc = _query_ids(buf, len(buf), ctypes.byref(cnt), index_h, sig_h, flags)
+    if rc < 0:
+        check(rc, "query")
+    return buf[:cnt.value]
+
+
 _KEYS_MAGIC = b"simlsh-python-keys 1\n"
 
 
@@ -1272,7 +1377,7 @@ class Index(_Handle):
         if not isinstance(sig, Signature):
             raise TypeError("insert: sig must be a simlsh.Signature, not %s"
                             % type(sig).__name__)
-        with hold(write=(self,), read=(sig,)):
+        with self._lock.write:  # sig is copy-on-write: read without its lock
             self._insert(key, sig)
 
     def _insert(self, key: Key, sig: Signature) -> None:
@@ -1497,14 +1602,23 @@ class Index(_Handle):
         if not isinstance(sig, Signature):
             raise TypeError("query: sig must be a simlsh.Signature, not %s"
                             % type(sig).__name__)
-        res = _Results()
+        h = sig._h  # copy-on-write: this handle is one state of sig, no lock needed
         flags = QUERY_VERIFY if verify else 0
-        with hold(read=(self, sig)):
+        if not scores and threshold is None:
+            lock = self._lock
+            lock.acquire_read()
+            try:
+                ids = query_ids(self._h, h, flags)
+                return self._keys_of(ids) if self._str else ids
+            finally:
+                lock.release_read()
+        res = _Results()
+        with self._lock.read:
             if threshold is None:
-                check(lib.simlsh_index_query(res._h, self._h, sig._h, flags), "query")
+                check(lib.simlsh_index_query(res._h, self._h, h, flags), "query")
             else:
                 check(_needs(_query_v2_c, "simlsh_index_query_v2")(
-                    res._h, self._h, sig._h, flags, float(threshold)), "query")
+                    res._h, self._h, h, flags, float(threshold)), "query")
             keys = self._keys_of(res.ids())
             if scores:
                 return list(zip(keys, res.scores()))
@@ -1515,9 +1629,9 @@ class Index(_Handle):
         """Query many signatures at once: a list of Signature, or an
         (n, num_perm) values matrix. Returns one key list per query.
         ``threshold``: as for :meth:`query`."""
-        if isinstance(queries, (list, tuple)) and all(isinstance(q, Signature) for q in queries):
+        if isinstance(queries, (list, tuple)) and (set(map(type, queries)) <= _SIGNATURE or all(
+                isinstance(q, Signature) for q in queries)):
             sigs = list(queries)
-            shared = sigs  # the caller's: read-locked for the call
         else:
             v = _u32(queries, "query_batch")
             p = self.params
@@ -1531,21 +1645,25 @@ class Index(_Handle):
                     sigs.append(Signature.from_values(p, row))
                 except InvalidArgument as e:
                     raise InvalidArgument("query_batch: row %d: %s" % (j, e)) from None
-            shared = []  # made here, seen by no other thread
         n = len(sigs)
-        arr = (ctypes.c_void_p * max(n, 1))(*[s._h.value for s in sigs])
+        # The signatures are copy-on-write: these handles (kept alive by
+        # the list) are one state of each, read without their locks.
+        hs = [s._h for s in sigs]
+        arr = (ctypes.c_void_p * max(n, 1))(*hs)
         res = _Results()
         flags = QUERY_VERIFY if verify else 0
-        with hold(read=[self] + shared):
+        with self._lock.read:
             if threshold is None:
                 check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags),
                       "query_batch")
             else:
                 check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
                     res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
-            a, _, _ = res.columns()
+            a, b, _ = res.columns()
             keys = self._keys_of(a)
-        off = res.offsets(n)
+        del hs
+        # Rows come in query order, column b holding the query's position.
+        off = np.searchsorted(b, np.arange(n + 1, dtype=np.uint64)).tolist()
         return [keys[off[q]:off[q + 1]] for q in range(n)]
 
     def pairs(self, verify: bool = True, max_pairs: int = 0) -> List[Tuple[Key, Key, float]]:

@@ -2,7 +2,8 @@
 
 Nothing here is public except through ``simlsh/__init__.py``. ctypes calls
 foreign functions with the GIL released (``CDLL``, not ``PyDLL``), so long
-calls such as signing a batch run in parallel with other Python threads.
+calls such as signing a batch or a query run in parallel with other Python
+threads; the few trivial calls listed in ``GIL_HELD`` keep it.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ _PROTOTYPES: Dict[str, Tuple[object, List[object]]] = {
     "simlsh_index_memory": (I32, [SZP, SZP, P]),
     "simlsh_index_query": (I32, [P, P, P, I32]),
     "simlsh_index_query_batch": (I32, [P, P, P, SZ, I32]),
+    "simlsh_index_query_ids": (I32, [P, SZ, SZP, P, P, I32]),
     "simlsh_index_pairs": (I32, [P, P, I32, SZ]),
     "simlsh_index_cluster": (I32, [P, P, I32]),
     "simlsh_index_save": (I32, [P, SZ, SZP, P]),
@@ -283,6 +285,30 @@ for _name, (_res, _args) in _PROTOTYPES.items():
         raise ImportError("simlsh: %s (version %d.%d.%d) lacks %s" %
                           ((LIB_PATH,) + LIB_VERSION + (_name,)))
     _fn.restype, _fn.argtypes = _res, _args
+
+# Calls that read a field, copy a few hundred bytes or free a small object
+# are made with the GIL held (PyDLL). Releasing the GIL costs more than such
+# a call, and while other threads run Python every release is a hand-off:
+# the caller then queues for the GIL behind them, so a query's bookkeeping
+# calls (results_new, count, a, free, ...) would serialise the threads that
+# the query itself lets run in parallel. Only calls that never block and
+# take microseconds at most belong here.
+GIL_HELD = (
+    "simlsh_strerror", "simlsh_error_name", "simlsh_params_get_int",
+    "simlsh_params_get_double", "simlsh_params_free", "simlsh_signature_free",
+    "simlsh_signature_copy", "simlsh_signature_from_values", "simlsh_signature_is_empty",
+    "simlsh_signature_clear", "simlsh_signature_fingerprint",
+    "simlsh_signature_num_perm", "simlsh_results_new", "simlsh_results_free",
+    "simlsh_results_count", "simlsh_results_a", "simlsh_results_b", "simlsh_results_scores",
+    "simlsh_results_offset", "simlsh_results_truncated", "simlsh_index_contains",
+    "simlsh_index_count",
+)
+_held = ctypes.PyDLL(LIB_PATH)  # the same loaded library, called without releasing
+for _name in GIL_HELD:
+    _res, _args = _PROTOTYPES[_name]
+    _fn = getattr(_held, _name)
+    _fn.restype, _fn.argtypes = _res, _args
+    setattr(lib, _name, _fn)
 
 
 def optional(name: str, restype: object, argtypes: List[object]) -> Optional[Callable]:

@@ -13,9 +13,11 @@ thread that holds it, shared or exclusive, may take it again shared, so a
 method may call another. Asking for the exclusive lock while holding only
 the shared one would wait for itself; it raises RuntimeError instead.
 
-Calls that touch several objects (``index.insert(key, sig)`` writes the
-index and reads the signature) take their locks through :func:`hold`, in one
-global order, so two threads never wait for each other in a cycle.
+Calls that touch several objects (``sig.update_shingles(s)`` writes the
+signature and reads the shingle set) take their locks through :func:`hold`,
+in one global order, so two threads never wait for each other in a cycle.
+Signatures are copy-on-write (_core.Signature): reading one needs no lock,
+so ``index.insert(key, sig)`` and ``index.query(sig)`` lock the index only.
 """
 
 from __future__ import annotations
@@ -62,45 +64,43 @@ class RWLock:
         if self._cond is not None:
             self._cond.notify_all()
 
+    # The read side is the hot path (every query takes it, with the GIL
+    # held): the uncontended case is one `with` on the mutex and one dict
+    # update; anything else goes to the slow paths.
     def acquire_read(self) -> None:
         me = _ident()
-        mu = self._mu
-        mu.acquire()
-        try:
-            if self._writer is None:
-                if not self._waiting:
-                    self._readers[me] = self._readers.get(me, 0) + 1
-                    return
-            elif self._writer == me:
-                self._depth += 1
+        with self._mu:
+            if self._writer is None and not self._waiting:
+                readers = self._readers
+                readers[me] = readers.get(me, 0) + 1
                 return
-            d = self._readers.get(me)
-            if d:  # already reading: never wait for a writer that waits for us
-                self._readers[me] = d + 1
-                return
-            while self._writer is not None or self._waiting:
-                self._wait()
-            self._readers[me] = 1
-        finally:
-            mu.release()
+            self._acquire_read_slow(me)
+
+    def _acquire_read_slow(self, me: int) -> None:
+        if self._writer == me:
+            self._depth += 1
+            return
+        d = self._readers.get(me)
+        if d:  # already reading: never wait for a writer that waits for us
+            self._readers[me] = d + 1
+            return
+        while self._writer is not None or self._waiting:
+            self._wait()
+        self._readers[me] = 1
 
     def release_read(self) -> None:
         me = _ident()
-        mu = self._mu
-        mu.acquire()
-        try:
-            if self._writer == me:
+        with self._mu:
+            readers = self._readers
+            d = readers.get(me)
+            if d is None:  # a read inside this thread's write
                 self._depth -= 1
-                return
-            d = self._readers[me] - 1
-            if d:
-                self._readers[me] = d
-                return
-            del self._readers[me]
-            if not self._readers:
-                self._wake()
-        finally:
-            mu.release()
+            elif d > 1:
+                readers[me] = d - 1
+            else:
+                del readers[me]
+                if not readers and self._cond is not None:
+                    self._cond.notify_all()
 
     def acquire_write(self) -> None:
         me = _ident()
@@ -135,7 +135,8 @@ class RWLock:
             self._depth -= 1
             if self._depth == 0:
                 self._writer = None
-                self._wake()
+                if self._cond is not None:
+                    self._cond.notify_all()
         finally:
             mu.release()
 

@@ -26,13 +26,15 @@ queries and reads run concurrently with each other.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import struct
+import threading
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from . import _lib
-from ._core import Index, Params, Signature
+from ._core import Index, Params, Signature, _scratch, _with_text, query_ids
 from ._forest import Ensemble, Forest
 from ._lib import lib
 from ._rwlock import RWLock, hold
@@ -40,8 +42,61 @@ from ._rwlock import RWLock, hold
 __all__ = ["MinHash", "LeanMinHash", "MinHashLSH", "MinHashLSHForest", "MinHashLSHEnsemble"]
 
 _MAX_HASH = (1 << 32) - 1  # datasketch's empty value, and simlsh's
-_SCHEMES = ("oph", "classic")
+_SCHEMES = ("oph", "classic", "datasketch")
 _PARAMS: Dict[Tuple[int, int, str], Params] = {}
+_EMPTY: Dict[Tuple[int, int, str], Signature] = {}  # copied for each new MinHash
+
+# scheme="datasketch": datasketch 1.x's own hash values, computed here as
+# datasketch computes them (minhash.py since 1.1.3): a token's 32-bit hash
+# is the first 4 bytes of its SHA-1, little-endian (sha1_hash32), and value
+# i is ((a_i * h + b_i) mod 2^64) mod (2^61 - 1), low 32 bits, with a_i in
+# [1, 2^61-1) and b_i in [0, 2^61-1) drawn from numpy's RandomState(seed).
+_MERSENNE = np.uint64((1 << 61) - 1)
+_MAX64 = np.uint64(_MAX_HASH)
+_PERMS: Dict[Tuple[int, int], np.ndarray] = {}
+_CHUNK = 2048  # tokens per (tokens x num_perm) product, to bound its memory
+
+
+def _permutations(seed: int, num_perm: int) -> np.ndarray:
+    """datasketch's (2, num_perm) uint64 array of a's and b's (read-only)."""
+    key = (seed, num_perm)
+    ab = _PERMS.get(key)
+    if ab is None:
+        gen = np.random.RandomState(seed)
+        ab = np.array([(gen.randint(1, _MERSENNE, dtype=np.uint64),
+                        gen.randint(0, _MERSENNE, dtype=np.uint64))
+                       for _ in range(num_perm)], dtype=np.uint64).T
+        ab.setflags(write=False)
+        _PERMS[key] = ab
+    return ab
+
+
+def _sha1_hash32(toks: List[bytes]) -> np.ndarray:
+    """datasketch's sha1_hash32 of each token, as uint64."""
+    sha1 = hashlib.sha1
+    return np.frombuffer(b"".join([sha1(t).digest()[:4] for t in toks]),
+                         dtype="<u4").astype(np.uint64)
+
+
+def _apply(values: np.ndarray, hv: np.ndarray, ab: np.ndarray) -> None:
+    """values = min(values, permuted hashes of hv), in place, with
+    datasketch's uint64 arithmetic (the product wraps modulo 2^64)."""
+    a, b = ab[0], ab[1]
+    with np.errstate(over="ignore"):
+        for i in range(0, len(hv), _CHUNK):
+            phv = (hv[i:i + _CHUNK, None] * a + b) % _MERSENNE
+            np.bitwise_and(phv, _MAX64, out=phv)
+            np.minimum(values, phv.min(axis=0), out=values)
+
+
+def _as_signature_values(values: np.ndarray) -> np.ndarray:
+    """datasketch's values as a simlsh signature holds them: 2^32-1 means
+    empty there, so in a non-empty MinHash a value of 2^32-1 (or above, from
+    hashvalues given by hand) is stored as 2^32-2 in the signature; the
+    MinHash keeps the exact values."""
+    if bool(np.all(values == _MAX64)):
+        return values.astype(np.uint32)
+    return np.minimum(values, _MAX64 - np.uint64(1)).astype(np.uint32)
 
 
 def _contract(num_perm: int, seed: int, scheme: str) -> Params:
@@ -57,9 +112,37 @@ def _contract(num_perm: int, seed: int, scheme: str) -> Params:
             raise ValueError("seed must be in 0 .. 2^32-1, not %d" % seed)
         if scheme not in _SCHEMES:
             raise ValueError("scheme must be one of %s, not %r" % (", ".join(_SCHEMES), scheme))
-        p = Params(unit="word", k=1, num_perm=num_perm, seed=seed, scheme=scheme)
+        if scheme == "datasketch":
+            # Values come from Python (from_values): this contract only
+            # labels them, apart from the classic one (its hash_bits is 32).
+            p = Params(unit="word", k=1, num_perm=num_perm, seed=seed, scheme="classic",
+                       hash_bits=64)
+        else:
+            p = Params(unit="word", k=1, num_perm=num_perm, seed=seed, scheme=scheme)
+        _EMPTY[key] = Signature(p)
         _PARAMS[key] = p
     return p
+
+
+_BYTES = {bytes}
+
+
+_local = threading.local()
+
+
+def _thread_scratch(m: "MinHash", sig: Signature) -> Any:
+    """This thread's scratch signature for MinHashes of m's contract: every
+    MinHash of one (num_perm, seed, scheme) has the same params (_contract),
+    so one scratch serves them all, and no MinHash keeps a shingler."""
+    try:
+        scratch = _local.scratch
+    except AttributeError:
+        scratch = _local.scratch = {}
+    key = (len(m), m.seed, m._scheme)
+    s = scratch.get(key)
+    if s is None:
+        s = scratch[key] = _scratch(sig._h, "MinHash.update")
+    return s
 
 
 def _token(b: Any) -> bytes:
@@ -81,14 +164,20 @@ class MinHash:
     MurmurHash3. ``hashvalues`` rebuilds a MinHash from values.
     ``scheme`` is ``"classic"`` (default: num_perm hash functions, as
     datasketch) or ``"oph"`` (one-permutation hashing: one hash per token,
-    faster on big sets, noisier on sets much smaller than num_perm).
+    faster on big sets, noisier on sets much smaller than num_perm), or
+    ``"datasketch"``: datasketch 1.x's own hash values, bit for bit (SHA-1
+    token hashes, or ``hashfunc``'s, and datasketch's permutations of
+    ``seed``), so MinHashes stored by datasketch (their ``hashvalues``, or
+    LeanMinHash bytes) keep working with new ones; as slow as datasketch
+    to sign (docs/python.md), as fast to index and query. ``permutations``
+    (datasketch's (a, b) arrays) is accepted with this scheme only.
 
     Threads: updates (``update``, ``update_batch``, ``merge``, ``clear``)
     are exclusive; every other call reads and may run concurrently.
     """
 
     __slots__ = ("_sig", "_pending", "_features", "seed", "hashfunc", "_scheme",
-                 "__weakref__")
+                 "_exact", "_perm", "__weakref__")
 
     def __init__(self, num_perm: int = 128, seed: int = 1,
                  hashfunc: Optional[Callable[[bytes], int]] = None,
@@ -96,8 +185,9 @@ class MinHash:
                  permutations: Any = None, *, scheme: str = "classic") -> None:
         if hashobj is not None:
             raise ValueError("hashobj is deprecated in datasketch; use hashfunc")
-        if permutations is not None:
-            raise ValueError("permutations are datasketch internals; simlsh has none")
+        if permutations is not None and scheme != "datasketch":
+            raise ValueError("permutations are datasketch internals: only with "
+                             "scheme='datasketch'")
         if hashfunc is not None and not callable(hashfunc):
             raise ValueError("The hashfunc must be a callable.")
         if hashvalues is not None:
@@ -112,15 +202,39 @@ class MinHash:
         self.hashfunc = hashfunc
         self._scheme = scheme
         p = _contract(num_perm, seed, scheme)
-        if hashvalues is not None:
+        #: datasketch's exact values (uint64) with scheme="datasketch", else None
+        self._exact: Optional[np.ndarray] = None
+        self._perm: Optional[np.ndarray] = None
+        if scheme == "datasketch":
+            if permutations is not None:
+                ab = np.array(permutations, dtype=np.uint64)
+                if ab.shape != (2, num_perm):
+                    raise ValueError("Numbers of hash values and permutations mismatch")
+                self._perm = ab
+            else:
+                self._perm = _permutations(seed, num_perm)
+            self._exact = (np.array(hv, dtype=np.uint64) if hashvalues is not None
+                           else np.full(num_perm, _MAX64, dtype=np.uint64))
+            self._sig = Signature.from_values(p, _as_signature_values(self._exact))
+        elif hashvalues is not None:
             try:
                 self._sig = Signature.from_values(p, hv)
             except _lib.InvalidArgument as e:
                 raise ValueError("hashvalues: %s" % e) from None
         else:
-            self._sig = Signature(p)
+            # a copy of an empty signature costs less than a new one
+            self._sig = _EMPTY[(num_perm, seed, scheme)].copy()
         self._pending: List[bytes] = []
         self._features: List[int] = []
+
+    @property
+    def permutations(self) -> np.ndarray:
+        """datasketch's (2, num_perm) permutation parameters (a's, b's);
+        with scheme="datasketch" only (the other schemes hash in the
+        library)."""
+        if self._perm is None:
+            raise AttributeError("permutations: only with scheme='datasketch'")
+        return self._perm
 
     # the lock is the signature's, so hold() orders MinHashes with the rest
     @property
@@ -148,8 +262,12 @@ class MinHash:
         if self.hashfunc is not None:
             hf = self.hashfunc
             self._features.extend([int(hf(x)) & 0xFFFFFFFFFFFFFFFF for x in b])
+            return
+        toks = b if type(b) is list else list(b)
+        if set(map(type, toks)) <= _BYTES:  # the usual case, checked in C
+            self._pending.extend(toks)
         else:
-            self._pending.extend([_token(x) for x in b])
+            self._pending.extend([_token(x) for x in toks])
 
     def _flush(self) -> Signature:
         """Sign the tokens added since the last flush; returns the signature.
@@ -165,20 +283,37 @@ class MinHash:
             toks, feats = pending[:n], features[:m]
             del pending[:n]
             del features[:m]
-            if toks:
-                joined = b" ".join(toks)
-                if joined.replace(b" ", b"").isalnum() and len(joined.split()) == len(toks):
-                    sig.update_text(joined)
-                else:
-                    plain = [t for t in toks if t.isalnum()]
-                    if plain:
-                        sig.update_text(b" ".join(plain))
+            if self._exact is not None:
+                self._flush_datasketch(sig, toks, feats)
+            elif toks:
+                # ASCII letters and digits go in as one text; the signature's
+                # write lock is held, so it is updated here (copy-on-write,
+                # as Signature.update does, in this thread's scratch)
+                plain = toks if b"".join(toks).isalnum() and all(toks) else \
+                    [t for t in toks if t.isalnum()]
+                if plain:
+                    joined = b" ".join(plain)
+                    sig._h = _with_text(_thread_scratch(self, sig), sig._h, joined,
+                                        len(joined), "MinHash.update")
+                if plain is not toks:
                     rest = [t for t in toks if not t.isalnum()]
                     if rest:
                         sig.update_tokens(rest)
-            if feats:
+            if feats and self._exact is None:
                 sig.update_features(np.array(feats, dtype=np.uint64))
         return sig
+
+    def _flush_datasketch(self, sig: Signature, toks: List[bytes], feats: List[int]) -> None:
+        """scheme="datasketch": datasketch's update_batch on the exact
+        values, then the signature rebuilt from them (under its write lock,
+        held by _flush)."""
+        hv = [_sha1_hash32(toks)] if toks else []
+        if feats:  # hashfunc's values, in datasketch's uint64
+            hv.append(np.array(feats, dtype=np.uint64))
+        if hv:
+            assert self._exact is not None and self._perm is not None
+            _apply(self._exact, np.concatenate(hv) if len(hv) > 1 else hv[0], self._perm)
+            sig._set_values(_as_signature_values(self._exact))
 
     def _check(self, other: Any, what: str) -> "MinHash":
         if not isinstance(other, MinHash):
@@ -196,6 +331,8 @@ class MinHash:
     def jaccard(self, other: "MinHash") -> float:
         """Estimated Jaccard similarity: the fraction of equal values."""
         self._check(other, "compute Jaccard given")
+        if self._exact is not None:
+            return float(np.count_nonzero(self.hashvalues == other.hashvalues)) / len(self)
         a, b = self._flush(), other._flush()
         with hold(read=(a, b)):
             return float(np.count_nonzero(a.values == b.values)) / len(self)
@@ -206,7 +343,7 @@ class MinHash:
         if self.is_empty():
             return 0.0
         k = len(v)
-        if self._scheme == "classic":
+        if self._scheme != "oph":
             return k / float(np.sum(v / _MAX_HASH)) - 1.0
         # OPH: value v lies in bin (v k) >> 32, and its offset in the bin
         # is the minimum of about n / k uniforms
@@ -216,6 +353,13 @@ class MinHash:
     def merge(self, other: "MinHash") -> None:
         """Become the MinHash of the union with ``other``."""
         self._check(other, "merge")
+        if self._exact is not None:
+            ov = other.hashvalues
+            sig = self._flush()
+            with sig._lock.write:
+                np.minimum(self._exact, ov, out=self._exact)
+                sig._set_values(_as_signature_values(self._exact))
+            return
         o = other._flush()
         with hold(write=(self._flush(),), read=(o,)):
             self._sig.merge(o)
@@ -228,10 +372,25 @@ class MinHash:
     def hashvalues(self) -> np.ndarray:
         """The num_perm values as uint64 (2^32-1 each while empty); a copy:
         assign to the attribute to replace them."""
-        return self._flush().values.astype(np.uint64)
+        sig = self._flush()
+        if self._exact is not None:
+            with sig._lock.read:
+                return self._exact.copy()
+        return sig.values.astype(np.uint64)
 
     @hashvalues.setter
     def hashvalues(self, values: Any) -> None:
+        if self._exact is not None:
+            v = np.array(values, dtype=np.uint64)
+            if v.shape != self._exact.shape:
+                raise ValueError("hashvalues: %d values; expected %d"
+                                 % (v.size, self._exact.size))
+            with self._sig._lock.write:
+                del self._pending[:]
+                del self._features[:]
+                self._exact = v
+                self._sig._set_values(_as_signature_values(v))
+            return
         sig = Signature.from_values(self._sig.params, np.asarray(values))
         with self._sig._lock.write:
             del self._pending[:]
@@ -247,13 +406,19 @@ class MinHash:
         with self._sig._lock.write:
             del self._pending[:]
             del self._features[:]
+            if self._exact is not None:
+                self._exact = np.full(len(self._exact), _MAX64, dtype=np.uint64)
             self._sig.clear()
 
     def copy(self) -> "MinHash":
         """An independent copy."""
         m = MinHash.__new__(type(self))
         m.seed, m.hashfunc, m._scheme = self.seed, self.hashfunc, self._scheme
-        m._sig = self._flush().copy()
+        sig = self._flush()
+        with sig._lock.read:
+            m._sig = sig.copy()
+            m._exact = None if self._exact is None else self._exact.copy()
+        m._perm = self._perm
         m._pending, m._features = [], []
         return m
 
@@ -267,8 +432,17 @@ class MinHash:
     __hash__ = None  # type: ignore[assignment]  # mutable, as in datasketch
 
     def __reduce__(self) -> Tuple[Any, ...]:
+        if self._exact is not None:  # the exact values, and no library bytes
+            return (_restore_datasketch, (type(self), self.seed, self.hashfunc,
+                                          self.hashvalues.tobytes(), self._perm_arg()))
         return (_restore, (type(self), self.seed, self.hashfunc, self._scheme,
                            bytes(self._flush())))
+
+    def _perm_arg(self) -> Optional[np.ndarray]:
+        """The permutations when they are not the seed's own (given by hand)."""
+        if self._perm is None or self._perm is _PERMS.get((self.seed, len(self))):
+            return None
+        return self._perm
 
     def __repr__(self) -> str:
         return "<simlsh.datasketch.%s num_perm=%d seed=%d>" % (type(self).__name__, len(self),
@@ -310,7 +484,17 @@ def _restore(cls: type, seed: int, hashfunc: Any, scheme: str, data: bytes) -> M
     m = MinHash.__new__(cls)
     m.seed, m.hashfunc, m._scheme = seed, hashfunc, scheme
     m._sig = Signature.load(data)
+    m._exact = m._perm = None
     m._pending, m._features = [], []
+    return m
+
+
+def _restore_datasketch(cls: type, seed: int, hashfunc: Any, values: bytes,
+                        perm: Optional[np.ndarray]) -> MinHash:
+    m = MinHash.__new__(cls)
+    MinHash.__init__(m, seed=seed, hashfunc=hashfunc,
+                     hashvalues=np.frombuffer(values, dtype=np.uint64), permutations=perm,
+                     scheme="datasketch")
     return m
 
 
@@ -326,14 +510,19 @@ class LeanMinHash(MinHash):
     __slots__ = ()
 
     def __init__(self, minhash: Optional[MinHash] = None, seed: Optional[int] = None,
-                 hashvalues: Optional[Iterable[int]] = None) -> None:
+                 hashvalues: Optional[Iterable[int]] = None, *,
+                 scheme: str = "classic") -> None:
         if minhash is not None:
             if not isinstance(minhash, MinHash):
                 raise TypeError("LeanMinHash: a MinHash, not %s" % type(minhash).__name__)
             self.seed, self.hashfunc, self._scheme = minhash.seed, None, minhash._scheme
-            self._sig = minhash._flush().copy()
+            sig = minhash._flush()
+            with sig._lock.read:
+                self._sig = sig.copy()
+                self._exact = None if minhash._exact is None else minhash._exact.copy()
+            self._perm = minhash._perm
         elif hashvalues is not None and seed is not None:
-            MinHash.__init__(self, seed=seed, hashvalues=hashvalues)
+            MinHash.__init__(self, seed=seed, hashvalues=hashvalues, scheme=scheme)
         else:
             raise ValueError("Init parameters cannot be None: make sure to set either "
                              "minhash or both of hash values and seed")
@@ -358,6 +547,8 @@ class LeanMinHash(MinHash):
     @property
     def hashvalues(self) -> np.ndarray:
         """The num_perm values as uint64 (a copy)."""
+        if self._exact is not None:
+            return self._exact.copy()
         return self._sig.values.astype(np.uint64)
 
     def bytesize(self, byteorder: str = "@") -> int:
@@ -374,12 +565,14 @@ class LeanMinHash(MinHash):
                          *self.hashvalues.tolist())
 
     @classmethod
-    def deserialize(cls, buf: Any, byteorder: str = "@") -> "LeanMinHash":
-        """Read what :meth:`serialize` wrote."""
+    def deserialize(cls, buf: Any, byteorder: str = "@", *,
+                    scheme: str = "classic") -> "LeanMinHash":
+        """Read what :meth:`serialize` wrote; bytes that datasketch wrote
+        (the same layout) need ``scheme="datasketch"`` to mean the same."""
         seed, num_perm = struct.unpack_from("%sqi" % byteorder, buf, 0)
         off = struct.calcsize("%sqi" % byteorder)
         values = struct.unpack_from("%s%dI" % (byteorder, num_perm), buf, off)
-        return cls(seed=seed, hashvalues=values)
+        return cls(seed=seed, hashvalues=values, scheme=scheme)
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash((type(self), self.seed, self.hashvalues.tobytes()))
@@ -560,16 +753,18 @@ class MinHashLSH(_Keyed):
         is indexed once more) or the MinHash has another length or seed."""
         sig = _minhash(minhash, self.h, "insert")
         hash(key)
-        with hold(write=(self,), read=(sig,)):
+        # The index is this object's own, used only under its lock, so the
+        # library is called here, without the Index wrapper and its lock;
+        # signatures are copy-on-write: read without a lock.
+        with self._lock.write:
             if check_duplication and key in self._ids:
                 raise ValueError("The given key already exists")
             ix = self._index_for(sig)
             i = self._new_id(key)
-            try:
-                ix.insert(i, sig)
-            except _lib.Error as e:
+            rc = lib.simlsh_index_insert(ix._h, i, sig._h)
+            if rc < 0:
                 self._undo(key, i)
-                raise ValueError("insert %r: %s" % (key, e)) from None
+                raise ValueError("insert %r: %s" % (key, _lib.error_for(rc)))
 
     def _undo(self, key: Hashable, i: int) -> None:
         del self._key_of[i]
@@ -604,15 +799,15 @@ class MinHashLSH(_Keyed):
     def query(self, minhash: MinHash) -> List[Hashable]:
         """Keys whose MinHash shares a band with ``minhash`` (candidates)."""
         sig = _minhash(minhash, self.h, "query")
-        with hold(read=(self, sig)):
-            if self._ix is None or sig.empty:
+        with self._lock.read:  # the index is used only under it (see insert)
+            if self._ix is None:
                 return []
             try:
-                ids = self._ix.query(sig, verify=False)
+                ids = query_ids(self._ix._h, sig._h, 0)  # an empty sig finds nothing
             except _lib.ContractMismatch:
                 raise ValueError("query: the MinHash has another seed or scheme than the "
                                  "indexed ones") from None
-            return self._keys_of(ids)  # type: ignore[arg-type]
+            return self._keys_of(ids)
 
     def add_to_query_buffer(self, minhash: MinHash) -> None:
         """Buffer a query for :meth:`collect_query_buffer`."""
@@ -670,6 +865,20 @@ class MinHashLSH(_Keyed):
     def __len__(self) -> int:
         with self._lock.read:
             return len(self._ids)
+
+    # The index is guarded by this object's lock alone (see insert): its
+    # bytes are taken under it, not later by pickle.
+    def __getstate__(self) -> Dict[str, Any]:
+        with self._lock.read:
+            d = _Keyed.__getstate__(self)
+            if self._ix is not None:
+                d["_ix"] = self._ix.to_bytes()
+            return d
+
+    def __setstate__(self, d: Dict[str, Any]) -> None:
+        if isinstance(d.get("_ix"), bytes):
+            d["_ix"] = Index.from_bytes(d["_ix"])
+        _Keyed.__setstate__(self, d)
 
 
 class MinHashLSHInsertionSession:

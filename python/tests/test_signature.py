@@ -88,6 +88,38 @@ def test_update_merge_union():
         m.jaccard(other)
 
 
+@pytest.mark.parametrize("scheme", ["classic", "oph"])
+def test_updates_are_copy_on_write_and_keep_the_params(scheme):
+    """update() adds text in a private scratch signature and swaps a copy
+    in: the result is that of all the documents, earlier copies keep their
+    state, and each signature keeps its own params (two signatures of one
+    hash contract but different banding, updated in turn)."""
+    p = simlsh.Params(scheme=scheme, bands=8, rows=4)
+    q = simlsh.Params(scheme=scheme, bands=16, rows=2)
+    s, t = simlsh.Signature(p), simlsh.Signature(q)
+    snaps = []
+    for text in (A, B, C):
+        s.update(text)
+        t.update(text)
+        snaps.append(s.copy())
+    u = simlsh.ShingleSet(p, A)
+    u.update(B)
+    u.update(C)
+    assert np.array_equal(s.values, simlsh.Signature(p).update_shingles(u).values)
+    assert np.array_equal(s.values, t.values)
+    assert snaps[0] == simlsh.Signature(p, A)
+    assert snaps[1] == simlsh.Signature(p, A).update(B)
+    assert s.params.bands_rows() == (8, 4) and t.params.bands_rows() == (16, 2)
+    with pytest.raises(simlsh.InvalidUTF8):
+        simlsh.Signature(p.replace(utf8_policy="reject"), A).update(b"\xff")
+    r = simlsh.Signature(p.replace(utf8_policy="reject"), A)
+    try:
+        r.update(b"ok \xff")
+    except simlsh.InvalidUTF8:
+        pass
+    assert r == simlsh.Signature(p.replace(utf8_policy="reject"), A)  # unchanged
+
+
 def test_features_and_shingle_sets():
     p = simlsh.Params()
     s = simlsh.ShingleSet(p, A)

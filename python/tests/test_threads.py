@@ -210,6 +210,44 @@ def test_signatures_merged_both_ways_never_deadlock(corpus):
     assert x == want and y == want
 
 
+def test_signature_changed_while_queried_and_inserted(corpus):
+    """Queries and inserts read a Signature without its lock: its writes are
+    copy-on-write, so a reader sees one whole state of it, never a write
+    half done nor a freed C signature (ASan would report one)."""
+    p, _, sigs = corpus
+    ix = simlsh.Index(p)
+    for j in range(40):
+        ix.insert(j, sigs[j])
+    s = sigs[3].copy()
+    states = [sigs[3].copy(), sigs[5].copy().merge(sigs[3]), sigs[5].copy()]
+    answers = [ix.query(v) for v in states]
+    deadline = time.monotonic() + SECONDS / 4
+
+    def writer():
+        while time.monotonic() < deadline:
+            s.merge(sigs[5])  # state 1
+            s.clear().merge(sigs[5])  # empty, then state 2
+            s.clear().update_features([])  # empty
+            s.merge(sigs[3])  # state 0
+
+    def reader():
+        own = simlsh.Index(p)
+        while time.monotonic() < deadline:
+            got = ix.query(s)
+            assert got == [] or got in answers, got
+            for rows in ix.query_batch([s, s]):
+                assert rows == [] or rows in answers, rows
+            try:
+                own.insert(0, s)
+            except simlsh.EmptyInput:
+                continue
+            v = own.signature(0).values
+            assert any(np.array_equal(v, w.values) for w in states)
+            own.remove(0)
+
+    run_threads([writer, reader, reader], SECONDS + 120)
+
+
 def test_params_changed_while_signing(corpus):
     """One thread changes a Params while others sign and index with it:
     every signature is made with one whole state of the params."""
