@@ -1,7 +1,7 @@
 /* Whole-index passes: all pairs and clustering. */
 #include "index.h"
-#include "cpu.h"
 #include "pool.h"
+#include "sketch.h"
 
 /* ---- sorting ------------------------------------------------------------------- */
 
@@ -102,10 +102,9 @@ typedef struct {
     uint32_t need;        /* equal values a kept pair needs (0: keep all) */
     uint64_t *sketch;     /* with need and stored signatures: sketch_words a slot */
     uint32_t sketch_words;
-    uint32_t (*sketch_pass)(const uint64_t *, const uint64_t *, uint32_t, uint32_t, uint32_t,
-                            uint32_t *); /* list_meets()' comparison */
-    size_t chunks;                       /* table chunks per band */
-    size_t limit;                        /* rows a worker keeps before trimming (0: all) */
+    simlsh__sketch_pass_fn sketch_pass; /* list_meets()' comparison */
+    size_t chunks;                      /* table chunks per band */
+    size_t limit;                       /* rows a worker keeps before trimming (0: all) */
     size_t max_pairs;
     const simlsh_allocator *al; /* the workers' (locked) allocator */
     pairvec *rows;              /* one per worker */
@@ -173,37 +172,20 @@ static int trim_rows(const pairs_job *j, pairvec *pv)
     return 0;
 }
 
-/* Pair the documents in slots x and y, met in a bucket of band b: kept
- * unless they share a bucket of an earlier band or fall below need. */
 /* The sketch of a slot: the lowest 2 bits of each value, 32 values a
- * word. Two documents agree on at most as many values as on these fields,
- * so a pair whose fields agree fewer than need times cannot reach the
- * threshold: decided from 2 x 32 bytes instead of the two signatures
- * (the background collisions of a banding for recall are mostly such:
- * at J = 0.2 about 26 of 128 values agree, and about 51 fields). */
-static inline uint64_t popcount64(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ULL);
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return (x * 0x0101010101010101ULL) >> 56;
-}
-
-/* The fields where sketch words a and b agree: one bit each, in the
- * field's low bit. */
-static inline uint64_t fields_agree(uint64_t a, uint64_t b)
-{
-    uint64_t d = a ^ b;
-    return ~(d | d >> 1) & 0x5555555555555555ULL;
-}
-
+ * word (sketch.h). Two documents agree on at most as many values as on
+ * these fields, so a pair whose fields agree fewer than need times cannot
+ * reach the threshold: decided from 2 x 32 bytes instead of the two
+ * signatures (the background collisions of a banding for recall are
+ * mostly such: at J = 0.2 about 26 of 128 values agree, and about 51
+ * fields). */
 static inline uint32_t sketch_agree(const pairs_job *j, uint32_t x, uint32_t y)
 {
     const uint64_t *a = j->sketch + (size_t)x * j->sketch_words;
     const uint64_t *b = j->sketch + (size_t)y * j->sketch_words;
     uint64_t n = 0;
     for (uint32_t w = 0; w < j->sketch_words; w++)
-        n += popcount64(fields_agree(a[w], b[w]));
+        n += simlsh__popcount64(simlsh__fields_agree(a[w], b[w]));
     return (uint32_t)n;
 }
 
@@ -226,7 +208,9 @@ static int sketch_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit
     return 0;
 }
 
-/* sketched: the caller has checked the sketches already. */
+/* Pair the documents in slots x and y, met in a bucket of band b: kept
+ * unless they share a bucket of an earlier band or fall below need.
+ * sketched: the caller has checked the sketches already. */
 static inline int pair_meet(const pairs_job *j, pairvec *pv, uint32_t x, uint32_t y, uint32_t b,
                             int sketched)
 {
@@ -367,54 +351,11 @@ static inline int meet_first(const pairs_job *j, pairvec *pv, meet_ring *r2, mee
  * are shingles found in most texts: on the 1 GiB benchmark 16 million
  * meetings came from lists, against 2 million from inline entries. The
  * members' sketches are gathered a block at a time and each member's
- * sketch is compared with a block's in one tight loop, with the POPCNT
- * instruction where the CPU has it (same counts either way); pairs that
- * pass go to the second ring as inline meetings do. */
+ * sketch is compared with a block's in one tight loop (the index's row of
+ * cpu.h's table: with the POPCNT instruction, or portable; the same
+ * counts either way); pairs that pass go to the second ring as inline
+ * meetings do. */
 #define LIST_BLOCK_BYTES 4096
-
-typedef uint32_t (*sketch_pass_fn)(const uint64_t *su, const uint64_t *sv, uint32_t nv,
-                                   uint32_t words, uint32_t need, uint32_t *out);
-
-/* The indices v < nv whose sketch sv[v] agrees with su in need fields or
- * more, into out; their number. POPCOUNT counts a word's set bits. */
-#define SKETCH_PASS_BODY(POPCOUNT)                    \
-    uint32_t n = 0;                                   \
-    for (uint32_t v = 0; v < nv; v++) {               \
-        const uint64_t *q = sv + (size_t)v * words;   \
-        uint64_t c = 0;                               \
-        for (uint32_t w = 0; w < words; w++)          \
-            c += POPCOUNT(fields_agree(su[w], q[w])); \
-        out[n] = v;                                   \
-        n += c >= need;                               \
-    }                                                 \
-    return n;
-
-static uint32_t sketch_pass_scalar(const uint64_t *su, const uint64_t *sv, uint32_t nv,
-                                   uint32_t words, uint32_t need, uint32_t *out)
-{
-    SKETCH_PASS_BODY(popcount64)
-}
-
-#ifdef SIMLSH__HAVE_X86
-#define POPCNT_INSN(x) ((uint64_t)__builtin_popcountll(x))
-__attribute__((target("popcnt"))) static uint32_t sketch_pass_popcnt(const uint64_t *su,
-                                                                     const uint64_t *sv,
-                                                                     uint32_t nv, uint32_t words,
-                                                                     uint32_t need, uint32_t *out)
-{
-    SKETCH_PASS_BODY(POPCNT_INSN)
-}
-#endif
-
-static sketch_pass_fn sketch_pass_choose(void)
-{
-#ifdef SIMLSH__HAVE_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("popcnt"))
-        return sketch_pass_popcnt;
-#endif
-    return sketch_pass_scalar;
-}
 
 static void gather_sketches(const pairs_job *j, uint64_t *dst, const uint32_t *slots, uint32_t n)
 {
@@ -594,7 +535,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
     j.fps = fps;
     if (index->store && j.need > 0 && index->nslots > 0) {
         j.sketch_words = (index->num_perm + 31) / 32;
-        j.sketch_pass = sketch_pass_choose();
+        j.sketch_pass = index->kern->sketch_pass;
         if (!simlsh__mul_ok(index->nslots, (size_t)j.sketch_words * sizeof *j.sketch, &sbytes) ||
             (j.sketch = simlsh__malloc(al, sbytes)) == NULL) {
             rc = SIMLSH_ENOMEM;

@@ -17,6 +17,7 @@ int simlsh__ix_create(struct simlsh_index **out, const struct simlsh_params *p, 
     ix->rows = r;
     ix->num_perm = (uint32_t)p->num_perm;
     ix->store = p->store_signatures != 0;
+    ix->kern = simlsh__kernels_for(p->isa);
     ix->sig_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_SIGNATURE);
     ix->index_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_INDEX);
     ix->free_head = NO_SLOT;

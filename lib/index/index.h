@@ -37,6 +37,7 @@
 #include "bandkey.h"
 #include "checked.h"
 #include "alloc.h"
+#include "cpu.h"
 #include "frame.h"
 #include "le.h"
 #include "murmur3.h"
@@ -89,7 +90,8 @@ struct simlsh_index {
     uint64_t sig_fp, index_fp;
     uint32_t bands, rows, num_perm;
     int store;
-    band_entry *tab; /* bands * tcap entries; band i at tab + i * tcap */
+    const struct simlsh__kernels *kern; /* the params' ISA row (the pair sweep's sketch pass) */
+    band_entry *tab;                    /* bands * tcap entries; band i at tab + i * tcap */
     size_t tcap;
     id_entry *idmap;
     size_t idcap;
