@@ -188,6 +188,56 @@ int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *
     return 0;
 }
 
+/* ---- live documents in id order ----------------------------------------------- */
+
+/* LSD radix sort by id for the whole-index passes (cluster, pairs):
+ * linear, and passes whose byte is the same for every id are skipped, so
+ * small ids cost three or four passes. */
+static void radix_sort(cand *v, cand *tmp, size_t n)
+{
+    if (n <= 256) {
+        sort_small(v, n);
+        return;
+    }
+    size_t hist[8][256];
+    memset(hist, 0, sizeof hist);
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 8; d++)
+            hist[d][(v[i].id >> (8 * d)) & 255]++;
+    cand *src = v, *dst = tmp;
+    for (int d = 0; d < 8; d++) {
+        if (hist[d][(src[0].id >> (8 * d)) & 255] == n)
+            continue;
+        size_t sum = 0;
+        for (int k = 0; k < 256; k++) {
+            size_t c = hist[d][k];
+            hist[d][k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[hist[d][(src[i].id >> (8 * d)) & 255]++] = src[i];
+        cand *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+}
+
+void simlsh__ix_live_sorted(const struct simlsh_index *ix, cand *v, cand *tmp)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < ix->idcap; p++) {
+        if (ix->idmap[p].slot != NO_SLOT) {
+            v[n].id = ix->idmap[p].id;
+            v[n].slot = ix->idmap[p].slot;
+            v[n].eq = 0;
+            n++;
+        }
+    }
+    radix_sort(v, tmp, n);
+}
+
 /* ---- signatures by id ------------------------------------------------------------ */
 
 int simlsh_index_signature(simlsh_signature **out, const simlsh_index *index, uint64_t id)

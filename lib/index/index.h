@@ -26,8 +26,10 @@
  * Files: this header (layout, inline probing helpers, candidates),
  * table.c (capacities, growth, band keys), insert.c (insertion, removal),
  * index.c (lifetime, public mutation and accessors), query.c (single and
- * batch queries), enumerate.c (pairs, clustering), persist.c (save, load),
- * batch.c (batch insertion, a band per unit of work on ../pool.h's threads).
+ * batch queries), pairs.c (all pairs), cluster.c (clustering), persist.c
+ * (save, load), batch.c (batch insertion, a band per unit of work on
+ * ../pool.h's threads), merge.c (copy and merge), mates.c (what the dedup
+ * engine may know of an index, mates.h).
  */
 #ifndef SIMLSH_INDEX_INDEX_H
 #define SIMLSH_INDEX_INDEX_H
@@ -343,6 +345,11 @@ static inline void sort_small(cand *v, size_t n)
         v[j] = x;
     }
 }
+
+/* index.c: the live documents as (id, slot), sorted by id, into v (count
+ * entries); tmp is scratch of as many. For the whole-index passes
+ * (pairs.c, cluster.c). */
+void simlsh__ix_live_sorted(const struct simlsh_index *ix, cand *v, cand *tmp);
 
 /* ---- candidate collection ------------------------------------------------------ */
 
