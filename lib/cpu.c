@@ -5,7 +5,7 @@
 
 #include "simlsh.h"
 #include "cpu.h"
-#include "minhash.h"
+#include "minhash_simd.h"
 #include "murmur3.h"
 #include "sketch.h"
 

@@ -22,7 +22,7 @@ int simlsh__isa_resolve(int isa);
 /* murmur3.h: out[i] = murmur3_32(buf + i, k, seed) for i < n (padded buf) */
 typedef void (*simlsh__windows_fn)(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
                                    uint32_t seed);
-/* minhash.h: OPH values and classic row updates */
+/* minhash_simd.h: OPH values and classic row updates */
 typedef void (*simlsh__oph_fn)(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
 typedef void (*simlsh__classic_fn)(uint32_t *mins, const uint64_t *a, const uint64_t *b,
                                    uint32_t num_perm, const uint64_t *x, size_t n);

@@ -1,6 +1,6 @@
 /*
  * The prefix-tree engine shared by the LSH Forest (forest.c) and the LSH
- * Ensemble (ensemble.c); its interface is forest.h, the saved form of its
+ * Ensemble (ensemble.c); its interface is forest-engine.h, the saved form of its
  * store forest-persist.c.
  *
  *
@@ -33,7 +33,7 @@
 #include <stdlib.h>
 
 #include "checked.h"
-#include "forest.h"
+#include "forest-engine.h"
 #include "results.h"
 
 /* Buffer size: the insertion sort moves up to RUN_MIN entries per tree,

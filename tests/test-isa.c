@@ -5,7 +5,7 @@
  * the best ISA the host has, while an index made with ISA scalar sweeps with
  * the portable sketch pass. */
 #include "cpu.h"
-#include "index/index.h"
+#include "index/internal.h"
 #include "signature.h"
 #include "sketch.h"
 #include "testutil.h"

@@ -25,7 +25,7 @@
  * (4), or a duplicate id, rolls every unit back, so the index holds
  * exactly its documents again (its tables may have grown).
  */
-#include "index.h"
+#include "internal.h"
 #include "pool.h"
 
 /* Documents per unit of step (2), and work (documents x tables) below

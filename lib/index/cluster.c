@@ -1,7 +1,7 @@
 /* Clustering of a whole index: a union-find over slots, linked band by
  * band, with the greedy leader split of each bucket under verification
  * (simlsh_index_cluster, _v2). */
-#include "index.h"
+#include "internal.h"
 #include "pool.h"
 
 /* Union-find over slots, shared by the threads of one call. Roots are

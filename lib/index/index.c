@@ -1,5 +1,5 @@
 /* The index's lifetime, insert/remove and the small accessors. */
-#include "index.h"
+#include "internal.h"
 
 /* ---- lifetime ------------------------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /* Insertion (plan, prepare and put, with a one-pass fast path) and removal. */
-#include "index.h"
+#include "internal.h"
 
 /* ---- insertion in three steps: plan, prepare, put ------------------------------ */
 

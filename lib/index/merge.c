@@ -1,5 +1,5 @@
 /* Copying an index, and merging one into another. */
-#include "index.h"
+#include "internal.h"
 #include "os.h"
 
 /* ---- copy ----------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* All pairs of an index: the bucket sweep, its sketch filter and the rows
  * sorted in id order (simlsh_index_pairs, _v2). */
-#include "index.h"
+#include "internal.h"
 #include "pool.h"
 #include "sketch.h"
 

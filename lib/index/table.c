@@ -1,6 +1,6 @@
 /* The index's tables: band keys of a document, and growth of all tables
- * together (index.h describes the layout). */
-#include "index.h"
+ * together (internal.h describes the layout). */
+#include "internal.h"
 #include "os.h"
 #include "pool.h"
 

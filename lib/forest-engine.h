@@ -11,15 +11,15 @@
  * the signature). docs/format-forest.md has the bytes, forest-engine.c the
  * layout and forest-persist.h the saved form.
  */
-#ifndef SIMLSH_FOREST_H
-#define SIMLSH_FOREST_H
+#ifndef SIMLSH_FOREST_ENGINE_H
+#define SIMLSH_FOREST_ENGINE_H
 
 #include <string.h>
 
 #include "alloc.h"
 #include "frame.h"
 #include "le.h"
-#include "minhash.h"
+#include "minhash_simd.h"
 #include "murmur3.h"
 #include "params.h"
 #include "signature.h"

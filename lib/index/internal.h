@@ -1,5 +1,7 @@
 /*
- * The LSH index: b band tables mapping band keys to documents.
+ * The LSH index: b band tables mapping band keys to documents. This is the
+ * module's shared header, included only by the files of index/ (the dedup
+ * engine sees an index through mates.h).
  *
  * Layout (docs/format-index.md describes the bytes, this the memory):
  *  - one block of b tables, each `tcap` 8-byte entries {fingerprint, slot}:
@@ -31,8 +33,8 @@
  * ../pool.h's threads), merge.c (copy and merge), mates.c (what the dedup
  * engine may know of an index, mates.h).
  */
-#ifndef SIMLSH_INDEX_INDEX_H
-#define SIMLSH_INDEX_INDEX_H
+#ifndef SIMLSH_INDEX_INTERNAL_H
+#define SIMLSH_INDEX_INTERNAL_H
 
 #include <stdlib.h>
 

@@ -2,8 +2,8 @@
  * (minhash_simd.c), reached through cpu.h's table. They work on plain
  * arrays and know nothing of signatures (that is minhash.c). The AVX ones
  * exist on x86-64 builds only. */
-#ifndef SIMLSH_MINHASH_H
-#define SIMLSH_MINHASH_H
+#ifndef SIMLSH_MINHASH_SIMD_H
+#define SIMLSH_MINHASH_SIMD_H
 
 #include <stddef.h>
 #include <stdint.h>
