@@ -169,9 +169,9 @@ static int idmap_unit(batch *bt, simlsh__par *par)
         if ((i & POLL_MASK) == 0 && simlsh__par_failed(par))
             break;
         if (i + AHEAD < bt->hi)
-            PREFETCH(ix->idmap + fastrange(id_hash(bt->ids[i + AHEAD]), ix->idcap));
+            PREFETCH(ix->idmap + fastrange(simlsh__id_hash(bt->ids[i + AHEAD]), ix->idcap));
         uint64_t id = bt->ids[i];
-        size_t p = fastrange(id_hash(id), ix->idcap);
+        size_t p = fastrange(simlsh__id_hash(id), ix->idcap);
         while (ix->idmap[p].slot != NO_SLOT && ix->idmap[p].id != id)
             p = next_pos(p, ix->idcap);
         if (ix->idmap[p].slot != NO_SLOT) {
@@ -383,7 +383,7 @@ static void idmap_undo(batch *bt)
 {
     struct simlsh_index *ix = bt->ix;
     for (size_t i = bt->id_done; i-- > 0;)
-        idmap_del_at(ix->idmap, ix->idcap, idmap_find(ix, bt->ids[i]));
+        simlsh__idmap_del_at(ix->idmap, ix->idcap, idmap_find(ix, bt->ids[i]));
     /* Free slots held the links of the free list. */
     for (size_t k = 0; k < bt->npopped; k++)
         ix->ids[bt->popped[k]] = k + 1 < bt->npopped ? bt->popped[k + 1] : bt->after_head;

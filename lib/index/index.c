@@ -97,7 +97,7 @@ int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature
     if (sig->empty)
         return SIMLSH_EEMPTY;
     if (index->idcap > 0)
-        PREFETCH(index->idmap + fastrange(id_hash(id), index->idcap));
+        PREFETCH(index->idmap + fastrange(simlsh__id_hash(id), index->idcap));
     uint32_t fps[SIMLSH__MAX_PERM], plan[SIMLSH__MAX_PERM];
     simlsh__ix_compute_fps(index, sig->values, fps);
     if (idmap_find(index, id) != SIZE_MAX)
