@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "results.h"
+#include "unionfind.h"
 
 #define NONE UINT32_MAX
 
@@ -231,56 +232,35 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
 
 /* ---- union-find and component numbers -------------------------------------- */
 
-static uint32_t uf_find(uint32_t *parent, uint32_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]]; /* path halving */
-        x = parent[x];
-    }
-    return x;
-}
-
 /* comp[i] = number of i's component, numbered in the order of their
- * smallest members, i.e. by label; *ncomp receives the count. Union by
- * size keeps the trees shallow for any pair order (long chains included). */
+ * smallest members, i.e. by label; *ncomp receives the count. The
+ * union-find (unionfind.h) halves paths, so long chains stay cheap for any
+ * pair order, and the numbers do not depend on which member is a root. */
 static int components_of(uint32_t *comp, size_t *ncomp, const dense_map *d, size_t n)
 {
-    uint32_t *parent = simlsh__calloc(d->al, d->m, sizeof *parent);
-    uint32_t *size = simlsh__calloc(d->al, d->m, sizeof *size);
-    if (parent == NULL || size == NULL) {
-        simlsh__free_sized(d->al, parent, d->m * sizeof *parent);
-        simlsh__free_sized(d->al, size, d->m * sizeof *size);
+    simlsh__uf_node *parent = simlsh__calloc(d->al, d->m, sizeof *parent);
+    uint32_t *num = simlsh__calloc(d->al, d->m, sizeof *num);
+    if (parent == NULL || num == NULL) {
+        simlsh__free_sized(d->al, (void *)parent, d->m * sizeof *parent);
+        simlsh__free_sized(d->al, num, d->m * sizeof *num);
         return SIMLSH_ENOMEM;
     }
-    for (size_t i = 0; i < d->m; i++) {
-        parent[i] = (uint32_t)i;
-        size[i] = 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t x = uf_find(parent, d->ea[i]), y = uf_find(parent, d->eb[i]);
-        if (x == y)
-            continue;
-        if (size[x] < size[y]) {
-            uint32_t t = x;
-            x = y;
-            y = t;
-        }
-        parent[y] = x;
-        size[x] += size[y];
-    }
-    /* size[] becomes root -> component number. */
+    simlsh__uf_init(parent, d->m);
+    for (size_t i = 0; i < n; i++)
+        simlsh__uf_union(parent, d->ea[i], d->eb[i]);
+    /* num[] is root -> component number. */
     for (size_t i = 0; i < d->m; i++)
-        size[i] = NONE;
+        num[i] = NONE;
     uint32_t nc = 0;
     for (size_t i = 0; i < d->m; i++) {
-        uint32_t r = uf_find(parent, (uint32_t)i);
-        if (size[r] == NONE)
-            size[r] = nc++;
-        comp[i] = size[r];
+        uint32_t r = simlsh__uf_find(parent, (uint32_t)i);
+        if (num[r] == NONE)
+            num[r] = nc++;
+        comp[i] = num[r];
     }
     *ncomp = nc;
-    simlsh__free_sized(d->al, parent, d->m * sizeof *parent);
-    simlsh__free_sized(d->al, size, d->m * sizeof *size);
+    simlsh__free_sized(d->al, (void *)parent, d->m * sizeof *parent);
+    simlsh__free_sized(d->al, num, d->m * sizeof *num);
     return 0;
 }
 

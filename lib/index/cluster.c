@@ -1,76 +1,10 @@
-/* Clustering of a whole index: a union-find over slots, linked band by
- * band, with the greedy leader split of each bucket under verification
- * (simlsh_index_cluster, _v2). */
+/* Clustering of a whole index: a union-find over slots (../unionfind.h,
+ * shared by the threads of one call) linked band by band, with the greedy
+ * leader split of each bucket under verification (simlsh_index_cluster,
+ * _v2). */
 #include "internal.h"
 #include "pool.h"
-
-/* Union-find over slots, shared by the threads of one call. Roots are
- * linked larger under smaller by compare-and-swap, so parent[x] <= x and
- * no cycle can form; a lost race retries from the new roots. Path halving
- * stores an ancestor with a plain (relaxed) store: a concurrent halving
- * of the same node stores another ancestor, and either is correct. The
- * components, hence the output, do not depend on the order of unions. */
-#if SIMLSH_THREADS
-typedef _Atomic uint32_t uf_node;
-static inline uint32_t uf_get(uf_node *p, uint32_t x)
-{
-    return atomic_load_explicit(&p[x], memory_order_relaxed);
-}
-static inline void uf_set(uf_node *p, uint32_t x, uint32_t v)
-{
-    atomic_store_explicit(&p[x], v, memory_order_relaxed);
-}
-static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
-{
-    return atomic_compare_exchange_strong_explicit(&p[root], &root, to, memory_order_relaxed,
-                                                   memory_order_relaxed);
-}
-#else
-typedef uint32_t uf_node;
-static inline uint32_t uf_get(uf_node *p, uint32_t x)
-{
-    return p[x];
-}
-static inline void uf_set(uf_node *p, uint32_t x, uint32_t v)
-{
-    p[x] = v;
-}
-static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
-{
-    p[root] = to;
-    return 1;
-}
-#endif
-
-static inline uint32_t uf_find(uf_node *parent, uint32_t x)
-{
-    for (;;) {
-        uint32_t p = uf_get(parent, x);
-        if (p == x)
-            return x;
-        uint32_t g = uf_get(parent, p);
-        if (g != p)
-            uf_set(parent, x, g); /* path halving */
-        x = g;
-    }
-}
-
-static inline void uf_union(uf_node *parent, uint32_t a, uint32_t b)
-{
-    for (;;) {
-        a = uf_find(parent, a);
-        b = uf_find(parent, b);
-        if (a == b)
-            return;
-        if (a < b) {
-            uint32_t t = a;
-            a = b;
-            b = t;
-        }
-        if (uf_link(parent, a, b))
-            return;
-    }
-}
+#include "unionfind.h"
 
 /* Same bucket: equal fingerprint and, with stored signatures, equal rows. */
 static inline int same_bucket(const struct simlsh_index *ix, uint32_t band, band_entry x,
@@ -112,7 +46,7 @@ static size_t first_member(const struct simlsh_index *ix, uint32_t band, const b
 }
 
 /* The greedy leader split of one bucket's members. */
-static int greedy_split(const struct simlsh_index *ix, uf_node *parent, double thr,
+static int greedy_split(const struct simlsh_index *ix, simlsh__uf_node *parent, double thr,
                         candbuf *members, candbuf *leaders)
 {
     if (members->n < 2)
@@ -127,7 +61,7 @@ static int greedy_split(const struct simlsh_index *ix, uf_node *parent, double t
             if (estimate(ix, mv, sig_of(ix, leaders->v[j].slot)) >= thr)
                 break;
         if (j < leaders->n) {
-            uf_union(parent, members->v[i].slot, leaders->v[j].slot);
+            simlsh__uf_union(parent, members->v[i].slot, leaders->v[j].slot);
         } else {
             int rc = cb_push(leaders, members->v[i].id, members->v[i].slot);
             if (rc < 0)
@@ -140,7 +74,7 @@ static int greedy_split(const struct simlsh_index *ix, uf_node *parent, double t
 /* Split the bucket of the entry at head: a list, or the inline entries
  * from its first member (head) to the end of the run. */
 static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band_entry *t,
-                        size_t head, uf_node *parent, double thr, candbuf *members,
+                        size_t head, simlsh__uf_node *parent, double thr, candbuf *members,
                         candbuf *leaders)
 {
     members->n = 0;
@@ -167,7 +101,7 @@ static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band
 
 /* Without verify: each entry of band b links to its bucket's first
  * member, m - 1 links per bucket of m, in a sequential sweep of the table. */
-static void link_band(const struct simlsh_index *ix, uint32_t b, uf_node *parent)
+static void link_band(const struct simlsh_index *ix, uint32_t b, simlsh__uf_node *parent)
 {
     const band_entry *t = band_tab(ix, b);
     for (size_t p = 0; t != NULL && p < ix->tcap; p++) {
@@ -176,20 +110,20 @@ static void link_band(const struct simlsh_index *ix, uint32_t b, uf_node *parent
         if (is_ref(t[p].slot)) {
             const ovf_list *l = list_of(ix, t[p].slot);
             for (uint32_t i = 1; i < l->n; i++)
-                uf_union(parent, l->slots[i], l->slots[0]);
+                simlsh__uf_union(parent, l->slots[i], l->slots[0]);
             continue;
         }
         size_t q = first_member(ix, b, t, p, NULL);
         if (q != p)
-            uf_union(parent, t[p].slot, t[q].slot);
+            simlsh__uf_union(parent, t[p].slot, t[q].slot);
     }
 }
 
 /* With verify: the greedy split of every bucket of band b. Only buckets
  * of two or more members need one: each is handled once, when the sweep
  * meets its second member. */
-static int split_band(const struct simlsh_index *ix, uint32_t b, uf_node *parent, double thr,
-                      candbuf *members, candbuf *leaders)
+static int split_band(const struct simlsh_index *ix, uint32_t b, simlsh__uf_node *parent,
+                      double thr, candbuf *members, candbuf *leaders)
 {
     const band_entry *t = band_tab(ix, b);
     for (size_t p = 0; t != NULL && p < ix->tcap; p++) {
@@ -215,7 +149,7 @@ typedef struct {
 
 typedef struct {
     const struct simlsh_index *ix;
-    uf_node *parent;
+    simlsh__uf_node *parent;
     double thr; /* > 0: verify */
     cluster_scratch *scratch;
 } cluster_job;
@@ -267,10 +201,9 @@ int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int 
         simlsh__lvec_init(&j.scratch[w].members, &la.al);
         simlsh__lvec_init(&j.scratch[w].leaders, &la.al);
     }
-    for (size_t s = 0; s < index->nslots; s++) {
-        uf_set(j.parent, (uint32_t)s, (uint32_t)s);
+    simlsh__uf_init(j.parent, index->nslots);
+    for (size_t s = 0; s < index->nslots; s++)
         minslot[s] = NO_SLOT;
-    }
     rc = simlsh__par_run(workers, index->bands, cluster_unit, &j, NULL);
     if (rc < 0)
         goto out;
@@ -282,7 +215,7 @@ int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int 
     /* Ids ascend, so the first member seen of each cluster has its
      * smallest id: that is the label. */
     for (size_t i = 0; i < index->count; i++) {
-        uint32_t r = uf_find(j.parent, docs[i].slot);
+        uint32_t r = simlsh__uf_find(j.parent, docs[i].slot);
         if (minslot[r] == NO_SLOT)
             minslot[r] = docs[i].slot;
         res->a[i] = docs[i].id;
