@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "radix.h"
 #include "results.h"
 #include "unionfind.h"
 
@@ -17,51 +18,6 @@
  * 40), with headroom; a larger n cannot be allocated, so it fails before
  * any read. */
 #define BYTES_PER_PAIR 128
-
-/* ---- LSD radix sort of 64-bit keys, carrying optional 64-bit values ------ */
-
-/* Stable. Digits on which every key agrees are skipped, so small or
- * clustered keys (dense indices, zero secondary keys) cost one counting
- * pass. tk and tv (tv only with v) are scratch of n entries. */
-static void radix_sort(uint64_t *k, uint64_t *v, uint64_t *tk, uint64_t *tv, size_t n)
-{
-    if (n < 2)
-        return;
-    size_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; i++)
-        for (unsigned d = 0; d < 8; d++)
-            hist[d][(k[i] >> (8 * d)) & 255]++;
-    uint64_t *sk = k, *sv = v, *dk = tk, *dv = tv;
-    for (unsigned d = 0; d < 8; d++) {
-        size_t *h = hist[d];
-        if (h[(sk[0] >> (8 * d)) & 255] == n)
-            continue;
-        size_t sum = 0;
-        for (unsigned x = 0; x < 256; x++) {
-            size_t c = h[x];
-            h[x] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            size_t p = h[(sk[i] >> (8 * d)) & 255]++;
-            dk[p] = sk[i];
-            if (sv != NULL)
-                dv[p] = sv[i];
-        }
-        uint64_t *t = sk;
-        sk = dk;
-        dk = t;
-        t = sv;
-        sv = dv;
-        dv = t;
-    }
-    if (sk != k) {
-        memcpy(k, sk, n * sizeof *k);
-        if (v != NULL)
-            memcpy(v, sv, n * sizeof *v);
-    }
-}
 
 /* ---- input checks and the dense id map ------------------------------------ */
 
@@ -189,7 +145,7 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
     }
     memcpy(d->ids, a, n * sizeof *a);
     memcpy(d->ids + n, b, n * sizeof *b);
-    radix_sort(d->ids, NULL, tmp, NULL, 2 * n);
+    simlsh__radix_sort64(d->ids, NULL, tmp, NULL, 2 * n);
     simlsh__free_sized(al, tmp, 2 * n * sizeof *tmp);
     size_t m = 1;
     for (size_t i = 1; i < 2 * n; i++)
@@ -515,9 +471,9 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         goto out;
     }
     if (idx != NULL)
-        radix_sort(key, idx, tk, tv, n);
+        simlsh__radix_sort64(key, idx, tk, tv, n);
     else
-        radix_sort(key, NULL, tk, NULL, n);
+        simlsh__radix_sort64(key, NULL, tk, NULL, n);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || key[i] != key[np - 1])
             np++;
@@ -570,7 +526,7 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         simlsh__free_sized(al, rank, d.m * sizeof *rank);
         rank = NULL;
         /* Stable by block first; the stable pass by component follows. */
-        radix_sort(sub, idx, tk, tv, np);
+        simlsh__radix_sort64(sub, idx, tk, tv, np);
     } else if (idx != NULL) {
         for (size_t j = 0; j < np; j++)
             idx[j] = j;
@@ -700,7 +656,7 @@ int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count, const simls
     }
     memcpy(k, res->a + lo, np * sizeof *k);
     memcpy(k + np, res->b + lo, np * sizeof *k);
-    radix_sort(k, NULL, t, NULL, 2 * np);
+    simlsh__radix_sort64(k, NULL, t, NULL, 2 * np);
     for (size_t i = 0; i < 2 * np; i++)
         if (u == 0 || k[i] != k[u - 1])
             k[u++] = k[i];

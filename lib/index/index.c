@@ -1,5 +1,6 @@
 /* The index's lifetime, insert/remove and the small accessors. */
 #include "internal.h"
+#include "radix.h"
 
 /* ---- lifetime ------------------------------------------------------------------ */
 
@@ -190,52 +191,28 @@ int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *
 
 /* ---- live documents in id order ----------------------------------------------- */
 
-/* LSD radix sort by id for the whole-index passes (cluster, pairs):
- * linear, and passes whose byte is the same for every id are skipped, so
- * small ids cost three or four passes. */
-static void radix_sort(cand *v, cand *tmp, size_t n)
-{
-    if (n <= 256) {
-        sort_small(v, n);
-        return;
-    }
-    size_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < 8; d++)
-            hist[d][(v[i].id >> (8 * d)) & 255]++;
-    cand *src = v, *dst = tmp;
-    for (int d = 0; d < 8; d++) {
-        if (hist[d][(src[0].id >> (8 * d)) & 255] == n)
-            continue;
-        size_t sum = 0;
-        for (int k = 0; k < 256; k++) {
-            size_t c = hist[d][k];
-            hist[d][k] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[hist[d][(src[i].id >> (8 * d)) & 255]++] = src[i];
-        cand *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
-}
-
+/* The ids and slots sorted as two columns of v's memory (../radix.h, tmp
+ * the scratch), then written out as cands: 2 x 8 bytes a document either
+ * way, so v and tmp suffice. */
 void simlsh__ix_live_sorted(const struct simlsh_index *ix, cand *v, cand *tmp)
 {
-    size_t n = 0;
+    size_t n = ix->count, m = 0;
+    uint64_t *id = (uint64_t *)(void *)v, *slot = id + n;
+    uint64_t *tid = (uint64_t *)(void *)tmp, *tslot = tid + n;
     for (size_t p = 0; p < ix->idcap; p++) {
         if (ix->idmap[p].slot != NO_SLOT) {
-            v[n].id = ix->idmap[p].id;
-            v[n].slot = ix->idmap[p].slot;
-            v[n].eq = 0;
-            n++;
+            id[m] = ix->idmap[p].id;
+            slot[m] = ix->idmap[p].slot;
+            m++;
         }
     }
-    radix_sort(v, tmp, n);
+    simlsh__radix_sort64(id, slot, tid, tslot, m);
+    for (size_t i = 0; i < m; i++) {
+        tmp[i].id = id[i];
+        tmp[i].slot = (uint32_t)slot[i];
+        tmp[i].eq = 0;
+    }
+    memcpy(v, tmp, m * sizeof *v);
 }
 
 /* ---- signatures by id ------------------------------------------------------------ */

@@ -2,6 +2,7 @@
  * sorted in id order (simlsh_index_pairs, _v2). */
 #include "internal.h"
 #include "pool.h"
+#include "radix.h"
 #include "sketch.h"
 
 /* Every document's band fingerprints, read off the tables (the only place
@@ -71,7 +72,7 @@ static int row_cmp(const void *x, const void *y)
     return *a < *b ? -1 : *a > *b;
 }
 
-/* LSD radix sort of rows by key; bytes equal in every key are skipped. */
+/* Rows by key (../radix.h; a small part by qsort). */
 static void sort_rows(pair_row *v, pair_row *tmp, size_t n)
 {
     if (n <= 64) {
@@ -79,29 +80,7 @@ static void sort_rows(pair_row *v, pair_row *tmp, size_t n)
             qsort(v, n, sizeof *v, row_cmp);
         return;
     }
-    size_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < 8; d++)
-            hist[d][(v[i] >> (8 * d)) & 255]++;
-    pair_row *src = v, *dst = tmp;
-    for (int d = 0; d < 8; d++) {
-        if (hist[d][(src[0] >> (8 * d)) & 255] == n)
-            continue;
-        size_t sum = 0;
-        for (int k = 0; k < 256; k++) {
-            size_t c = hist[d][k];
-            hist[d][k] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[hist[d][(src[i] >> (8 * d)) & 255]++] = src[i];
-        pair_row *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
+    simlsh__radix_sort64(v, NULL, tmp, NULL, n);
 }
 
 /* Keep a worker's max_pairs + 1 smallest keys: the answer's first
