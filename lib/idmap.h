@@ -78,26 +78,29 @@ static inline size_t simlsh__id_home(const void *e, size_t cap)
     return x->slot == SIMLSH__NO_SLOT ? SIZE_MAX : simlsh__fastrange(simlsh__id_hash(x->id), cap);
 }
 
+/* Position of id in map m of cap entries, or of the empty entry where it
+ * would go: cap > 0, and the map has an empty entry. */
+static inline size_t simlsh__idmap_probe(const simlsh__id_entry *m, size_t cap, uint64_t id)
+{
+    size_t p = simlsh__fastrange(simlsh__id_hash(id), cap);
+    while (m[p].slot != SIMLSH__NO_SLOT && m[p].id != id)
+        p = simlsh__probe_next(p, cap);
+    return p;
+}
+
 /* Position of id in map m of cap entries (cap 0: none), or SIZE_MAX. */
 static inline size_t simlsh__idmap_find(const simlsh__id_entry *m, size_t cap, uint64_t id)
 {
     if (cap == 0)
         return SIZE_MAX;
-    size_t p = simlsh__fastrange(simlsh__id_hash(id), cap);
-    while (m[p].slot != SIMLSH__NO_SLOT) {
-        if (m[p].id == id)
-            return p;
-        p = simlsh__probe_next(p, cap);
-    }
-    return SIZE_MAX;
+    size_t p = simlsh__idmap_probe(m, cap, id);
+    return m[p].slot != SIMLSH__NO_SLOT ? p : SIZE_MAX;
 }
 
 /* Add id -> slot; id is absent and the map has an empty entry. */
 static inline void simlsh__idmap_put(simlsh__id_entry *m, size_t cap, uint64_t id, uint32_t slot)
 {
-    size_t p = simlsh__fastrange(simlsh__id_hash(id), cap);
-    while (m[p].slot != SIMLSH__NO_SLOT)
-        p = simlsh__probe_next(p, cap);
+    size_t p = simlsh__idmap_probe(m, cap, id);
     m[p].id = id;
     m[p].slot = slot;
 }

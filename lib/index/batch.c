@@ -171,9 +171,7 @@ static int idmap_unit(batch *bt, simlsh__par *par)
         if (i + AHEAD < bt->hi)
             PREFETCH(ix->idmap + fastrange(simlsh__id_hash(bt->ids[i + AHEAD]), ix->idcap));
         uint64_t id = bt->ids[i];
-        size_t p = fastrange(simlsh__id_hash(id), ix->idcap);
-        while (ix->idmap[p].slot != NO_SLOT && ix->idmap[p].id != id)
-            p = next_pos(p, ix->idcap);
+        size_t p = simlsh__idmap_probe(ix->idmap, ix->idcap, id);
         if (ix->idmap[p].slot != NO_SLOT) {
             rc = SIMLSH_EEXIST; /* present, or earlier in the batch */
             break;
