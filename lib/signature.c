@@ -7,6 +7,7 @@
 #include "frame.h"
 #include "handle.h"
 #include "le.h"
+#include "minhash.h"
 #include "minhash_simd.h"
 #include "shingleset.h"
 #include "signature.h"
