@@ -7,7 +7,8 @@ A unit is a source and the header of the same name in one folder (X.c and
 X.h), or a header with no source of its name; a header is taken to be
 named after the file that defines what it declares, as lib/README.md's
 rule asks. Unit A uses unit B when a file of A includes a header of B
-(#include "...": relative to the file, then lib/), or names a function
+(#include "...": relative to the file, then lib/, then the one file of the
+tree with that path ending), or names a function
 that a file of B defines (not static, and not declared in the public
 header: calls into the public API are fine from anywhere), in the same
 tree. An import circle
@@ -80,6 +81,18 @@ def code_of(path):
     return text, STRING.sub('""', COMMENT.sub(" ", text))
 
 
+def resolve(path, inc, files):
+    """The file of the tree that #include "inc" in path names: beside path,
+    then under lib/, then the one file of the tree whose path ends so (a
+    folder on the include path, such as tools/core/); None when outside."""
+    for base in (os.path.dirname(path), "lib"):
+        q = os.path.normpath(os.path.join(base, inc))
+        if q in files:
+            return q
+    ends = [f for f in files if f.endswith("/" + os.path.normpath(inc))]
+    return ends[0] if len(ends) == 1 else None
+
+
 def graph(tree):
     files = set(c_files(tree))
     texts = {p: code_of(p) for p in sorted(files)}
@@ -112,11 +125,9 @@ def graph(tree):
         u = unit_of(p, files)
         out = edges.setdefault(u, set())
         for inc in INCLUDE.findall(COMMENT.sub(" ", text)):
-            for base in (os.path.dirname(p), "lib"):
-                q = os.path.normpath(os.path.join(base, inc))
-                if q in files:
-                    out.add(unit_of(q, files))
-                    break
+            q = resolve(p, inc, files)
+            if q is not None:
+                out.add(unit_of(q, files))
         if p.endswith(".c"):
             for name in set(IDENT.findall(code)) - local.get(p, set()):
                 out |= defined.get(name, set())
