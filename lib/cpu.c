@@ -5,8 +5,9 @@
 
 #include "simlsh.h"
 #include "cpu.h"
-#include "minhash.h"
+#include "minhash_simd.h"
 #include "murmur3.h"
+#include "sketch.h"
 
 static int detect(void)
 {
@@ -66,15 +67,18 @@ int simlsh__isa_resolve(int isa)
 }
 
 /* One row per ISA, in the style of xxHash's dispatch table. Rows this build
- * has no kernels for stay zero: simlsh__isa_resolve never returns them. */
+ * has no kernels for stay zero: simlsh__isa_resolve never returns them.
+ * Every CPU with AVX2 has POPCNT, so the AVX rows take its sketch pass. */
 static const struct simlsh__kernels kernels[SIMLSH_ISA_AVX512 + 1] = {
     [SIMLSH_ISA_SCALAR] = {SIMLSH_ISA_SCALAR, simlsh__murmur3_windows_scalar,
-                           simlsh__oph_values_scalar, simlsh__classic_update_scalar},
+                           simlsh__oph_values_scalar, simlsh__classic_update_scalar,
+                           simlsh__sketch_pass_scalar},
 #ifdef SIMLSH__HAVE_X86
     [SIMLSH_ISA_AVX2] = {SIMLSH_ISA_AVX2, simlsh__murmur3_windows_avx2, simlsh__oph_values_avx2,
-                         simlsh__classic_update_avx2},
+                         simlsh__classic_update_avx2, simlsh__sketch_pass_popcnt},
     [SIMLSH_ISA_AVX512] = {SIMLSH_ISA_AVX512, simlsh__murmur3_windows_avx512,
-                           simlsh__oph_values_avx512, simlsh__classic_update_avx512},
+                           simlsh__oph_values_avx512, simlsh__classic_update_avx512,
+                           simlsh__sketch_pass_popcnt},
 #endif
 };
 

@@ -3,7 +3,7 @@
  *
  * Every hot loop with SIMD twins is reached through one table row per
  * instruction set, resolved once when an object is created (shingler,
- * signature), so the choice is made in one place and the kernels' files
+ * signature, index), so the choice is made in one place and the kernels' files
  * never call each other across ISAs. Bits never depend on the row.
  */
 #ifndef SIMLSH_CPU_H
@@ -12,13 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The target attributes of the SIMD twins: compiled into any x86-64 build,
- * run only where the CPU has the instructions. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SIMLSH__HAVE_X86 1
-#define SIMLSH__AVX2 __attribute__((target("avx2")))
-#define SIMLSH__AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
-#endif
+#include "simd.h"
 
 /* Best ISA of this CPU (SIMLSH_ISA_SCALAR/AVX2/AVX512). Detected once. */
 int simlsh__cpu_best_isa(void);
@@ -28,16 +22,20 @@ int simlsh__isa_resolve(int isa);
 /* murmur3.h: out[i] = murmur3_32(buf + i, k, seed) for i < n (padded buf) */
 typedef void (*simlsh__windows_fn)(uint32_t *out, const uint8_t *buf, size_t n, size_t k,
                                    uint32_t seed);
-/* minhash.h: OPH values and classic row updates */
+/* minhash_simd.h: OPH values and classic row updates */
 typedef void (*simlsh__oph_fn)(uint32_t *v, const uint32_t *x, size_t n, uint32_t s);
 typedef void (*simlsh__classic_fn)(uint32_t *mins, const uint64_t *a, const uint64_t *b,
                                    uint32_t num_perm, const uint64_t *x, size_t n);
+/* sketch.h: the pair sweep's sketch of one document against a block */
+typedef uint32_t (*simlsh__sketch_pass_fn)(const uint64_t *su, const uint64_t *sv, uint32_t nv,
+                                           uint32_t words, uint32_t need, uint32_t *out);
 
 struct simlsh__kernels {
     int isa; /* the resolved SIMLSH_ISA_* of this row */
     simlsh__windows_fn murmur3_windows;
     simlsh__oph_fn oph_values;
     simlsh__classic_fn classic_update;
+    simlsh__sketch_pass_fn sketch_pass;
 };
 
 /* The row for params ISA isa (AUTO or one this CPU lacks resolve as

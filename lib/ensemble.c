@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 #include "forest-persist.h"
-#include "forest.h"
+#include "forest-engine.h"
 
 /* 64 size exponents, two classes each. */
 #define NPART 128

@@ -1,12 +1,12 @@
 /*
  * The prefix-tree engine shared by the LSH Forest (forest.c) and the LSH
- * Ensemble (ensemble.c); its interface is forest.h, the saved form of its
+ * Ensemble (ensemble.c); its interface is forest-engine.h, the saved form of its
  * store forest-persist.c.
  *
  *
  * Layout (docs/format-forest.md has the bytes):
  *  - a store: slot -> id, num_perm densified values and an optional size;
- *    an id -> slot map (linear probing on fmix64(id)); removed slots stay
+ *    an id -> slot map (idmap.h, the index's too); removed slots stay
  *    dead (their entries still sit in the trees) until a compaction frees
  *    them for reuse.
  *  - a tree set: l prefix trees, each an array of 8-byte entries {first
@@ -33,7 +33,7 @@
 #include <stdlib.h>
 
 #include "checked.h"
-#include "forest.h"
+#include "forest-engine.h"
 #include "results.h"
 
 /* Buffer size: the insertion sort moves up to RUN_MIN entries per tree,
@@ -44,16 +44,6 @@
  * binary-search, for about 1.5 times the merge moves per insert. */
 #define RUN_RATIO 4
 #define MIN_SLOTS 16
-
-static inline size_t fastrange(uint32_t h, size_t cap)
-{
-    return (size_t)(((uint64_t)h * (uint64_t)cap) >> 32);
-}
-
-static inline uint32_t id_hash(uint64_t id)
-{
-    return (uint32_t)(simlsh__fmix64(id) >> 32);
-}
 
 /* ---- store -------------------------------------------------------------------- */
 
@@ -78,49 +68,8 @@ void simlsh__pf_store_free(simlsh__pf_store *s)
 
 uint32_t simlsh__pf_store_find(const simlsh__pf_store *s, uint64_t id)
 {
-    if (s->idcap == 0)
-        return SIMLSH__PF_NO_SLOT;
-    size_t p = fastrange(id_hash(id), s->idcap);
-    while (s->idmap[p].slot != SIMLSH__PF_NO_SLOT) {
-        if (s->idmap[p].id == id)
-            return s->idmap[p].slot;
-        if (++p == s->idcap)
-            p = 0;
-    }
-    return SIMLSH__PF_NO_SLOT;
-}
-
-static void idmap_put(simlsh__pf_ident *m, size_t cap, uint64_t id, uint32_t slot)
-{
-    size_t p = fastrange(id_hash(id), cap);
-    while (m[p].slot != SIMLSH__PF_NO_SLOT)
-        if (++p == cap)
-            p = 0;
-    m[p].id = id;
-    m[p].slot = slot;
-}
-
-/* Backward-shift deletion keeps every probe run gap-free. */
-static void idmap_del(simlsh__pf_ident *m, size_t cap, uint64_t id)
-{
-    size_t i = fastrange(id_hash(id), cap);
-    while (m[i].id != id || m[i].slot == SIMLSH__PF_NO_SLOT)
-        if (++i == cap)
-            i = 0;
-    size_t j = i;
-    for (;;) {
-        if (++j == cap)
-            j = 0;
-        if (m[j].slot == SIMLSH__PF_NO_SLOT)
-            break;
-        size_t k = fastrange(id_hash(m[j].id), cap);
-        int stay = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-        if (stay)
-            continue;
-        m[i] = m[j];
-        i = j;
-    }
-    m[i].slot = SIMLSH__PF_NO_SLOT;
+    size_t p = simlsh__idmap_find(s->idmap, s->idcap, id);
+    return p == SIZE_MAX ? SIMLSH__PF_NO_SLOT : s->idmap[p].slot;
 }
 
 int simlsh__pf_store_reserve(simlsh__pf_store *s, size_t docs)
@@ -139,7 +88,7 @@ int simlsh__pf_store_reserve(simlsh__pf_store *s, size_t docs)
     uint32_t *nv = NULL;
     uint64_t *ni = NULL, *na = NULL;
     uint8_t *ns = NULL;
-    simlsh__pf_ident *nm = NULL;
+    simlsh__id_entry *nm = NULL;
     if (need > s->slot_cap) {
         ncap = s->slot_cap + s->slot_cap / 2;
         if (ncap < need)
@@ -188,7 +137,7 @@ int simlsh__pf_store_reserve(simlsh__pf_store *s, size_t docs)
             nm[i].slot = SIMLSH__PF_NO_SLOT;
         for (size_t i = 0; i < s->idcap; i++)
             if (s->idmap[i].slot != SIMLSH__PF_NO_SLOT)
-                idmap_put(nm, nidcap, s->idmap[i].id, s->idmap[i].slot);
+                simlsh__idmap_put(nm, nidcap, s->idmap[i].id, s->idmap[i].slot);
         simlsh__free_sized(al, s->idmap, s->idcap * sizeof *s->idmap);
         s->idmap = nm;
         s->idcap = nidcap;
@@ -218,14 +167,14 @@ uint32_t simlsh__pf_store_put(simlsh__pf_store *s, uint64_t id, const uint32_t *
     if (s->has_aux)
         s->aux[slot] = aux;
     s->state[slot] = SIMLSH__PF_LIVE;
-    idmap_put(s->idmap, s->idcap, id, slot);
+    simlsh__idmap_put(s->idmap, s->idcap, id, slot);
     s->count++;
     return slot;
 }
 
 void simlsh__pf_store_kill(simlsh__pf_store *s, uint32_t slot)
 {
-    idmap_del(s->idmap, s->idcap, s->ids[slot]);
+    simlsh__idmap_del_at(s->idmap, s->idcap, simlsh__idmap_find(s->idmap, s->idcap, s->ids[slot]));
     s->state[slot] = SIMLSH__PF_DEAD;
     s->count--;
 }
@@ -463,7 +412,7 @@ void simlsh__pf_set_free(simlsh__pf_set *c)
 
 static inline size_t set_home(uint32_t slot, size_t cap)
 {
-    return fastrange((uint32_t)(simlsh__fmix64(slot) >> 32), cap);
+    return simlsh__fastrange((uint32_t)(simlsh__fmix64(slot) >> 32), cap);
 }
 
 /* Add slot once; 0 or SIMLSH_ENOMEM (set unchanged). */

@@ -8,7 +8,7 @@
 #ifndef SIMLSH_FOREST_PERSIST_H
 #define SIMLSH_FOREST_PERSIST_H
 
-#include "forest.h"
+#include "forest-engine.h"
 
 #define SIMLSH__MAGIC_FOREST 0x52464C53u   /* "SLFR" little-endian */
 #define SIMLSH__MAGIC_ENSEMBLE 0x4E454C53u /* "SLEN" */

@@ -1,13 +1,13 @@
 /*
  * LSH Forest (Bawa, Condie, Ganesan, WWW 2005): top-k neighbours without a
- * threshold, on the prefix-tree engine (forest-engine.c, forest.h). A query
+ * threshold, on the prefix-tree engine (forest-engine.c, forest-engine.h). A query
  * descends from the longest prefixes shared with the query signature until
  * enough candidates are found, then ranks them by estimated Jaccard.
  */
 #include <stdlib.h>
 
 #include "forest-persist.h"
-#include "forest.h"
+#include "forest-engine.h"
 
 /* The forest's defaults: datasketch's MinHashLSHForest uses l = 8 too. */
 #define FOREST_TREES 8

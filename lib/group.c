@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "radix.h"
 #include "results.h"
+#include "unionfind.h"
 
 #define NONE UINT32_MAX
 
@@ -16,51 +18,6 @@
  * 40), with headroom; a larger n cannot be allocated, so it fails before
  * any read. */
 #define BYTES_PER_PAIR 128
-
-/* ---- LSD radix sort of 64-bit keys, carrying optional 64-bit values ------ */
-
-/* Stable. Digits on which every key agrees are skipped, so small or
- * clustered keys (dense indices, zero secondary keys) cost one counting
- * pass. tk and tv (tv only with v) are scratch of n entries. */
-static void radix_sort(uint64_t *k, uint64_t *v, uint64_t *tk, uint64_t *tv, size_t n)
-{
-    if (n < 2)
-        return;
-    size_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; i++)
-        for (unsigned d = 0; d < 8; d++)
-            hist[d][(k[i] >> (8 * d)) & 255]++;
-    uint64_t *sk = k, *sv = v, *dk = tk, *dv = tv;
-    for (unsigned d = 0; d < 8; d++) {
-        size_t *h = hist[d];
-        if (h[(sk[0] >> (8 * d)) & 255] == n)
-            continue;
-        size_t sum = 0;
-        for (unsigned x = 0; x < 256; x++) {
-            size_t c = h[x];
-            h[x] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            size_t p = h[(sk[i] >> (8 * d)) & 255]++;
-            dk[p] = sk[i];
-            if (sv != NULL)
-                dv[p] = sv[i];
-        }
-        uint64_t *t = sk;
-        sk = dk;
-        dk = t;
-        t = sv;
-        sv = dv;
-        dv = t;
-    }
-    if (sk != k) {
-        memcpy(k, sk, n * sizeof *k);
-        if (v != NULL)
-            memcpy(v, sv, n * sizeof *v);
-    }
-}
 
 /* ---- input checks and the dense id map ------------------------------------ */
 
@@ -188,7 +145,7 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
     }
     memcpy(d->ids, a, n * sizeof *a);
     memcpy(d->ids + n, b, n * sizeof *b);
-    radix_sort(d->ids, NULL, tmp, NULL, 2 * n);
+    simlsh__radix_sort64(d->ids, NULL, tmp, NULL, 2 * n);
     simlsh__free_sized(al, tmp, 2 * n * sizeof *tmp);
     size_t m = 1;
     for (size_t i = 1; i < 2 * n; i++)
@@ -231,56 +188,35 @@ static int dense_build(dense_map *d, const simlsh_allocator *al, const uint64_t 
 
 /* ---- union-find and component numbers -------------------------------------- */
 
-static uint32_t uf_find(uint32_t *parent, uint32_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]]; /* path halving */
-        x = parent[x];
-    }
-    return x;
-}
-
 /* comp[i] = number of i's component, numbered in the order of their
- * smallest members, i.e. by label; *ncomp receives the count. Union by
- * size keeps the trees shallow for any pair order (long chains included). */
+ * smallest members, i.e. by label; *ncomp receives the count. The
+ * union-find (unionfind.h) halves paths, so long chains stay cheap for any
+ * pair order, and the numbers do not depend on which member is a root. */
 static int components_of(uint32_t *comp, size_t *ncomp, const dense_map *d, size_t n)
 {
-    uint32_t *parent = simlsh__calloc(d->al, d->m, sizeof *parent);
-    uint32_t *size = simlsh__calloc(d->al, d->m, sizeof *size);
-    if (parent == NULL || size == NULL) {
-        simlsh__free_sized(d->al, parent, d->m * sizeof *parent);
-        simlsh__free_sized(d->al, size, d->m * sizeof *size);
+    simlsh__uf_node *parent = simlsh__calloc(d->al, d->m, sizeof *parent);
+    uint32_t *num = simlsh__calloc(d->al, d->m, sizeof *num);
+    if (parent == NULL || num == NULL) {
+        simlsh__free_sized(d->al, (void *)parent, d->m * sizeof *parent);
+        simlsh__free_sized(d->al, num, d->m * sizeof *num);
         return SIMLSH_ENOMEM;
     }
-    for (size_t i = 0; i < d->m; i++) {
-        parent[i] = (uint32_t)i;
-        size[i] = 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t x = uf_find(parent, d->ea[i]), y = uf_find(parent, d->eb[i]);
-        if (x == y)
-            continue;
-        if (size[x] < size[y]) {
-            uint32_t t = x;
-            x = y;
-            y = t;
-        }
-        parent[y] = x;
-        size[x] += size[y];
-    }
-    /* size[] becomes root -> component number. */
+    simlsh__uf_init(parent, d->m);
+    for (size_t i = 0; i < n; i++)
+        simlsh__uf_union(parent, d->ea[i], d->eb[i]);
+    /* num[] is root -> component number. */
     for (size_t i = 0; i < d->m; i++)
-        size[i] = NONE;
+        num[i] = NONE;
     uint32_t nc = 0;
     for (size_t i = 0; i < d->m; i++) {
-        uint32_t r = uf_find(parent, (uint32_t)i);
-        if (size[r] == NONE)
-            size[r] = nc++;
-        comp[i] = size[r];
+        uint32_t r = simlsh__uf_find(parent, (uint32_t)i);
+        if (num[r] == NONE)
+            num[r] = nc++;
+        comp[i] = num[r];
     }
     *ncomp = nc;
-    simlsh__free_sized(d->al, parent, d->m * sizeof *parent);
-    simlsh__free_sized(d->al, size, d->m * sizeof *size);
+    simlsh__free_sized(d->al, (void *)parent, d->m * sizeof *parent);
+    simlsh__free_sized(d->al, num, d->m * sizeof *num);
     return 0;
 }
 
@@ -535,9 +471,9 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         goto out;
     }
     if (idx != NULL)
-        radix_sort(key, idx, tk, tv, n);
+        simlsh__radix_sort64(key, idx, tk, tv, n);
     else
-        radix_sort(key, NULL, tk, NULL, n);
+        simlsh__radix_sort64(key, NULL, tk, NULL, n);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || key[i] != key[np - 1])
             np++;
@@ -590,7 +526,7 @@ int simlsh_group_batches(simlsh_results *res, size_t *nbatches, const uint64_t *
         simlsh__free_sized(al, rank, d.m * sizeof *rank);
         rank = NULL;
         /* Stable by block first; the stable pass by component follows. */
-        radix_sort(sub, idx, tk, tv, np);
+        simlsh__radix_sort64(sub, idx, tk, tv, np);
     } else if (idx != NULL) {
         for (size_t j = 0; j < np; j++)
             idx[j] = j;
@@ -720,7 +656,7 @@ int simlsh_group_batch_ids(uint64_t *ids, size_t cap, size_t *count, const simls
     }
     memcpy(k, res->a + lo, np * sizeof *k);
     memcpy(k + np, res->b + lo, np * sizeof *k);
-    radix_sort(k, NULL, t, NULL, 2 * np);
+    simlsh__radix_sort64(k, NULL, t, NULL, 2 * np);
     for (size_t i = 0; i < 2 * np; i++)
         if (u == 0 || k[i] != k[u - 1])
             k[u++] = k[i];

@@ -22,7 +22,7 @@
 #include "alloc.h"
 #include "cpu.h"
 #include "minhash.h"
-#include "signature.h"
+#include "minhash_simd.h"
 
 #define OPH_SALT 0x4f5048u         /* "OPH" */
 #define PROBE_SALT 0x50524f42ULL   /* "PROB" */

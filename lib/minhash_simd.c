@@ -5,8 +5,8 @@
  * are compiled with target attributes and chosen at run time, so the
  * library still runs on any x86-64.
  */
-#include "cpu.h"
-#include "minhash.h"
+#include "simd.h"
+#include "minhash_simd.h"
 
 #ifdef SIMLSH__HAVE_X86
 #include <immintrin.h>

@@ -17,7 +17,7 @@
  */
 #include <string.h>
 
-#include "cpu.h"
+#include "simd.h"
 #include "le.h"
 #include "murmur3.h"
 

@@ -15,7 +15,7 @@
 
 #include <simlsh.h>
 
-#include "cpu.h"
+#include "simd.h"
 #include "le.h"
 
 #ifdef SIMLSH__HAVE_X86

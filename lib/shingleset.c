@@ -5,41 +5,9 @@
 #include "frame.h"
 #include "handle.h"
 #include "le.h"
+#include "radix.h"
 #include "shingleset.h"
 #include "vec.h"
-
-/* LSD radix sort with 11-bit digits; passes whose digit is constant over the
- * whole array are skipped (the top passes for 32-bit hashes). */
-static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
-{
-    uint64_t or_all = 0, and_all = ~(uint64_t)0;
-    for (size_t i = 0; i < n; i++) {
-        or_all |= a[i];
-        and_all &= a[i];
-    }
-    uint64_t *src = a, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 11) {
-        uint64_t mask = (uint64_t)0x7ff << shift;
-        if (((or_all ^ and_all) & mask) == 0)
-            continue; /* every element has the same digit */
-        size_t count[2048] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[(src[i] >> shift) & 0x7ff]++;
-        size_t sum = 0;
-        for (size_t d = 0; d < 2048; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[(src[i] >> shift) & 0x7ff]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
-}
 
 static void insertion_sort(uint64_t *a, size_t n)
 {
@@ -70,7 +38,7 @@ static void sort_unique_tail(uint64_t *pend, uint64_t *tmp, size_t *np)
     if (*np < 64)
         insertion_sort(pend, *np);
     else
-        radix_sort(pend, tmp, *np);
+        simlsh__radix_sort64(pend, NULL, tmp, NULL, *np);
     *np = unique(pend, *np);
 }
 

@@ -8,6 +8,7 @@
 #include "handle.h"
 #include "le.h"
 #include "minhash.h"
+#include "minhash_simd.h"
 #include "shingleset.h"
 #include "signature.h"
 

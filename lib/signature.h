@@ -1,5 +1,6 @@
-/* The signature object (signature.c) and its row updates (minhash.c); the
- * index reads values. Object layer. */
+/* The signature object's layout: signature.c makes and serialises it,
+ * minhash.c (minhash.h) updates its rows, the index and the forest read its
+ * values. Object layer. */
 #ifndef SIMLSH_SIGNATURE_H
 #define SIMLSH_SIGNATURE_H
 
@@ -25,11 +26,5 @@ struct simlsh_signature {
     uint64_t *coef;             /* classic: a[i], b[i] interleaved (2*num_perm), owned */
     simlsh__shingler *shingler; /* lazily created */
 };
-
-/* minhash.c: update raw rows with hashes, and finalise values. */
-void simlsh__minhash_add(struct simlsh_signature *sig, const uint64_t *h, size_t n);
-void simlsh__minhash_add32(struct simlsh_signature *sig, const uint32_t *h, size_t n);
-void simlsh__minhash_finish(struct simlsh_signature *sig);
-int simlsh__minhash_init(struct simlsh_signature *sig);
 
 #endif

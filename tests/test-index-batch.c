@@ -4,7 +4,7 @@
  * signatures, with buckets big enough for overflow lists, after removes
  * (free slots reused); every error leaves the saved bytes as they were,
  * and so does every failed allocation (an OOM loop). */
-#include "index/index.h"
+#include "index/internal.h"
 #include "testutil.h"
 
 #define NUM_PERM 64

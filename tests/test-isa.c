@@ -1,9 +1,13 @@
 /* Every SIMD path the CPU offers gives the scalar path's bits exactly:
  * signatures from text (window hashing + OPH / classic kernels) and from raw
- * features, for num_perm values that do and do not fill whole vectors. And
- * AUTO dispatches to the best ISA the host has. */
+ * features, for num_perm values that do and do not fill whole vectors, and
+ * the pair sweep's sketch pass (POPCNT or portable). And AUTO dispatches to
+ * the best ISA the host has, while an index made with ISA scalar sweeps with
+ * the portable sketch pass. */
 #include "cpu.h"
+#include "index/internal.h"
 #include "signature.h"
+#include "sketch.h"
 #include "testutil.h"
 
 static simlsh_params *mk(int scheme, int np, int isa, int k, int bits)
@@ -71,13 +75,113 @@ static void test_dispatch(void)
         printf("dispatch to %s: checked\n", isa_name(isas[i]));
         CHECK(simlsh_isa_supported(isas[i]) == 1);
         CHECK(k->isa == isas[i]);
-        CHECK(k->murmur3_windows != NULL && k->oph_values != NULL && k->classic_update != NULL);
+        CHECK(k->murmur3_windows != NULL && k->oph_values != NULL && k->classic_update != NULL &&
+              k->sketch_pass != NULL);
     }
+    /* The scalar row never takes an instruction the host may lack. */
+    CHECK(simlsh__kernels_for(SIMLSH_ISA_SCALAR)->sketch_pass == simlsh__sketch_pass_scalar);
+}
+
+/* The sketch pass of every row the host runs against a field-by-field
+ * count: sketches of 1 to 6 words, blocks of 0 to 90, every kind of need. */
+static void test_sketch_pass(void)
+{
+    const int isas[] = {SIMLSH_ISA_SCALAR, SIMLSH_ISA_AVX2, SIMLSH_ISA_AVX512};
+    tu_rng r = {4242};
+    uint64_t su[6], sv[90 * 6];
+    uint32_t out[90], want[90];
+    int checked = 0;
+    for (int rep = 0; rep < 300; rep++) {
+        uint32_t words = 1 + (uint32_t)tu_below(&r, 6), nv = (uint32_t)tu_below(&r, 91);
+        uint32_t need = (uint32_t)tu_below(&r, 32 * words + 2);
+        for (uint32_t w = 0; w < words; w++)
+            su[w] = tu_next(&r);
+        /* mostly near copies of su, so that counts land on both sides of need */
+        for (uint32_t i = 0; i < nv * words; i++)
+            sv[i] = tu_below(&r, 3) ? su[i % words] ^ (tu_next(&r) & tu_next(&r) & tu_next(&r))
+                                    : tu_next(&r);
+        uint32_t nw = 0;
+        for (uint32_t v = 0; v < nv; v++) {
+            uint32_t c = 0;
+            for (uint32_t f = 0; f < 32 * words; f++)
+                c += ((su[f / 32] >> (2 * (f % 32))) & 3) ==
+                     ((sv[(size_t)v * words + f / 32] >> (2 * (f % 32))) & 3);
+            if (c >= need)
+                want[nw++] = v;
+        }
+        for (int i = 0; i < 3; i++) {
+            if (!simlsh_isa_supported(isas[i]))
+                continue;
+            uint32_t n = simlsh__kernels_for(isas[i])->sketch_pass(su, sv, nv, words, need, out);
+            CHECK(n == nw && memcmp(out, want, n * sizeof *out) == 0);
+            checked++;
+        }
+    }
+    printf("sketch pass: %d blocks checked\n", checked);
+}
+
+/* Pairs of an index whose large buckets go through the sketch pass (lists,
+ * a threshold, stored signatures): the index takes its params' row, and
+ * every row gives the same rows and scores. */
+static simlsh_results *isa_pairs(int isa, size_t *pairs)
+{
+    simlsh_params *p = mk(0, 128, isa, 5, 32);
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_BANDS, 32));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_ROWS, 4));
+    CHECK_OK(simlsh_params_set_int(p, SIMLSH_PARAM_STORE_SIGNATURES, 1));
+    simlsh_index *ix;
+    simlsh_signature *sig;
+    simlsh_results *res;
+    CHECK_OK(simlsh_index_new(&ix, p));
+    CHECK_OK(simlsh_signature_new(&sig, p));
+    CHECK_OK(simlsh_results_new(&res, NULL));
+    CHECK(ix->kern == simlsh__kernels_for(isa));
+    /* 4 families of 30 documents: each a base of 200 features with a share
+     * replaced, so buckets pass INLINE_MAX and pairs fall either side of 0.6 */
+    tu_rng r = {99};
+    uint64_t feats[200];
+    for (uint64_t d = 0; d < 120; d++) {
+        for (int i = 0; i < 200; i++)
+            feats[i] = (d % 4) << 32 | (uint64_t)i;
+        int swap = (int)tu_below(&r, 120);
+        for (int i = 0; i < swap; i++)
+            feats[tu_below(&r, 200)] = tu_next(&r);
+        CHECK_OK(simlsh_signature_clear(sig));
+        CHECK_OK(simlsh_signature_add_features(sig, feats, 200));
+        CHECK_OK(simlsh_index_insert(ix, 1000 + d, sig));
+    }
+    CHECK_OK(simlsh_index_pairs_v2(res, ix, SIMLSH_QUERY_VERIFY, 0, 0.6, 2));
+    *pairs = simlsh_results_count(res);
+    simlsh_signature_free(sig);
+    simlsh_index_free(ix);
+    simlsh_params_free(p);
+    return res;
+}
+
+static void test_pairs_rows(void)
+{
+    size_t n0, n;
+    simlsh_results *ref = isa_pairs(SIMLSH_ISA_SCALAR, &n0);
+    CHECK(n0 > 100);
+    const int isas[] = {SIMLSH_ISA_AUTO, SIMLSH_ISA_AVX2, SIMLSH_ISA_AVX512};
+    for (int i = 0; i < 3; i++) {
+        simlsh_results *res = isa_pairs(isas[i], &n);
+        CHECK(n == n0);
+        if (n == n0)
+            CHECK(memcmp(simlsh_results_a(res), simlsh_results_a(ref), n * 8) == 0 &&
+                  memcmp(simlsh_results_b(res), simlsh_results_b(ref), n * 8) == 0 &&
+                  memcmp(simlsh_results_scores(res), simlsh_results_scores(ref), n * 8) == 0);
+        simlsh_results_free(res);
+    }
+    printf("pairs: %zu rows, the same from every row of the table\n", n0);
+    simlsh_results_free(ref);
 }
 
 int main(void)
 {
     test_dispatch();
+    test_sketch_pass();
+    test_pairs_rows();
     const int isas[] = {SIMLSH_ISA_AVX2, SIMLSH_ISA_AVX512};
     const int nps[] = {1, 7, 33, 100, 128, 1024};
     const int ks[] = {1, 3, 4, 5, 8, 13, 64};

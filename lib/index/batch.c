@@ -25,7 +25,7 @@
  * (4), or a duplicate id, rolls every unit back, so the index holds
  * exactly its documents again (its tables may have grown).
  */
-#include "index.h"
+#include "internal.h"
 #include "pool.h"
 
 /* Documents per unit of step (2), and work (documents x tables) below
@@ -169,11 +169,9 @@ static int idmap_unit(batch *bt, simlsh__par *par)
         if ((i & POLL_MASK) == 0 && simlsh__par_failed(par))
             break;
         if (i + AHEAD < bt->hi)
-            PREFETCH(ix->idmap + fastrange(id_hash(bt->ids[i + AHEAD]), ix->idcap));
+            PREFETCH(ix->idmap + fastrange(simlsh__id_hash(bt->ids[i + AHEAD]), ix->idcap));
         uint64_t id = bt->ids[i];
-        size_t p = fastrange(id_hash(id), ix->idcap);
-        while (ix->idmap[p].slot != NO_SLOT && ix->idmap[p].id != id)
-            p = next_pos(p, ix->idcap);
+        size_t p = simlsh__idmap_probe(ix->idmap, ix->idcap, id);
         if (ix->idmap[p].slot != NO_SLOT) {
             rc = SIMLSH_EEXIST; /* present, or earlier in the batch */
             break;
@@ -383,7 +381,7 @@ static void idmap_undo(batch *bt)
 {
     struct simlsh_index *ix = bt->ix;
     for (size_t i = bt->id_done; i-- > 0;)
-        idmap_del_at(ix->idmap, ix->idcap, idmap_find(ix, bt->ids[i]));
+        simlsh__idmap_del_at(ix->idmap, ix->idcap, idmap_find(ix, bt->ids[i]));
     /* Free slots held the links of the free list. */
     for (size_t k = 0; k < bt->npopped; k++)
         ix->ids[bt->popped[k]] = k + 1 < bt->npopped ? bt->popped[k + 1] : bt->after_head;

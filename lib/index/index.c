@@ -1,5 +1,6 @@
 /* The index's lifetime, insert/remove and the small accessors. */
-#include "index.h"
+#include "internal.h"
+#include "radix.h"
 
 /* ---- lifetime ------------------------------------------------------------------ */
 
@@ -17,6 +18,7 @@ int simlsh__ix_create(struct simlsh_index **out, const struct simlsh_params *p, 
     ix->rows = r;
     ix->num_perm = (uint32_t)p->num_perm;
     ix->store = p->store_signatures != 0;
+    ix->kern = simlsh__kernels_for(p->isa);
     ix->sig_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_SIGNATURE);
     ix->index_fp = simlsh__fingerprint(&ix->params, SIMLSH_SCOPE_INDEX);
     ix->free_head = NO_SLOT;
@@ -96,7 +98,7 @@ int simlsh_index_insert(simlsh_index *index, uint64_t id, const simlsh_signature
     if (sig->empty)
         return SIMLSH_EEMPTY;
     if (index->idcap > 0)
-        PREFETCH(index->idmap + fastrange(id_hash(id), index->idcap));
+        PREFETCH(index->idmap + fastrange(simlsh__id_hash(id), index->idcap));
     uint32_t fps[SIMLSH__MAX_PERM], plan[SIMLSH__MAX_PERM];
     simlsh__ix_compute_fps(index, sig->values, fps);
     if (idmap_find(index, id) != SIZE_MAX)
@@ -185,6 +187,32 @@ int simlsh_index_memory(size_t *total, size_t *band_tables, const simlsh_index *
     if (band_tables != NULL)
         *band_tables = tabs;
     return 0;
+}
+
+/* ---- live documents in id order ----------------------------------------------- */
+
+/* The ids and slots sorted as two columns of v's memory (../radix.h, tmp
+ * the scratch), then written out as cands: 2 x 8 bytes a document either
+ * way, so v and tmp suffice. */
+void simlsh__ix_live_sorted(const struct simlsh_index *ix, cand *v, cand *tmp)
+{
+    size_t n = ix->count, m = 0;
+    uint64_t *id = (uint64_t *)(void *)v, *slot = id + n;
+    uint64_t *tid = (uint64_t *)(void *)tmp, *tslot = tid + n;
+    for (size_t p = 0; p < ix->idcap; p++) {
+        if (ix->idmap[p].slot != NO_SLOT) {
+            id[m] = ix->idmap[p].id;
+            slot[m] = ix->idmap[p].slot;
+            m++;
+        }
+    }
+    simlsh__radix_sort64(id, slot, tid, tslot, m);
+    for (size_t i = 0; i < m; i++) {
+        tmp[i].id = id[i];
+        tmp[i].slot = (uint32_t)slot[i];
+        tmp[i].eq = 0;
+    }
+    memcpy(v, tmp, m * sizeof *v);
 }
 
 /* ---- signatures by id ------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /* Insertion (plan, prepare and put, with a one-pass fast path) and removal. */
-#include "index.h"
+#include "internal.h"
 
 /* ---- insertion in three steps: plan, prepare, put ------------------------------ */
 
@@ -213,7 +213,7 @@ static void ix_put(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
     ix->ids[slot] = id;
     if (ix->store)
         memcpy(ix->sigs + (size_t)slot * ix->num_perm, values, ix->num_perm * sizeof *values);
-    idmap_put(ix->idmap, ix->idcap, id, slot);
+    simlsh__idmap_put(ix->idmap, ix->idcap, id, slot);
     if (pr->ovf != NULL) {
         if (ix->novf > 0)
             memcpy(pr->ovf, ix->ovf, ix->novf * sizeof *pr->ovf);
@@ -292,7 +292,7 @@ static int put_fast(struct simlsh_index *ix, uint64_t id, const uint32_t *fps,
     ix->ids[slot] = id;
     if (ix->store)
         memcpy(ix->sigs + (size_t)slot * ix->num_perm, values, ix->num_perm * sizeof *values);
-    idmap_put(ix->idmap, ix->idcap, id, slot);
+    simlsh__idmap_put(ix->idmap, ix->idcap, id, slot);
     ix->count++;
     ix->gen++;
     return 1;
@@ -371,7 +371,7 @@ void simlsh__ix_del(struct simlsh_index *ix, size_t pos)
             p = next_pos(p, ix->tcap);
         }
     }
-    idmap_del_at(ix->idmap, ix->idcap, pos);
+    simlsh__idmap_del_at(ix->idmap, ix->idcap, pos);
     ix->ids[slot] = ix->free_head;
     ix->free_head = slot;
     ix->count--;

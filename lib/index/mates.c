@@ -1,6 +1,6 @@
 /* The index as the dedup engine sees it: slots, bucket-mates, and the
  * census of large buckets (mates.h). */
-#include "index.h"
+#include "internal.h"
 #include "mates.h"
 #include "vec.h"
 

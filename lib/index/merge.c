@@ -1,5 +1,5 @@
 /* Copying an index, and merging one into another. */
-#include "index.h"
+#include "internal.h"
 #include "os.h"
 
 /* ---- copy ----------------------------------------------------------------------- */
@@ -93,18 +93,16 @@ static int live_by_id(const struct simlsh_index *ix, cand **out)
     *out = NULL;
     if (ix->count == 0)
         return 0;
-    cand *v = simlsh__calloc(&ix->params.alloc, ix->count, sizeof *v);
-    if (v == NULL)
+    const simlsh_allocator *al = &ix->params.alloc;
+    cand *v = simlsh__calloc(al, ix->count, sizeof *v);
+    cand *tmp = simlsh__calloc(al, ix->count, sizeof *tmp);
+    if (v != NULL && tmp != NULL)
+        simlsh__ix_live_sorted(ix, v, tmp);
+    simlsh__free_sized(al, tmp, ix->count * sizeof *tmp);
+    if (v == NULL || tmp == NULL) {
+        simlsh__free_sized(al, v, ix->count * sizeof *v);
         return SIMLSH_ENOMEM;
-    size_t n = 0;
-    for (size_t p = 0; p < ix->idcap; p++) {
-        if (ix->idmap[p].slot != NO_SLOT) {
-            v[n].id = ix->idmap[p].id;
-            v[n].slot = ix->idmap[p].slot;
-            n++;
-        }
     }
-    qsort(v, n, sizeof *v, cand_cmp);
     *out = v;
     return 0;
 }

@@ -1,7 +1,7 @@
 /* Saving and loading an index (docs/format-index.md), in memory and to
  * files. */
 #include "file.h"
-#include "index.h"
+#include "internal.h"
 
 /* ---- persistence ------------------------------------------------------------------ */
 

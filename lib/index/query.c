@@ -1,5 +1,5 @@
 /* Single and batch queries. */
-#include "index.h"
+#include "internal.h"
 
 /* ---- candidate collection ------------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* The index's tables: band keys of a document, and growth of all tables
- * together (index.h describes the layout). */
-#include "index.h"
+ * together (internal.h describes the layout). */
+#include "internal.h"
 #include "os.h"
 #include "pool.h"
 
@@ -84,7 +84,7 @@ static int grow_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
         memset(j->nid, 0xff, j->nidcap * sizeof *j->nid);
         for (size_t p = 0; p < ix->idcap; p++)
             if (ix->idmap[p].slot != NO_SLOT)
-                idmap_put(j->nid, j->nidcap, ix->idmap[p].id, ix->idmap[p].slot);
+                simlsh__idmap_put(j->nid, j->nidcap, ix->idmap[p].id, ix->idmap[p].slot);
     } else {
         size_t lo = (unit - ix->bands - 1) * COPY_CHUNK;
         size_t n = ix->nslots - lo < COPY_CHUNK ? ix->nslots - lo : COPY_CHUNK;

@@ -11,15 +11,16 @@
  * the signature). docs/format-forest.md has the bytes, forest-engine.c the
  * layout and forest-persist.h the saved form.
  */
-#ifndef SIMLSH_FOREST_H
-#define SIMLSH_FOREST_H
+#ifndef SIMLSH_FOREST_ENGINE_H
+#define SIMLSH_FOREST_ENGINE_H
 
 #include <string.h>
 
 #include "alloc.h"
 #include "frame.h"
+#include "idmap.h"
 #include "le.h"
-#include "minhash.h"
+#include "minhash_simd.h"
 #include "murmur3.h"
 #include "params.h"
 #include "signature.h"
@@ -28,13 +29,7 @@
 /* Run sizes shrink at least 4-fold from one run to the next (see
  * forest.c), so 2^30 documents need at most 14 runs; compaction leaves one. */
 #define SIMLSH__PF_MAX_RUNS 40
-#define SIMLSH__PF_NO_SLOT 0xFFFFFFFFu
-
-typedef struct {
-    uint64_t id;
-    uint32_t slot; /* SIMLSH__PF_NO_SLOT: empty */
-    uint32_t unused;
-} simlsh__pf_ident;
+#define SIMLSH__PF_NO_SLOT SIMLSH__NO_SLOT
 
 typedef struct {
     simlsh_allocator alloc;
@@ -45,8 +40,8 @@ typedef struct {
     uint64_t *aux;  /* slot -> size (ensemble), when has_aux */
     uint8_t *state; /* SIMLSH__PF_FREE / _LIVE / _DEAD */
     size_t slot_cap, nslots, count, nfree;
-    uint32_t free_head; /* list of free slots (nfree of them) */
-    simlsh__pf_ident *idmap;
+    uint32_t free_head;      /* list of free slots (nfree of them) */
+    simlsh__id_entry *idmap; /* idmap.h */
     size_t idcap;
 } simlsh__pf_store;
 

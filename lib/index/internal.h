@@ -1,5 +1,7 @@
 /*
- * The LSH index: b band tables mapping band keys to documents.
+ * The LSH index: b band tables mapping band keys to documents. This is the
+ * module's shared header, included only by the files of index/ (the dedup
+ * engine sees an index through mates.h).
  *
  * Layout (docs/format-index.md describes the bytes, this the memory):
  *  - one block of b tables, each `tcap` 8-byte entries {fingerprint, slot}:
@@ -7,7 +9,7 @@
  *    any capacity works and growth can be 1.5x; backward-shift deletion
  *    keeps every run gap-free, which the "first member of a bucket"
  *    search of clustering relies on. fp is the high half of the band key.
- *  - an id -> slot map (linear probing on fmix64(id)), slot -> id array,
+ *  - an id -> slot map (../idmap.h: linear probing on fmix64(id)), slot -> id array,
  *    and, with STORE_SIGNATURES, num_perm values per slot in one flat
  *    array. Freed slots form a list threaded through the id array.
  * A bucket is the set of entries of one band with equal fingerprint and,
@@ -26,18 +28,22 @@
  * Files: this header (layout, inline probing helpers, candidates),
  * table.c (capacities, growth, band keys), insert.c (insertion, removal),
  * index.c (lifetime, public mutation and accessors), query.c (single and
- * batch queries), enumerate.c (pairs, clustering), persist.c (save, load),
- * batch.c (batch insertion, a band per unit of work on ../pool.h's threads).
+ * batch queries), pairs.c (all pairs), cluster.c (clustering), persist.c
+ * (save, load), batch.c (batch insertion, a band per unit of work on
+ * ../pool.h's threads), merge.c (copy and merge), mates.c (what the dedup
+ * engine may know of an index, mates.h).
  */
-#ifndef SIMLSH_INDEX_INDEX_H
-#define SIMLSH_INDEX_INDEX_H
+#ifndef SIMLSH_INDEX_INTERNAL_H
+#define SIMLSH_INDEX_INTERNAL_H
 
 #include <stdlib.h>
 
 #include "bandkey.h"
 #include "checked.h"
 #include "alloc.h"
+#include "cpu.h"
 #include "frame.h"
+#include "idmap.h"
 #include "le.h"
 #include "murmur3.h"
 #include "params.h"
@@ -45,7 +51,7 @@
 #include "results.h"
 #include "vec.h"
 
-#define NO_SLOT 0xFFFFFFFFu
+#define NO_SLOT SIMLSH__NO_SLOT
 /* Table capacities stay below 2^31: fastrange on 32-bit fingerprints needs
  * <= 2^32, and an insertion plan stores a position or a tagged list index
  * in 32 bits. */
@@ -72,11 +78,7 @@ typedef struct {
     uint32_t slot; /* NO_SLOT: empty */
 } band_entry;
 
-typedef struct {
-    uint64_t id;
-    uint32_t slot; /* NO_SLOT: empty */
-    uint32_t unused;
-} id_entry;
+typedef simlsh__id_entry id_entry; /* ../idmap.h */
 
 typedef struct {
     uint32_t *slots; /* NULL: a free list record; n is then the next free one */
@@ -89,7 +91,8 @@ struct simlsh_index {
     uint64_t sig_fp, index_fp;
     uint32_t bands, rows, num_perm;
     int store;
-    band_entry *tab; /* bands * tcap entries; band i at tab + i * tcap */
+    const struct simlsh__kernels *kern; /* the params' ISA row (the pair sweep's sketch pass) */
+    band_entry *tab;                    /* bands * tcap entries; band i at tab + i * tcap */
     size_t tcap;
     id_entry *idmap;
     size_t idcap;
@@ -119,20 +122,15 @@ int simlsh__ix_create(struct simlsh_index **out, const struct simlsh_params *p, 
 
 /* ---- small helpers ---------------------------------------------------------- */
 
+/* The module's names for ../idmap.h's probing steps. */
 static inline size_t fastrange(uint32_t h, size_t cap)
 {
-    return (size_t)(((uint64_t)h * (uint64_t)cap) >> 32);
+    return simlsh__fastrange(h, cap);
 }
 
-/* The position after p in a table of cap entries: probes wrap around. */
 static inline size_t next_pos(size_t p, size_t cap)
 {
-    return p + 1 == cap ? 0 : p + 1;
-}
-
-static inline uint32_t id_hash(uint64_t id)
-{
-    return (uint32_t)(simlsh__fmix64(id) >> 32);
+    return simlsh__probe_next(p, cap);
 }
 
 static inline uint32_t band_fp(uint64_t key)
@@ -238,77 +236,25 @@ static inline void tab_put(band_entry *t, size_t cap, uint32_t fp, uint32_t slot
     t[p].slot = slot;
 }
 
-/* Home of entry e of a table of cap entries, or SIZE_MAX if e is empty:
- * what del_at() needs to know of each kind of table. */
+/* Home of entry e of a band table of cap entries, or SIZE_MAX if e is
+ * empty: what simlsh__probe_del() needs to know of it. */
 static inline size_t band_home(const void *e, size_t cap)
 {
     const band_entry *x = e;
     return x->slot == NO_SLOT ? SIZE_MAX : fastrange(x->fp, cap);
 }
 
-static inline size_t id_home(const void *e, size_t cap)
-{
-    const id_entry *x = e;
-    return x->slot == NO_SLOT ? SIZE_MAX : fastrange(id_hash(x->id), cap);
-}
-
-/* Backward-shift deletion of entry i, for band tables (home band_home)
- * and the id map (id_home) alike: pull later entries of the run into the
- * hole unless their home lies cyclically in (hole, entry]. No tombstones,
- * so runs never fill up with dead entries; the hole left at the end is
- * all ones, which is how tables start. Inline, so each caller gets code
- * for its own entry size and home. */
-static inline void del_at(void *tab, size_t esz, size_t cap, size_t i,
-                          size_t (*home)(const void *e, size_t cap))
-{
-    char *t = tab;
-    size_t j = i;
-    for (;;) {
-        j = next_pos(j, cap);
-        size_t k = home(t + j * esz, cap);
-        if (k == SIZE_MAX)
-            break;
-        int stay = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-        if (stay)
-            continue;
-        memcpy(t + i * esz, t + j * esz, esz);
-        i = j;
-    }
-    memset(t + i * esz, 0xff, esz);
-}
-
 static inline void tab_del_at(band_entry *t, size_t cap, size_t i)
 {
-    del_at(t, sizeof *t, cap, i, band_home);
+    simlsh__probe_del(t, sizeof *t, cap, i, band_home);
 }
 
 /* ---- id map --------------------------------------------------------------------- */
 
+/* Position of id in the index's id map (../idmap.h), or SIZE_MAX. */
 static inline size_t idmap_find(const struct simlsh_index *ix, uint64_t id)
 {
-    if (ix->idcap == 0)
-        return SIZE_MAX;
-    size_t p = fastrange(id_hash(id), ix->idcap);
-    while (ix->idmap[p].slot != NO_SLOT) {
-        if (ix->idmap[p].id == id)
-            return p;
-        p = next_pos(p, ix->idcap);
-    }
-    return SIZE_MAX;
-}
-
-static inline void idmap_put(id_entry *m, size_t cap, uint64_t id, uint32_t slot)
-{
-    size_t p = fastrange(id_hash(id), cap);
-    while (m[p].slot != NO_SLOT)
-        p = next_pos(p, cap);
-    m[p].id = id;
-    m[p].slot = slot;
-}
-
-static inline void idmap_del_at(id_entry *m, size_t cap, size_t i)
-{
-    del_at(m, sizeof *m, cap, i, id_home);
+    return simlsh__idmap_find(ix->idmap, ix->idcap, id);
 }
 
 /* ---- sorting ------------------------------------------------------------------- */
@@ -341,6 +287,11 @@ static inline void sort_small(cand *v, size_t n)
         v[j] = x;
     }
 }
+
+/* index.c: the live documents as (id, slot), sorted by id, into v (count
+ * entries); tmp is scratch of as many. For the whole-index passes
+ * (pairs.c, cluster.c). */
+void simlsh__ix_live_sorted(const struct simlsh_index *ix, cand *v, cand *tmp);
 
 /* ---- candidate collection ------------------------------------------------------ */
 

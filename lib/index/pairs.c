@@ -1,60 +1,9 @@
-/* Whole-index passes: all pairs and clustering. */
-#include "index.h"
-#include "cpu.h"
+/* All pairs of an index: the bucket sweep, its sketch filter and the rows
+ * sorted in id order (simlsh_index_pairs, _v2). */
+#include "internal.h"
 #include "pool.h"
-
-/* ---- sorting ------------------------------------------------------------------- */
-
-/* LSD radix sort by id for the whole-index passes (cluster, pairs):
- * linear, and passes whose byte is the same for every id are skipped, so
- * small ids cost three or four passes. */
-static void radix_sort(cand *v, cand *tmp, size_t n)
-{
-    if (n <= 256) {
-        sort_small(v, n);
-        return;
-    }
-    size_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < 8; d++)
-            hist[d][(v[i].id >> (8 * d)) & 255]++;
-    cand *src = v, *dst = tmp;
-    for (int d = 0; d < 8; d++) {
-        if (hist[d][(src[0].id >> (8 * d)) & 255] == n)
-            continue;
-        size_t sum = 0;
-        for (int k = 0; k < 256; k++) {
-            size_t c = hist[d][k];
-            hist[d][k] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[hist[d][(src[i].id >> (8 * d)) & 255]++] = src[i];
-        cand *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
-}
-
-/* Live documents as (id, slot), sorted by id; tmp is scratch of n. */
-static void live_sorted(const struct simlsh_index *ix, cand *v, cand *tmp)
-{
-    size_t n = 0;
-    for (size_t p = 0; p < ix->idcap; p++) {
-        if (ix->idmap[p].slot != NO_SLOT) {
-            v[n].id = ix->idmap[p].id;
-            v[n].slot = ix->idmap[p].slot;
-            v[n].eq = 0;
-            n++;
-        }
-    }
-    radix_sort(v, tmp, n);
-}
-
-/* ---- pairs ------------------------------------------------------------------------- */
+#include "radix.h"
+#include "sketch.h"
 
 /* Every document's band fingerprints, read off the tables (the only place
  * they live when signatures are not stored). */
@@ -102,10 +51,9 @@ typedef struct {
     uint32_t need;        /* equal values a kept pair needs (0: keep all) */
     uint64_t *sketch;     /* with need and stored signatures: sketch_words a slot */
     uint32_t sketch_words;
-    uint32_t (*sketch_pass)(const uint64_t *, const uint64_t *, uint32_t, uint32_t, uint32_t,
-                            uint32_t *); /* list_meets()' comparison */
-    size_t chunks;                       /* table chunks per band */
-    size_t limit;                        /* rows a worker keeps before trimming (0: all) */
+    simlsh__sketch_pass_fn sketch_pass; /* list_meets()' comparison */
+    size_t chunks;                      /* table chunks per band */
+    size_t limit;                       /* rows a worker keeps before trimming (0: all) */
     size_t max_pairs;
     const simlsh_allocator *al; /* the workers' (locked) allocator */
     pairvec *rows;              /* one per worker */
@@ -124,7 +72,7 @@ static int row_cmp(const void *x, const void *y)
     return *a < *b ? -1 : *a > *b;
 }
 
-/* LSD radix sort of rows by key; bytes equal in every key are skipped. */
+/* Rows by key (../radix.h; a small part by qsort). */
 static void sort_rows(pair_row *v, pair_row *tmp, size_t n)
 {
     if (n <= 64) {
@@ -132,29 +80,7 @@ static void sort_rows(pair_row *v, pair_row *tmp, size_t n)
             qsort(v, n, sizeof *v, row_cmp);
         return;
     }
-    size_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < 8; d++)
-            hist[d][(v[i] >> (8 * d)) & 255]++;
-    pair_row *src = v, *dst = tmp;
-    for (int d = 0; d < 8; d++) {
-        if (hist[d][(src[0] >> (8 * d)) & 255] == n)
-            continue;
-        size_t sum = 0;
-        for (int k = 0; k < 256; k++) {
-            size_t c = hist[d][k];
-            hist[d][k] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[hist[d][(src[i] >> (8 * d)) & 255]++] = src[i];
-        pair_row *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
+    simlsh__radix_sort64(v, NULL, tmp, NULL, n);
 }
 
 /* Keep a worker's max_pairs + 1 smallest keys: the answer's first
@@ -173,37 +99,20 @@ static int trim_rows(const pairs_job *j, pairvec *pv)
     return 0;
 }
 
-/* Pair the documents in slots x and y, met in a bucket of band b: kept
- * unless they share a bucket of an earlier band or fall below need. */
 /* The sketch of a slot: the lowest 2 bits of each value, 32 values a
- * word. Two documents agree on at most as many values as on these fields,
- * so a pair whose fields agree fewer than need times cannot reach the
- * threshold: decided from 2 x 32 bytes instead of the two signatures
- * (the background collisions of a banding for recall are mostly such:
- * at J = 0.2 about 26 of 128 values agree, and about 51 fields). */
-static inline uint64_t popcount64(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ULL);
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return (x * 0x0101010101010101ULL) >> 56;
-}
-
-/* The fields where sketch words a and b agree: one bit each, in the
- * field's low bit. */
-static inline uint64_t fields_agree(uint64_t a, uint64_t b)
-{
-    uint64_t d = a ^ b;
-    return ~(d | d >> 1) & 0x5555555555555555ULL;
-}
-
+ * word (sketch.h). Two documents agree on at most as many values as on
+ * these fields, so a pair whose fields agree fewer than need times cannot
+ * reach the threshold: decided from 2 x 32 bytes instead of the two
+ * signatures (the background collisions of a banding for recall are
+ * mostly such: at J = 0.2 about 26 of 128 values agree, and about 51
+ * fields). */
 static inline uint32_t sketch_agree(const pairs_job *j, uint32_t x, uint32_t y)
 {
     const uint64_t *a = j->sketch + (size_t)x * j->sketch_words;
     const uint64_t *b = j->sketch + (size_t)y * j->sketch_words;
     uint64_t n = 0;
     for (uint32_t w = 0; w < j->sketch_words; w++)
-        n += popcount64(fields_agree(a[w], b[w]));
+        n += simlsh__popcount64(simlsh__fields_agree(a[w], b[w]));
     return (uint32_t)n;
 }
 
@@ -226,7 +135,9 @@ static int sketch_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit
     return 0;
 }
 
-/* sketched: the caller has checked the sketches already. */
+/* Pair the documents in slots x and y, met in a bucket of band b: kept
+ * unless they share a bucket of an earlier band or fall below need.
+ * sketched: the caller has checked the sketches already. */
 static inline int pair_meet(const pairs_job *j, pairvec *pv, uint32_t x, uint32_t y, uint32_t b,
                             int sketched)
 {
@@ -367,54 +278,11 @@ static inline int meet_first(const pairs_job *j, pairvec *pv, meet_ring *r2, mee
  * are shingles found in most texts: on the 1 GiB benchmark 16 million
  * meetings came from lists, against 2 million from inline entries. The
  * members' sketches are gathered a block at a time and each member's
- * sketch is compared with a block's in one tight loop, with the POPCNT
- * instruction where the CPU has it (same counts either way); pairs that
- * pass go to the second ring as inline meetings do. */
+ * sketch is compared with a block's in one tight loop (the index's row of
+ * cpu.h's table: with the POPCNT instruction, or portable; the same
+ * counts either way); pairs that pass go to the second ring as inline
+ * meetings do. */
 #define LIST_BLOCK_BYTES 4096
-
-typedef uint32_t (*sketch_pass_fn)(const uint64_t *su, const uint64_t *sv, uint32_t nv,
-                                   uint32_t words, uint32_t need, uint32_t *out);
-
-/* The indices v < nv whose sketch sv[v] agrees with su in need fields or
- * more, into out; their number. POPCOUNT counts a word's set bits. */
-#define SKETCH_PASS_BODY(POPCOUNT)                    \
-    uint32_t n = 0;                                   \
-    for (uint32_t v = 0; v < nv; v++) {               \
-        const uint64_t *q = sv + (size_t)v * words;   \
-        uint64_t c = 0;                               \
-        for (uint32_t w = 0; w < words; w++)          \
-            c += POPCOUNT(fields_agree(su[w], q[w])); \
-        out[n] = v;                                   \
-        n += c >= need;                               \
-    }                                                 \
-    return n;
-
-static uint32_t sketch_pass_scalar(const uint64_t *su, const uint64_t *sv, uint32_t nv,
-                                   uint32_t words, uint32_t need, uint32_t *out)
-{
-    SKETCH_PASS_BODY(popcount64)
-}
-
-#ifdef SIMLSH__HAVE_X86
-#define POPCNT_INSN(x) ((uint64_t)__builtin_popcountll(x))
-__attribute__((target("popcnt"))) static uint32_t sketch_pass_popcnt(const uint64_t *su,
-                                                                     const uint64_t *sv,
-                                                                     uint32_t nv, uint32_t words,
-                                                                     uint32_t need, uint32_t *out)
-{
-    SKETCH_PASS_BODY(POPCNT_INSN)
-}
-#endif
-
-static sketch_pass_fn sketch_pass_choose(void)
-{
-#ifdef SIMLSH__HAVE_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("popcnt"))
-        return sketch_pass_popcnt;
-#endif
-    return sketch_pass_scalar;
-}
 
 static void gather_sketches(const pairs_job *j, uint64_t *dst, const uint32_t *slots, uint32_t n)
 {
@@ -583,7 +451,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
         rc = SIMLSH_ENOMEM;
         goto out;
     }
-    live_sorted(index, docs, tmp);
+    simlsh__ix_live_sorted(index, docs, tmp);
     simlsh__free_sized(al, tmp, n * sizeof *tmp);
     tmp = NULL;
     for (size_t i = 0; i < n; i++)
@@ -594,7 +462,7 @@ int simlsh_index_pairs_v2(simlsh_results *res, const simlsh_index *index, int fl
     j.fps = fps;
     if (index->store && j.need > 0 && index->nslots > 0) {
         j.sketch_words = (index->num_perm + 31) / 32;
-        j.sketch_pass = sketch_pass_choose();
+        j.sketch_pass = index->kern->sketch_pass;
         if (!simlsh__mul_ok(index->nslots, (size_t)j.sketch_words * sizeof *j.sketch, &sbytes) ||
             (j.sketch = simlsh__malloc(al, sbytes)) == NULL) {
             rc = SIMLSH_ENOMEM;
@@ -687,313 +555,4 @@ out:
 int simlsh_index_pairs(simlsh_results *res, const simlsh_index *index, int flags, size_t max_pairs)
 {
     return simlsh_index_pairs_v2(res, index, flags, max_pairs, 0.0, 1);
-}
-
-/* ---- clustering --------------------------------------------------------------------- */
-
-/* Union-find over slots, shared by the threads of one call. Roots are
- * linked larger under smaller by compare-and-swap, so parent[x] <= x and
- * no cycle can form; a lost race retries from the new roots. Path halving
- * stores an ancestor with a plain (relaxed) store: a concurrent halving
- * of the same node stores another ancestor, and either is correct. The
- * components, hence the output, do not depend on the order of unions. */
-#if SIMLSH_THREADS
-typedef _Atomic uint32_t uf_node;
-static inline uint32_t uf_get(uf_node *p, uint32_t x)
-{
-    return atomic_load_explicit(&p[x], memory_order_relaxed);
-}
-static inline void uf_set(uf_node *p, uint32_t x, uint32_t v)
-{
-    atomic_store_explicit(&p[x], v, memory_order_relaxed);
-}
-static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
-{
-    return atomic_compare_exchange_strong_explicit(&p[root], &root, to, memory_order_relaxed,
-                                                   memory_order_relaxed);
-}
-#else
-typedef uint32_t uf_node;
-static inline uint32_t uf_get(uf_node *p, uint32_t x)
-{
-    return p[x];
-}
-static inline void uf_set(uf_node *p, uint32_t x, uint32_t v)
-{
-    p[x] = v;
-}
-static inline int uf_link(uf_node *p, uint32_t root, uint32_t to)
-{
-    p[root] = to;
-    return 1;
-}
-#endif
-
-static inline uint32_t uf_find(uf_node *parent, uint32_t x)
-{
-    for (;;) {
-        uint32_t p = uf_get(parent, x);
-        if (p == x)
-            return x;
-        uint32_t g = uf_get(parent, p);
-        if (g != p)
-            uf_set(parent, x, g); /* path halving */
-        x = g;
-    }
-}
-
-static inline void uf_union(uf_node *parent, uint32_t a, uint32_t b)
-{
-    for (;;) {
-        a = uf_find(parent, a);
-        b = uf_find(parent, b);
-        if (a == b)
-            return;
-        if (a < b) {
-            uint32_t t = a;
-            a = b;
-            b = t;
-        }
-        if (uf_link(parent, a, b))
-            return;
-    }
-}
-
-/* Same bucket: equal fingerprint and, with stored signatures, equal rows. */
-static inline int same_bucket(const struct simlsh_index *ix, uint32_t band, band_entry x,
-                              band_entry y)
-{
-    if (x.fp != y.fp)
-        return 0;
-    /* A list is a whole bucket: no inline entry shares its bucket. */
-    if (is_ref(x.slot) || is_ref(y.slot))
-        return x.slot == y.slot;
-    if (!ix->store || x.slot == y.slot)
-        return 1;
-    return rows_equal(ix, x.slot, band, sig_of(ix, y.slot) + (size_t)band * ix->rows);
-}
-
-/* Position of the first member of p's bucket: runs are gap-free from every
- * entry's home to the entry, so probing from home finds it before p.
- * *second (may be NULL) tells whether p is the bucket's second member. */
-static size_t first_member(const struct simlsh_index *ix, uint32_t band, const band_entry *t,
-                           size_t p, int *second)
-{
-    size_t k = fastrange(t[p].fp, ix->tcap), q = p;
-    int seen = 0;
-    while (k != p) {
-        if (same_bucket(ix, band, t[k], t[p])) {
-            if (seen++ == 0) {
-                q = k;
-                if (second == NULL)
-                    break;
-            } else {
-                break;
-            }
-        }
-        k = next_pos(k, ix->tcap);
-    }
-    if (second != NULL)
-        *second = seen == 1;
-    return q;
-}
-
-/* The greedy leader split of one bucket's members. */
-static int greedy_split(const struct simlsh_index *ix, uf_node *parent, double thr,
-                        candbuf *members, candbuf *leaders)
-{
-    if (members->n < 2)
-        return 0;
-    /* Members in id order, so the split does not depend on the layout. */
-    sort_small(members->v, members->n);
-    leaders->n = 0;
-    for (size_t i = 0; i < members->n; i++) {
-        const uint32_t *mv = sig_of(ix, members->v[i].slot);
-        size_t j = 0;
-        for (; j < leaders->n; j++)
-            if (estimate(ix, mv, sig_of(ix, leaders->v[j].slot)) >= thr)
-                break;
-        if (j < leaders->n) {
-            uf_union(parent, members->v[i].slot, leaders->v[j].slot);
-        } else {
-            int rc = cb_push(leaders, members->v[i].id, members->v[i].slot);
-            if (rc < 0)
-                return rc;
-        }
-    }
-    return 0;
-}
-
-/* Split the bucket of the entry at head: a list, or the inline entries
- * from its first member (head) to the end of the run. */
-static int split_bucket(const struct simlsh_index *ix, uint32_t band, const band_entry *t,
-                        size_t head, uf_node *parent, double thr, candbuf *members,
-                        candbuf *leaders)
-{
-    members->n = 0;
-    if (is_ref(t[head].slot)) {
-        const ovf_list *l = list_of(ix, t[head].slot);
-        for (uint32_t i = 0; i < l->n; i++) {
-            int rc = cb_push(members, ix->ids[l->slots[i]], l->slots[i]);
-            if (rc < 0)
-                return rc;
-        }
-        return greedy_split(ix, parent, thr, members, leaders);
-    }
-    size_t k = head;
-    do {
-        if (same_bucket(ix, band, t[k], t[head])) {
-            int rc = cb_push(members, ix->ids[t[k].slot], t[k].slot);
-            if (rc < 0)
-                return rc;
-        }
-        k = next_pos(k, ix->tcap);
-    } while (t[k].slot != NO_SLOT);
-    return greedy_split(ix, parent, thr, members, leaders);
-}
-
-/* Without verify: each entry of band b links to its bucket's first
- * member, m - 1 links per bucket of m, in a sequential sweep of the table. */
-static void link_band(const struct simlsh_index *ix, uint32_t b, uf_node *parent)
-{
-    const band_entry *t = band_tab(ix, b);
-    for (size_t p = 0; t != NULL && p < ix->tcap; p++) {
-        if (t[p].slot == NO_SLOT)
-            continue;
-        if (is_ref(t[p].slot)) {
-            const ovf_list *l = list_of(ix, t[p].slot);
-            for (uint32_t i = 1; i < l->n; i++)
-                uf_union(parent, l->slots[i], l->slots[0]);
-            continue;
-        }
-        size_t q = first_member(ix, b, t, p, NULL);
-        if (q != p)
-            uf_union(parent, t[p].slot, t[q].slot);
-    }
-}
-
-/* With verify: the greedy split of every bucket of band b. Only buckets
- * of two or more members need one: each is handled once, when the sweep
- * meets its second member. */
-static int split_band(const struct simlsh_index *ix, uint32_t b, uf_node *parent, double thr,
-                      candbuf *members, candbuf *leaders)
-{
-    const band_entry *t = band_tab(ix, b);
-    for (size_t p = 0; t != NULL && p < ix->tcap; p++) {
-        int second;
-        if (t[p].slot == NO_SLOT)
-            continue;
-        size_t q = p;
-        if (!is_ref(t[p].slot)) {
-            q = first_member(ix, b, t, p, &second);
-            if (q == p || !second)
-                continue;
-        }
-        int rc = split_bucket(ix, b, t, q, parent, thr, members, leaders);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-typedef struct {
-    candbuf members, leaders;
-} cluster_scratch;
-
-typedef struct {
-    const struct simlsh_index *ix;
-    uf_node *parent;
-    double thr; /* > 0: verify */
-    cluster_scratch *scratch;
-} cluster_job;
-
-/* One band per unit: the bands' tables are independent, and only the
- * union-find is shared. */
-static int cluster_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
-{
-    cluster_job *j = ctx;
-    if (j->thr <= 0) {
-        link_band(j->ix, (uint32_t)unit, j->parent);
-        return 0;
-    }
-    cluster_scratch *sc = &j->scratch[worker];
-    return split_band(j->ix, (uint32_t)unit, j->parent, j->thr, &sc->members, &sc->leaders);
-}
-
-int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int flags,
-                            double threshold, uint32_t nthreads)
-{
-    SIMLSH__CHECK_RESULTS(res);
-    SIMLSH__CHECK_INDEX(index);
-    if (res == NULL || index == NULL)
-        return SIMLSH_EINVAL;
-    int rc = check_flags(index, flags);
-    double thr;
-    if (rc == 0)
-        rc = call_threshold(index, flags, threshold, &thr);
-    if (rc < 0)
-        return rc;
-    const simlsh_allocator *al = &index->params.alloc;
-    uint32_t workers = simlsh__par_workers(nthreads, index->bands);
-    if (index->count < 256) /* a thread costs more than such a pass */
-        workers = 1;
-    simlsh__lockal la;
-    simlsh__lockal_init(&la, al);
-    cluster_job j = {index, NULL, thr, NULL};
-    cand *docs = NULL, *tmp = NULL;
-    uint32_t *minslot = NULL;
-    if ((docs = simlsh__calloc(al, index->count, sizeof *docs)) == NULL ||
-        (tmp = simlsh__calloc(al, index->count, sizeof *tmp)) == NULL ||
-        (j.parent = simlsh__calloc(al, index->nslots, sizeof *j.parent)) == NULL ||
-        (minslot = simlsh__calloc(al, index->nslots, sizeof *minslot)) == NULL ||
-        (j.scratch = simlsh__calloc(al, workers, sizeof *j.scratch)) == NULL) {
-        rc = SIMLSH_ENOMEM;
-        goto out;
-    }
-    for (uint32_t w = 0; w < workers; w++) {
-        simlsh__lvec_init(&j.scratch[w].members, &la.al);
-        simlsh__lvec_init(&j.scratch[w].leaders, &la.al);
-    }
-    for (size_t s = 0; s < index->nslots; s++) {
-        uf_set(j.parent, (uint32_t)s, (uint32_t)s);
-        minslot[s] = NO_SLOT;
-    }
-    rc = simlsh__par_run(workers, index->bands, cluster_unit, &j, NULL);
-    if (rc < 0)
-        goto out;
-
-    live_sorted(index, docs, tmp);
-    rc = simlsh__results_reserve(res, index->count, 0);
-    if (rc < 0)
-        goto out;
-    /* Ids ascend, so the first member seen of each cluster has its
-     * smallest id: that is the label. */
-    for (size_t i = 0; i < index->count; i++) {
-        uint32_t r = uf_find(j.parent, docs[i].slot);
-        if (minslot[r] == NO_SLOT)
-            minslot[r] = docs[i].slot;
-        res->a[i] = docs[i].id;
-        res->b[i] = index->ids[minslot[r]];
-        res->score[i] = -1.0;
-    }
-    res->count = index->count;
-    res->nq = 0;
-    res->truncated = 0;
-out:
-    for (uint32_t w = 0; j.scratch != NULL && w < workers; w++) {
-        simlsh__lvec_free(&j.scratch[w].members);
-        simlsh__lvec_free(&j.scratch[w].leaders);
-    }
-    simlsh__free_sized(al, j.scratch, workers * sizeof *j.scratch);
-    simlsh__free_sized(al, docs, index->count * sizeof *docs);
-    simlsh__free_sized(al, tmp, index->count * sizeof *tmp);
-    simlsh__free_sized(al, (void *)j.parent, index->nslots * sizeof *j.parent);
-    simlsh__free_sized(al, minslot, index->nslots * sizeof *minslot);
-    simlsh__lockal_done(&la);
-    return rc;
-}
-
-int simlsh_index_cluster(simlsh_results *res, const simlsh_index *index, int flags)
-{
-    return simlsh_index_cluster_v2(res, index, flags, 0.0, 1);
 }
