@@ -36,9 +36,6 @@ STRICT_TOOLS = False
 # Circles that are reported but do not fail, each with why it stays for
 # now. One that is no longer found is reported as gone: delete its line.
 KNOWN = {
-    "lib/dedup/dedup <-> lib/dedup/exact":
-        "dedup/dedup.h is the engine's shared header, named after dedup.c "
-        "(as index/index.h was): renaming it dedup/internal.h ends this",
     "lib/minhash <-> lib/signature":
         "one object in two files: minhash.c updates the rows of the layout "
         "signature.h declares, and signature.c calls minhash.c",

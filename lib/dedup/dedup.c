@@ -40,7 +40,7 @@
 #include <string.h>
 
 #include "checked.h"
-#include "dedup.h"
+#include "internal.h"
 #include "handle.h"
 #include "index/mates.h"
 #include "results.h"
@@ -50,7 +50,7 @@
 #define DEFAULT_GIANT 64
 #define DEFAULT_GIANT_COST 64.0
 
-/* ---- lifetime and settings ------------------------------------------------------- */
+/* ---- lifetime ------------------------------------------------------- */
 
 #define FREE_N(p, n) simlsh__free_sized(&d->al, (p), (n) * sizeof *(p))
 
@@ -170,119 +170,6 @@ int simlsh_dedup_new(simlsh_dedup **out, const simlsh_index *index, int mode, do
     return 0;
 }
 
-int simlsh_dedup_set(simlsh_dedup *d, int key, double value)
-{
-    SIMLSH__CHECK_DEDUP(d);
-    if (value != value)
-        return SIMLSH_EINVAL;
-    if (d->started)
-        return SIMLSH_ESTATE;
-    switch (key) {
-    case SIMLSH_DEDUP_THREADS:
-        if (!(value >= 0 && value <= 256) || value != floor(value))
-            return SIMLSH_EINVAL;
-        d->nthreads = (uint32_t)value;
-        return 0;
-    case SIMLSH_DEDUP_MEMORY:
-        if (!(value >= 1 && value <= 1.8e19))
-            return SIMLSH_EINVAL;
-        d->memory = (uint64_t)value;
-        return 0;
-    case SIMLSH_DEDUP_PREFILTER:
-        if (!(value >= 0 && value <= 1))
-            return SIMLSH_EINVAL;
-        if (d->mode == SIMLSH_DEDUP_EXACT)
-            d->prefilter = value;
-        return 0;
-    case SIMLSH_DEDUP_KEEP_BELOW:
-        if (!(value >= 0 && value <= 1.8e19))
-            return SIMLSH_EINVAL;
-        d->keep_below = (uint64_t)value;
-        return 0;
-    case SIMLSH_DEDUP_GIANT:
-        if (!(value >= 0 && value <= 1.8e19) || value != floor(value))
-            return SIMLSH_EINVAL;
-        d->giant = (uint64_t)value;
-        return 0;
-    case SIMLSH_DEDUP_CLUSTER:
-        if (value != SIMLSH_DEDUP_STAR && value != SIMLSH_DEDUP_COMPONENTS)
-            return SIMLSH_EINVAL;
-        d->cluster = (int)value;
-        return 0;
-    case SIMLSH_DEDUP_LINK_KEPT:
-        if (value != 0 && value != 1)
-            return SIMLSH_EINVAL;
-        d->link_kept = (int)value;
-        return 0;
-    case SIMLSH_DEDUP_GIANT_COST:
-        if (!(value >= 0 && value <= 1e15))
-            return SIMLSH_EINVAL;
-        d->giant_cost = value;
-        return 0;
-    default:
-        return SIMLSH_EINVAL;
-    }
-}
-
-/* Copy n values into *dst (freeing what was there), or fail changing nothing. */
-static int copy_u64(simlsh_dedup *d, uint64_t **dst, size_t *dn, const uint64_t *src, size_t n)
-{
-    size_t bytes;
-    if (!simlsh__mul_ok(n, sizeof *src, &bytes))
-        return SIMLSH_ENOMEM;
-    uint64_t *c = NULL;
-    if (n > 0) {
-        if ((c = simlsh__malloc(&d->al, bytes)) == NULL)
-            return SIMLSH_ENOMEM;
-        memcpy(c, src, bytes);
-    }
-    FREE_N(*dst, *dn);
-    *dst = c;
-    *dn = n;
-    return 0;
-}
-
-int simlsh_dedup_order(simlsh_dedup *d, const uint64_t *ids, size_t n)
-{
-    SIMLSH__CHECK_DEDUP(d);
-    if (ids == NULL && n > 0)
-        return SIMLSH_EINVAL;
-    if (d->started)
-        return SIMLSH_ESTATE;
-    return copy_u64(d, &d->order_ids, &d->norder, ids, n);
-}
-
-int simlsh_dedup_sizes(simlsh_dedup *d, const uint64_t *ids, const uint64_t *bytes, size_t n)
-{
-    SIMLSH__CHECK_DEDUP(d);
-    if ((ids == NULL || bytes == NULL) && n > 0)
-        return SIMLSH_EINVAL;
-    if (d->started)
-        return SIMLSH_ESTATE;
-    uint64_t *oi = NULL, *ob = NULL;
-    size_t ni = 0, nb = 0;
-    int rc = copy_u64(d, &oi, &ni, ids, n);
-    if (rc == 0 && (rc = copy_u64(d, &ob, &nb, bytes, n)) < 0)
-        FREE_N(oi, ni);
-    if (rc < 0)
-        return rc;
-    FREE_N(d->size_ids, d->nsizes);
-    FREE_N(d->size_bytes, d->nsizes);
-    d->size_ids = oi;
-    d->size_bytes = ob;
-    d->nsizes = n;
-    return 0;
-}
-
-int simlsh_dedup_stat(uint64_t *value, const simlsh_dedup *d, int key)
-{
-    SIMLSH__CHECK_DEDUP(d);
-    if (value == NULL || key < 0 || key >= NSTATS)
-        return SIMLSH_EINVAL;
-    *value = d->st[key];
-    return 0;
-}
-
 /* ---- the start: ranks, sizes --------------------------------------------------- */
 
 static int idslot_cmp(const void *x, const void *y)
@@ -328,8 +215,7 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
     if (d->cluster == SIMLSH_DEDUP_COMPONENTS && d->parent == NULL) {
         if ((d->parent = simlsh__calloc(&d->al, d->slot_cap, sizeof *d->parent)) == NULL)
             return SIMLSH_ENOMEM;
-        for (size_t s = 0; s < d->slot_cap; s++)
-            d->parent[s] = (uint32_t)s;
+        simlsh__uf_init(d->parent, d->slot_cap);
     }
     idslot *rest = simlsh__calloc(&d->al, n ? n : 1, sizeof *rest);
     if (rest == NULL)
@@ -414,9 +300,7 @@ static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, doubl
 
 static void link(simlsh_dedup *d, uint32_t x, uint32_t v)
 {
-    uint32_t a = simlsh__ix_uf_find(d->parent, x), b = simlsh__ix_uf_find(d->parent, v);
-    if (a != b)
-        d->parent[a < b ? b : a] = a < b ? a : b;
+    simlsh__uf_union(d->parent, x, v);
 }
 
 /* x's turn has come: a centre (star), or done with (components, where
@@ -781,13 +665,13 @@ static void label_components(simlsh_dedup *d)
     for (size_t s = 0; s < d->nslots; s++)
         d->cent[s] = DX_NONE;
     for (size_t r = 0; r < d->nlive; r++) {
-        uint32_t s = d->order[r], root = simlsh__ix_uf_find(d->parent, s);
+        uint32_t s = d->order[r], root = simlsh__uf_find(d->parent, s);
         if (d->cent[root] == DX_NONE)
             d->cent[root] = s; /* the root holds its component's first for now */
         d->score[s] = -1.0;
     }
     for (size_t r = 0; r < d->nlive; r++) {
-        uint32_t s = d->order[r], root = simlsh__ix_uf_find(d->parent, s);
+        uint32_t s = d->order[r], root = simlsh__uf_find(d->parent, s);
         if (s != root)
             d->cent[s] = d->cent[root];
     }

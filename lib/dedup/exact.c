@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "checked.h"
-#include "dedup.h"
+#include "internal.h"
 #include "pool.h"
 #include "shingle.h"
 
@@ -529,12 +529,10 @@ static int decide_diff(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set *
                        size_t ml)
 {
     const unsigned char *a = (const unsigned char *)c->text, *b = (const unsigned char *)mt;
-    size_t la = c->len, most = la < ml ? la : ml;
+    size_t la = c->len, most = la < ml ? la : ml, ne = 0;
     dx_edit e[MAX_EDITS];
-    size_t ne = 0;
-    /* Near-copies estimate close to 1; a pair whose estimate is nearer the
-     * threshold has edits all over (a shared template), which the whole
-     * text's shingles decide for less than the search for its edits. */
+    /* an estimate nearer the threshold than 1: edits all over (a template),
+     * cheaper to decide from the whole text than to search for */
     if (!j->diff_ok || most < 64 || 2 * (double)p->eq < (1 + j->threshold) * j->num_perm ||
         !find_edits(a, la, b, ml, e, &ne) || ne == 0)
         return 0;

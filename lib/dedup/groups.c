@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "checked.h"
-#include "dedup.h"
+#include "internal.h"
 #include "handle.h"
 #include "index/mates.h"
 #include "results.h"

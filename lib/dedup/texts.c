@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "checked.h"
-#include "dedup.h"
+#include "internal.h"
 #include "handle.h"
 
 /* ---- texts -------------------------------------------------------------------------- */

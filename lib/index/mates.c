@@ -209,14 +209,14 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, c
 /* A components' mate v of x: kept when not closed, not yet in x's
  * component and sharing need values. */
 static inline int mate_uf(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
-                          uint32_t rx, uint32_t need, const uint8_t *closed, uint32_t *parent,
-                          uint32_t *seen, uint32_t stamp, const simlsh_allocator *al,
-                          simlsh__matevec *out)
+                          uint32_t rx, uint32_t need, const uint8_t *closed,
+                          simlsh__uf_node *parent, uint32_t *seen, uint32_t stamp,
+                          const simlsh_allocator *al, simlsh__matevec *out)
 {
     if (closed[v] || seen[v] == stamp)
         return 0;
     seen[v] = stamp;
-    if (simlsh__ix_uf_find(parent, v) == rx)
+    if (simlsh__uf_find(parent, v) == rx)
         return 0;
     uint32_t eq = count_equal(sig_of(ix, v), xv, ix->num_perm);
     if (eq < need)
@@ -233,13 +233,14 @@ static inline int mate_uf(const struct simlsh_index *ix, const uint32_t *xv, uin
 }
 
 int simlsh__ix_mates_uf(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
-                        const uint8_t *closed, uint32_t *parent, uint32_t *seen, uint32_t stamp,
-                        const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits)
+                        const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen,
+                        uint32_t stamp, const simlsh_allocator *al, simlsh__matevec *out,
+                        uint64_t *visits)
 {
     uint32_t fps[SIMLSH__MAX_PERM];
     const uint32_t *xv = sig_of(ix, x);
     compute_fps_prefetch(ix, xv, fps, 0);
-    uint32_t rx = simlsh__ix_uf_find(parent, x);
+    uint32_t rx = simlsh__uf_find(parent, x);
     uint64_t looked = 0;
     int rc = 0;
     seen[x] = stamp;
@@ -267,7 +268,7 @@ int simlsh__ix_mates_uf(const struct simlsh_index *ix, uint32_t x, uint32_t need
             int one = 1; /* every member in x's component so far */
             for (uint32_t i = 0; i < l->n && rc == 0; i++) {
                 uint32_t v = l->slots[i];
-                one = one && simlsh__ix_uf_find(parent, v) == rx;
+                one = one && simlsh__uf_find(parent, v) == rx;
                 rc = mate_uf(ix, xv, v, rx, need, closed, parent, seen, stamp, al, out);
             }
             if (one && rc == 0)

@@ -1,6 +1,6 @@
 /* What the dedup engine (lib/dedup/) may know of an index: its slots, and
  * the bucket-mates of a slot. Layer 4; the engine treats the index as
- * opaque through these calls, so index/index.h stays private to index/.
+ * opaque through these calls, so index/internal.h stays private to index/.
  *
  * Slots number the documents densely (0 .. simlsh__ix_nslots() - 1; a
  * removed document's slot is free until reused), and stay valid while the
@@ -13,6 +13,7 @@
 
 #include "simlsh.h"
 #include "alloc.h"
+#include "unionfind.h"
 
 struct simlsh_index;
 
@@ -71,24 +72,15 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, c
                      const uint8_t *closed, uint32_t *seen, uint32_t stamp,
                      const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
 
-/* Union-find over slots: the root of x (path halving). */
-static inline uint32_t simlsh__ix_uf_find(uint32_t *parent, uint32_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
 /* The components' bucket-mates of slot x: as simlsh__ix_mates(), but only
- * the mates not yet in x's component (parent[], union-find) and not
+ * the mates not yet in x's component (parent[], unionfind.h) and not
  * closed; lists[l] is 1 for a list set aside, and becomes 2 (settled) when
  * every member of list l is found in x's component: connectivity only
  * grows, so such a list never holds a pair to look at again. */
 int simlsh__ix_mates_uf(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
-                        const uint8_t *closed, uint32_t *parent, uint32_t *seen, uint32_t stamp,
-                        const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
+                        const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen,
+                        uint32_t stamp, const simlsh_allocator *al, simlsh__matevec *out,
+                        uint64_t *visits);
 
 /* Buckets by size (the census of simlsh_index_largest_buckets()). */
 int simlsh__ix_census(const struct simlsh_index *ix, size_t k, size_t min_size, uint64_t *sizes,

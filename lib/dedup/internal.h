@@ -118,11 +118,11 @@ struct simlsh_dedup {
     double threshold, prefilter;
     uint32_t nthreads;
     uint64_t memory, keep_below;
-    uint64_t giant;    /* lists of more members are judged; 0: none */
-    double giant_cost; /* what the unlike lists that stay may cost */
-    int cluster;       /* SIMLSH_DEDUP_STAR or SIMLSH_DEDUP_COMPONENTS */
-    int link_kept;     /* components: pairs of two kept documents link */
-    uint32_t *parent;  /* components: union-find over slots */
+    uint64_t giant;          /* lists of more members are judged; 0: none */
+    double giant_cost;       /* what the unlike lists that stay may cost */
+    int cluster;             /* SIMLSH_DEDUP_STAR or SIMLSH_DEDUP_COMPONENTS */
+    int link_kept;           /* components: pairs of two kept documents link */
+    simlsh__uf_node *parent; /* components: union-find over slots */
     int started, finished;
     uint8_t *skip; /* per list of the index: 1 = unlike, not a bucket here;
                       2 = components: settled, every member in one */
