@@ -1,6 +1,6 @@
 /*
  * simlsh-dedup: exact Jaccard counts of two sequences of 32-bit shingle
- * hashes, aligned first (tools/dedup-jaccard.c).
+ * hashes, aligned first (tools/core/dedup-jaccard.c).
  *
  * The second pass of exact verification compares near-duplicates: texts
  * that are the same but for a few edits, whose hash sequences agree over

@@ -3,10 +3,10 @@
 run (issue 31: F7-F12, F14 of ATTACKS-round4): simlsh-dedup end to end.
 
 Usage: test-dedup-inputs.py SIMLSH-DEDUP CASE [FEATURES]
-FEATURES is the comma list of tools/test-dedup.py (json|no-json,
+FEATURES is the comma list of tests/cli/test-dedup.py (json|no-json,
 zlib|no-zlib, zstd|no-zstd); a case whose every part needs a missing
 library reports SKIP (exit 77). Each CASE is one meson test
-(tools/meson.build); see the functions below. Every random choice comes
+(tests/cli/meson.build); see the functions below. Every random choice comes
 from a fixed seed, and no case asserts a time.
 """
 import gzip
@@ -87,7 +87,7 @@ def texts(seed, n, dup_every=0):
 
 def zstd_raw(data):
     """A zstd frame of raw blocks, written by hand (RFC 8878), as in
-    tools/test-dedup.py: the test needs no zstd module."""
+    tests/cli/test-dedup.py: the test needs no zstd module."""
     out = bytearray(b"\x28\xb5\x2f\xfd\xa0") + len(data).to_bytes(4, "little")
     chunks = [data[i:i + 65536] for i in range(0, len(data), 65536)] or [b""]
     for i, c in enumerate(chunks):
@@ -436,7 +436,7 @@ def case_small_traps():
     without it); an empty JSONL id listed by --output keep is removed by
     --remove-from."""
     here = os.path.dirname(os.path.abspath(__file__))
-    sample = os.path.join(here, "..", "data", "sample")
+    sample = os.path.join(here, "..", "..", "data", "sample")
     names = sorted(os.path.join(r, f) for r, _, fs in os.walk(sample) for f in fs)
     ref = run(["-q"] + names).stdout
     rfd, wfd = os.pipe()

@@ -1861,7 +1861,7 @@ static int read_lines(struct run *r, size_t input)
     int fd = STDIN_FILENO;
     if (use_stdin && in->ranged) {
         /* simlsh-dedup-mpi: this rank's share of its copy of standard
-         * input, a regular file (tools/mpi-store.c), read like a file's */
+         * input, a regular file (tools/mpi/mpi-store.c), read like a file's */
         struct stat st;
         int fd0 = dup(STDIN_FILENO);
         if (fd0 < 0 || fstat(fd0, &st) != 0) {

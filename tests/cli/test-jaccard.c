@@ -1,5 +1,5 @@
 /*
- * The aligned Jaccard counts of the second pass (tools/dedup-jaccard.c)
+ * The aligned Jaccard counts of the second pass (tools/core/dedup-jaccard.c)
  * against sort-and-merge counts, on sequences made to cover what the walk
  * meets: near-duplicates (values replaced, inserted, removed, moved, in
  * short and long stretches), repeats from small alphabets, the value 0,

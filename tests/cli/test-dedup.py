@@ -2,7 +2,7 @@
 """End-to-end tests of simlsh-dedup on the bundled corpus (data/sample).
 
 Usage: test-dedup.py SIMLSH-DEDUP SAMPLE-DIR CASE [FEATURES]
-Each CASE is one meson test (tools/meson.build); see the functions below.
+Each CASE is one meson test (tests/cli/meson.build); see the functions below.
 FEATURES is a comma list of json|no-json, zlib|no-zlib, zstd|no-zstd (what
 the program was built with; default: all). no-json: --jsonl must be
 refused, and the jsonl cases check that and report SKIP (exit 77); no-zlib

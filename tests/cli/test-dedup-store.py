@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The saved index of simlsh-dedup (one file, tools/dedup-store.c) and
+"""The saved index of simlsh-dedup (one file, tools/core/dedup-store.c) and
 incremental runs, end to end; and the fault suite of issue 18 item 7
 through the tool.
 
 Usage: test-dedup-store.py SIMLSH-DEDUP SIMLSH-DEDUP-FAULTS SAMPLE-DIR TESTDATA-DIR CASE
 SIMLSH-DEDUP-FAULTS is the same program with the library's test-only file
-fault hook set from the environment (tools/fault-hook.c). Each CASE is one
-meson test (tools/meson.build); see the functions below. Every random
+fault hook set from the environment (tests/cli/fault-hook.c). Each CASE is one
+meson test (tests/cli/meson.build); see the functions below. Every random
 choice comes from a fixed seed, and no case asserts a time.
 """
 import json
@@ -295,7 +295,7 @@ def case_only_new():
 
 def case_legacy():
     """An index saved by simlsh-dedup 0.2 (index + FILE.names, kept in
-    tools/testdata) still loads, with its names; an edited or foreign names
+    tests/cli/testdata) still loads, with its names; an edited or foreign names
     file is refused; a save writes one file and never a .names."""
     with tempfile.TemporaryDirectory() as tmp:
         old = os.path.join(tmp, "old.idx")

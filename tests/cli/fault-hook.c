@@ -1,8 +1,8 @@
-/* Test build only (tools/meson.build: simlsh-dedup-faults, never
+/* Test build only (tests/cli/meson.build: simlsh-dedup-faults, never
  * installed): simlsh-dedup linked with lib/file.c compiled with its fault
  * hook (lib/file.h, SIMLSH_FILE_FAULTS), the same hook tests/test-save-fault.c
  * drives, set here from the environment so the fault suite of
- * tools/test-dedup-store.py can fail the tool's own saves:
+ * tests/cli/test-dedup-store.py can fail the tool's own saves:
  *
  *   SIMLSH_FAULT_AT=K         the K-th hooked system call of the saves
  *                             (open, tmpfile, write, chmod, fsync, close,
