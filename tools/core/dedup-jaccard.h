@@ -74,7 +74,7 @@ size_t jc_aligned(const struct jc_scratch *s);
 
 void jc_free(struct jc_scratch *s);
 
-/* Allocation that exits on failure: dedup-util.c's (the test has its own). */
+/* Allocation that exits on failure: dedup-mem.c's (the test has its own). */
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 

@@ -54,93 +54,8 @@ static void component_labels(struct run *r, const struct pair *p, size_t np, uin
         label[i] = uf_find(label, i);
 }
 
-/* The priority of --keep, best first: ids from --index (already in the
- * collection), then the new ids by the policy, ties by id. qsort() passes
- * no context, and one run sorts at a time: the run is a file-scope
- * pointer. */
-static const struct run *keep_run;
-
-static int cmp_keep(const void *x, const void *y)
-{
-    const struct run *r = keep_run;
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    int old_a = a < r->first_new, old_b = b < r->first_new;
-    if (old_a != old_b)
-        return old_a ? -1 : 1;
-    if (!old_a) {
-        uint64_t ba = r->id_bytes[a], bb = r->id_bytes[b];
-        int64_t ma = r->id_mtime[a], mb = r->id_mtime[b];
-        int c = 0;
-        switch (r->opt->keep) {
-        case KEEP_SHORTEST:
-            c = (ba > bb) - (ba < bb);
-            break;
-        case KEEP_LONGEST:
-            c = (ba < bb) - (ba > bb);
-            break;
-        case KEEP_OLDEST:
-            c = (ma > mb) - (ma < mb);
-            break;
-        case KEEP_NEWEST:
-            c = (ma < mb) - (ma > mb);
-            break;
-        default:
-            break;
-        }
-        if (c)
-            return c;
-    }
-    return (a > b) - (a < b);
-}
-
-uint64_t *keep_order(struct run *r)
-{
-    size_t n = r->names.count;
-    if (r->opt->keep == KEEP_FIRST && r->first_new == 0)
-        return NULL;
-    if (n)
-        ensure_idmeta(r, n - 1);
-    uint64_t *order = xmalloc((n ? n : 1) * sizeof *order);
-    for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    keep_run = r;
-    qsort(order, n, sizeof *order, cmp_keep);
-    return order;
-}
-
-int star_labels(const struct run *r, const simlsh_results *res, size_t ng, uint64_t *label,
-                uint64_t *kept)
-{
-    size_t n = r->names.count;
-    for (size_t i = 0; i < n; i++)
-        label[i] = kept[i] = i;
-    const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);
-    for (size_t g = 0; g < ng; g++) {
-        size_t lo = 0, hi = 0;
-        simlsh_results_offset(&lo, res, g);
-        simlsh_results_offset(&hi, res, g + 1);
-        uint64_t min = UINT64_MAX;
-        for (size_t k = lo; k < hi; k++) {
-            if (ga[k] >= n) {
-                fprintf(stderr,
-                        "simlsh-dedup: the index holds id %" PRIu64
-                        " that has no name; was it saved by another program?\n",
-                        ga[k]);
-                return -1;
-            }
-            if (ga[k] < min)
-                min = ga[k];
-        }
-        for (size_t k = lo; k < hi; k++) {
-            label[ga[k]] = min;
-            kept[ga[k]] = gb[k];
-        }
-    }
-    return 0;
-}
-
 /* --cluster star: label[id] = smallest id of id's star, kept[id] = its
- * centre. Centres are taken in --keep order (cmp_keep), so each group keeps
+ * centre. Centres are taken in --keep order (keep_order()), so each group keeps
  * the best document the policy can keep safely: one near to all it drops. */
 static int star_groups(struct run *r, const struct pair *p, size_t np, uint64_t *label,
                        uint64_t *kept)
@@ -210,14 +125,6 @@ static void put_pair(const struct run *r, FILE *out, const struct pair *p)
         else
             fprintf(out, "\t%.4f\n", p->score);
     }
-}
-
-/* simlsh-dedup-mpi forms the groups on several ranks and writes the pairs
- * as they arrive from them: the same priority and the same lines as here. */
-int keep_compare(const struct run *r, uint64_t a, uint64_t b)
-{
-    keep_run = r;
-    return cmp_keep(&a, &b);
 }
 
 void write_pair(const struct run *r, FILE *out, const struct pair *p)

@@ -1,5 +1,6 @@
-/* simlsh-dedup: small helpers (memory, strings, escaping, time, temporary
- * files). */
+/* simlsh-dedup: small helpers (strings, signatures in blocks, time,
+ * per-document messages, temporary files; memory is dedup-mem.c, the
+ * escaping dedup-escape.c). */
 #include "dedup.h"
 
 #include <errno.h>
@@ -13,28 +14,6 @@
 /* After this many per-document messages the rest are only counted: a corpus
  * with a million blank lines should not bury the summary. */
 #define MAX_WARNINGS 100
-
-void die_oom(void)
-{
-    fputs("simlsh-dedup: out of memory\n", stderr);
-    exit(EXIT_DEDUP_INTERNAL);
-}
-
-void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        die_oom();
-    return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        die_oom();
-    return q;
-}
 
 void sigstore_append(struct sigstore *s, const uint32_t *values, size_t n)
 {
@@ -64,14 +43,6 @@ void sigstore_free(struct sigstore *s)
         free(s->blk[i]);
     free(s->blk);
     memset(s, 0, sizeof *s);
-}
-
-char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xmalloc(n);
-    memcpy(d, s, n);
-    return d;
 }
 
 const char *const phase_names[PH_COUNT] = {"setup", "read",  "pairs", "verify",
@@ -117,6 +88,13 @@ void pairvec_add(struct pairvec *p, uint64_t a, uint64_t b, double score)
     p->v[p->n].b = a < b ? b : a;
     p->v[p->n].score = score;
     p->n++;
+}
+
+/* qsort() order of uint64_t values. */
+int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
 }
 
 double now_seconds(void)
@@ -210,67 +188,6 @@ void warnx_doc(struct run *r, const char *fmt, ...)
     fputc('\n', stderr);
     if (r->warnings == MAX_WARNINGS)
         fprintf(stderr, "simlsh-dedup: further messages suppressed (see the skipped count)\n");
-}
-
-int utf8_valid(const unsigned char *s, size_t len, size_t *bad_at)
-{
-    size_t i = 0;
-    while (i < len) {
-        size_t n = utf8_seq(s + i, len - i);
-        if (!n) {
-            if (bad_at)
-                *bad_at = i;
-            return 0;
-        }
-        i += n;
-    }
-    return 1;
-}
-
-/* JSON strings must be valid UTF-8; file names need not be. Invalid bytes
- * become U+FFFD so the output line always parses. */
-void escape_json(FILE *f, const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    fputc('"', f);
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = u[i];
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            i++;
-        } else if (c < 0x20) {
-            switch (c) {
-            case '\n':
-                fputs("\\n", f);
-                break;
-            case '\t':
-                fputs("\\t", f);
-                break;
-            case '\r':
-                fputs("\\r", f);
-                break;
-            default:
-                fprintf(f, "\\u%04x", c);
-                break;
-            }
-            i++;
-        } else if (c < 0x80) {
-            fputc((int)c, f);
-            i++;
-        } else {
-            size_t n = utf8_seq(u + i, len - i);
-            if (n) {
-                fwrite(u + i, 1, n, f);
-                i += n;
-            } else {
-                fputs("\\ufffd", f);
-                i++;
-            }
-        }
-    }
-    fputc('"', f);
 }
 
 void human_bytes(char *buf, size_t cap, double bytes)

@@ -410,8 +410,13 @@ struct run {
 /* dedup-options.c */
 void usage_error(const char *fmt, const char *arg);
 void parse_args(struct options *o, int argc, char **argv);
-void apply_options(simlsh_params *p, const struct options *o);
+/* Is SIMLSH_PARAM_* key a double (o->dval) rather than an integer? */
+int is_double_key(int key);
+/* "simlsh-dedup: WHAT: library message (NAME)", then exit(code). */
 void fatal_lib(const char *what, int rc, int code);
+
+/* dedup-contract.c */
+void apply_options(simlsh_params *p, const struct options *o);
 /* --index: the saved threshold and weights, which the loaded banding was
  * chosen for; a different value given is an error (-1, printed). */
 #define SAVED_DOUBLES 3
@@ -432,11 +437,14 @@ int temp_file(char *msg, size_t cap);
 /* write() until all n bytes are written; 0 or -1 (errno). */
 int write_all(int fd, const char *p, size_t n);
 
-/* dedup-util.c */
+/* dedup-mem.c: "simlsh-dedup: out of memory" and exit status 4 on failure */
 void die_oom(void);
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+
+/* dedup-util.c */
+int cmp_u64(const void *x, const void *y); /* qsort() order of uint64_t */
 double now_seconds(void);
 double cpu_seconds(void);
 double thread_cpu_seconds(void);
@@ -446,8 +454,6 @@ void warnx_doc(struct run *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-void escape_json(FILE *f, const char *s, size_t len);
-int utf8_valid(const unsigned char *s, size_t len, size_t *bad_len);
 void human_bytes(char *buf, size_t cap, double bytes);
 int skip_input(struct run *r, const char *name, size_t name_len, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -455,13 +461,17 @@ int skip_input(struct run *r, const char *name, size_t name_len, const char *fmt
 #endif
     ;
 
-/* dedup-io.c */
+/* dedup-escape.c */
 size_t utf8_seq(const unsigned char *s, size_t len);
+int utf8_valid(const unsigned char *s, size_t len, size_t *bad_len);
 size_t escape_name(char *dst, const char *s, size_t len);
 size_t unescape_name(char *s, size_t len);
 void escape_tsv(FILE *f, const char *s, size_t len);
 const char *qname(const char *s);
 const char *qnamen(const char *s, size_t len);
+void escape_json(FILE *f, const char *s, size_t len);
+
+/* dedup-io.c */
 const char *file_type_name(mode_t mode);
 const char *pseudo_fs_name(const char *dir);
 int open_regular(const char *path, struct stat *st, char *msg, size_t msgcap);
@@ -525,7 +535,6 @@ int inputs_enumerate(struct run *r);
 int run_pipeline_start(struct run *r);
 int run_inputs(struct run *r);
 void run_pipeline_stop(struct run *r);
-void ensure_idmeta(struct run *r, uint64_t id);
 void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
               size_t *len, char *tmp, size_t tmpcap);
 size_t doc_name_cap(const struct run *r, uint32_t input);
@@ -562,9 +571,6 @@ void text_source_close(struct text_source *t);
  * = its centre. 0, -1 on failure (reported), 1 when the engine cannot
  * serve this index (no stored signatures): group the pairs instead. */
 int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept);
-/* The --keep priority of every id, best first (n = names.count ids), or
- * NULL when it is ascending id order. */
-uint64_t *keep_order(struct run *r);
 
 /* The largest buckets of r->index (--stats, and the summary's note on a
  * bucket that holds a large share of the corpus). */
@@ -582,15 +588,22 @@ int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, u
                  uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
 int write_skipped(const struct run *r, FILE *out);
-/* --keep's priority of two ids (< 0: a first), as --cluster star uses it;
- * one --output pairs line. */
+/* One --output pairs line. */
+void write_pair(const struct run *r, FILE *out, const struct pair *p);
+
+/* dedup-keep.c: the --keep priority */
+/* Room in r->id_bytes and r->id_mtime (what --keep compares) for id. */
+void ensure_idmeta(struct run *r, uint64_t id);
+/* The --keep priority of every id, best first (n = names.count ids), or
+ * NULL when it is ascending id order. */
+uint64_t *keep_order(struct run *r);
+/* --keep's priority of two ids (< 0: a first), as --cluster star uses it. */
 int keep_compare(const struct run *r, uint64_t a, uint64_t b);
 /* Star groups' rows (id, centre, score) of res, ng groups: label[id] =
  * smallest id of id's group, kept[id] = its centre (ids in no group: their
  * own). -1 (said) for an id without a name. */
 int star_labels(const struct run *r, const simlsh_results *res, size_t ng, uint64_t *label,
                 uint64_t *kept);
-void write_pair(const struct run *r, FILE *out, const struct pair *p);
 
 /* dedup-store.c: the saved index (one file: the library's index with the
  * tool's names and contract in its user data) and incremental runs */

@@ -44,12 +44,6 @@ int mpi_doc_owner(const uint64_t *first, int n, uint64_t g)
     return lo;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 size_t mpi_uniq(uint64_t *v, size_t n)
 {
     if (n > 1)

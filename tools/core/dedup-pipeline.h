@@ -1,0 +1,76 @@
+/*
+ * simlsh-dedup: the reading pipeline's private header, for its files only
+ * (dedup-input.c, dedup-read.c, dedup-sign.c, dedup-insert.c). The rest of
+ * the core and the front ends see the pipeline through dedup.h
+ * (run_pipeline_start(), run_inputs(), run_pipeline_stop()).
+ *
+ * The calls go one way: dedup-input.c (main thread: the inputs into
+ * batches) -> dedup-insert.c (batches, the in-order consumer, the inserts)
+ * -> dedup-sign.c (the workers) -> dedup-read.c (what a worker reads).
+ */
+#ifndef SIMLSH_DEDUP_PIPELINE_H
+#define SIMLSH_DEDUP_PIPELINE_H
+
+#include "dedup.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* reads past a range's end, to finish its last line */
+#define RANGE_STEP (64u << 10)
+
+/* A signing thread's own state (one per worker; main_worker when the main
+ * thread signs, -j 1). */
+struct worker {
+    struct run *r;
+    size_t index; /* in r->worker_cpu */
+    simlsh_signature *sig;
+    char *buf;  /* file contents, reused across documents */
+    char *jbuf; /* a JSON text with escapes, decoded */
+    size_t jcap;
+    size_t cap;
+};
+
+/* dedup-read.c: what a worker reads */
+void doc_skip(struct doc *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+int64_t mtime_ns(const struct stat *st);
+/* Read a whole stream into w->buf, at most max bytes: one more byte than
+ * that and the document is skipped, even if the file grew since the walk.
+ * Returns 0, or -1 with d->status set. */
+int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_t hint,
+                 struct doc *d, size_t *len);
+int read_path_doc(struct worker *w, const struct run *r, const char *path, struct doc *d,
+                  size_t *len);
+/* Room for n documents in b (their signatures are made when first used). */
+void batch_room(struct batch *b, size_t n);
+void arena_room(struct batch *b, size_t n);
+struct doc *batch_doc(struct batch *b, size_t input, int kind);
+int is_blank(const char *s, size_t len);
+/* pread that retries interrupted calls; -1 with errno on failure. */
+ssize_t pread_full(int fd, char *buf, size_t len, uint64_t off);
+/* A worker's half of reading a line file: the lines of the batch's range,
+ * read into its arena and split there. */
+void read_range(const struct run *r, struct batch *b);
+
+/* dedup-sign.c: the workers */
+void sign_batch(struct worker *w, struct batch *b);
+void *worker_main(void *arg);
+
+/* dedup-insert.c: batches and the in-order consumer (main thread) */
+extern struct worker main_worker; /* the main thread signs when -j 1 */
+struct batch *batch_new(void);
+void batch_free(struct batch *b);
+void progress_update(struct run *r, int force);
+void ensure_locs(struct run *r, uint64_t k);
+int inserts_wait(struct run *r);
+int flush_inserts(struct run *r);
+int consume_oldest(struct run *r);
+int submit(struct run *r);
+struct batch *current_batch(struct run *r);
+struct doc *new_doc(struct run *r, size_t input, int kind, size_t text_len);
+
+#endif
