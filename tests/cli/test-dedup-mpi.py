@@ -804,10 +804,38 @@ def case_reread():
             check(out == est.stdout, "-np %d: pairs decided by estimate" % n, p)
 
 
+def case_output_checks():
+    """Issue 30: the outputs are checked as simlsh-dedup checks them (one
+    function of the core): a --files-from list is an input, so -o may not
+    replace it, and two outputs that name one file by different paths
+    (out.tsv, ./out.tsv) are refused; simlsh-dedup-mpi used to write both."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_lines(os.path.join(tmp, "a.txt"), corpus_lines(tmp, count=40))
+        lst = os.path.join(tmp, "list.txt")
+        for args, says in (
+                (["-q", "--files-from", "list.txt", "-o", "list.txt"],
+                 b"-o list.txt: is one of the inputs"),
+                (["-q", "--lines", "a.txt", "-o", "out.tsv", "--stats", "./out.tsv"],
+                 b"--stats ./out.tsv: also the file of -o")):
+            for n in (0, 1, 2):
+                with open(lst, "wb") as f:
+                    f.write(b"a.txt\n")
+                if os.path.exists(os.path.join(tmp, "out.tsv")):
+                    os.unlink(os.path.join(tmp, "out.tsv"))
+                p = single(args, tmp) if n == 0 else mpi(n, args, tmp)
+                who = "simlsh-dedup" if n == 0 else "-np %d" % n
+                check(p.returncode == 2, "%s %s: status %d, expected 2"
+                      % (who, args, p.returncode), p)
+                check(says in p.stderr, "%s %s: the reason given" % (who, args), p)
+                check(read(lst) == b"a.txt\n"
+                      and not os.path.exists(os.path.join(tmp, "out.tsv")),
+                      "%s %s: no file written" % (who, args), p)
+
+
 CASES = {"heavy": case_heavy, "replace-many": case_replace_many, "fullfile": case_fullfile, "views": case_views, "pernode": case_pernode, "reread": case_reread, "buckets": case_buckets, "groups": case_groups, "stdin": case_stdin, "index": case_index, "files": case_files, "lines": case_lines, "outputs": case_outputs,
          "exact": case_exact, "estimate": case_estimate, "none": case_none,
          "components": case_components, "no-input": case_no_input, "unreadable": case_unreadable,
-         "failure": case_failure}
+         "failure": case_failure, "output-checks": case_output_checks}
 
 if __name__ == "__main__":
     CASES[CASE]()

@@ -385,9 +385,8 @@ static void reserve_for_inputs(struct run *r)
      * and compaction for huge pages when memory is fragmented) took up to
      * half the main thread's CPU time on the 1 GiB benchmark at -j 16 */
     if (!r->sigs)
-        simlsh_index_reserve_v2(
-            r->index, (size_t)r->first_new + n,
-            (uint32_t)(r->nthreads > 0 ? r->nthreads : 1)); /* ENOMEM: grows later */
+        simlsh_index_reserve_v2(r->index, (size_t)r->first_new + n,
+                                r->lib_threads); /* ENOMEM: grows later */
     ensure_locs(r, n - 1);
     ensure_idmeta(r, r->first_new + n - 1);
     /* names of line documents are short: line numbers, ids */

@@ -198,7 +198,7 @@ static int insert_now(struct run *r, const uint64_t *ids, const uint32_t *values
                       double *wall, double *cpu)
 {
     double t0 = now_seconds(), c0 = thread_cpu_seconds();
-    int rc = simlsh_index_insert_values(r->index, ids, values, n, (uint32_t)r->nthreads);
+    int rc = simlsh_index_insert_values(r->index, ids, values, n, r->lib_threads);
     *wall = now_seconds() - t0;
     *cpu = thread_cpu_seconds() - c0;
     return rc;

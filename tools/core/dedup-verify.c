@@ -625,7 +625,7 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
         }
     }
     r->vs.prefilter = flags && mode == VERIFY_EXACT ? thr : 0;
-    uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
+    uint32_t nt = r->lib_threads;
     /* --max-pairs bounds --output pairs only: groups are never cut short */
     size_t max_pairs = r->opt->output == OUT_PAIRS ? r->opt->max_pairs : 0;
     rc = simlsh_index_pairs_v2(res, r->index, flags, max_pairs, thr, nt);

@@ -341,7 +341,8 @@ struct run {
     int lock_held, lock_fd;
 
     /* signing pipeline */
-    int nthreads;
+    int nthreads;         /* the tool's own threads (-j, or run_threads(0)) */
+    uint32_t lib_threads; /* threads of library calls: -j, or 0 for the library's rule */
     pthread_t *workers;
     size_t nworkers;
     pthread_mutex_t mu;
@@ -414,6 +415,27 @@ void parse_args(struct options *o, int argc, char **argv);
 int is_double_key(int key);
 /* "simlsh-dedup: WHAT: library message (NAME)", then exit(code). */
 void fatal_lib(const char *what, int rc, int code);
+
+/* dedup-setup.c: what both front ends do before reading */
+/* --index: the saved index loaded (dedup-store.c), the options given
+ * checked against its contract and applied over it, then --remove and
+ * --remove-from; need_signatures: refuse an index that stores none.
+ * Messages name prog. 0, or the exit status. The caller holds the lock
+ * of a file it replaces (store_lock_update()). */
+int setup_loaded(struct run *r, const struct options *o, const char *prog, int need_signatures);
+/* The threads of the tool's own pools: requested (-j), or for 0 the
+ * library's rule for 0 (one per online CPU, at most 256), so both agree. */
+int run_threads(int requested);
+/* The threshold, the threads and how line documents are named, from the
+ * options and the contract (after setup_new() or setup_loaded()). */
+void setup_run(struct run *r, const struct options *o);
+/* No output may replace an input (the --index file and its 0.1 FILE.names,
+ * --remove-from, the --files-from lists, every input file), something that
+ * is not a regular file, or another output of the same run (compared by
+ * their resolved directory); --save-index may name the --index file.
+ * Checked after every input is known and before any output is created:
+ * 0, or -1 with the reason printed, naming prog. */
+int check_outputs(struct run *r, const struct options *o, const char *prog);
 
 /* dedup-contract.c */
 void apply_options(simlsh_params *p, const struct options *o);

@@ -21,38 +21,6 @@
 
 #define PROG "simlsh-dedup"
 
-/* --index: the saved index (dedup-store.c), the options over its contract,
- * then --remove and --remove-from. */
-static void setup_loaded(struct run *r, const struct options *o)
-{
-    /* --save-index of the same file: no other run may replace it between
-     * this load and this run's save */
-    if (store_lock_update(r) != 0)
-        exit(EXIT_DEDUP_INTERNAL);
-    int code = store_load(r, o->load_index);
-    if (code != 0)
-        exit(code);
-    uint64_t index_fp = 0, want_fp = 0;
-    int rc = simlsh_index_fingerprint(&index_fp, r->index);
-    if (rc != 0)
-        fatal_lib("index", rc, EXIT_DEDUP_INTERNAL);
-    double saved[SAVED_DOUBLES];
-    saved_doubles_get(r->params, saved);
-    apply_options(r->params, o);
-    if (saved_doubles_check(r->params, o, saved, PROG) != 0)
-        exit(EXIT_DEDUP_USAGE);
-    rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
-    if (rc != 0 || want_fp != index_fp) {
-        fprintf(stderr,
-                PROG ": the hashing options given differ from those %s was built "
-                     "with; leave them out to use the saved ones\n",
-                o->load_index);
-        exit(EXIT_DEDUP_USAGE);
-    }
-    if (store_remove(r) != 0)
-        exit(r->failed ? r->failed : EXIT_DEDUP_INTERNAL);
-}
-
 static const char *const unit_names[] = {"byte", "char", "word"};
 static const char *const verify_names[] = {"none", "estimate", "exact"};
 
@@ -371,100 +339,14 @@ static void run_free(struct run *r, struct options *opt)
     free(opt->inputs);
 }
 
-/* The file an output path would be: its directory resolved, plus its
- * last component (which need not exist yet). */
-static char *output_key(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir)
-        die_oom();
-    char *real = realpath(dir, NULL);
-    free(dir);
-    const char *base = slash ? slash + 1 : path;
-    size_t rl = real ? strlen(real) : 0, bl = strlen(base);
-    char *key = xmalloc(rl + bl + 2);
-    snprintf(key, rl + bl + 2, "%s/%s", real ? real : "", base);
-    free(real);
-    return key;
-}
-
-/* No output may replace an input, something that is not a regular file,
- * or another output of the same run. Checked after every input is known
- * and before any output is created. */
-static int check_outputs(struct run *r, const struct options *o)
-{
-    struct stat st;
-    if (o->load_index) {
-        /* FILE.names too: a 0.1/0.2 index is read with it */
-        char *names = xmalloc(strlen(o->load_index) + 7);
-        sprintf(names, "%s.names", o->load_index);
-        if (stat(o->load_index, &st) == 0)
-            fileids_add(&r->input_ids, &st);
-        if (stat(names, &st) == 0)
-            fileids_add(&r->input_ids, &st);
-        free(names);
-    }
-    if (o->remove_from && strcmp(o->remove_from, "-") && stat(o->remove_from, &st) == 0)
-        fileids_add(&r->input_ids, &st);
-    for (size_t i = 0; i < o->list_ids.n; i++) {
-        struct stat fake;
-        memset(&fake, 0, sizeof fake);
-        fake.st_dev = (dev_t)o->list_ids.v[i].dev;
-        fake.st_ino = (ino_t)o->list_ids.v[i].ino;
-        fileids_add(&r->input_ids, &fake);
-    }
-    struct {
-        const char *path, *what, *same;
-    } outs[] = {
-        {o->output_path && strcmp(o->output_path, "-") ? o->output_path : NULL, "-o", NULL},
-        {o->stats_path, "--stats", NULL},
-        {o->skipped_path, "--skipped", NULL},
-        {o->save_index, "--save-index", o->load_index},
-    };
-    size_t n = sizeof outs / sizeof outs[0];
-    int rc = 0;
-    char *keys[sizeof outs / sizeof outs[0]] = {NULL};
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (!outs[i].path)
-            continue;
-        /* the index is saved by the library, always through a rename */
-        if (output_path_ok(&r->input_ids, outs[i].path, outs[i].what, outs[i].same,
-                           strcmp(outs[i].what, "--save-index") != 0) != 0) {
-            rc = -1;
-            break;
-        }
-        /* two outputs may share a device (-o /dev/null --stats /dev/null) */
-        if (stat(outs[i].path, &st) == 0 && S_ISCHR(st.st_mode))
-            continue;
-        keys[i] = output_key(outs[i].path);
-        for (size_t j = 0; j < i; j++) {
-            if (keys[j] && !strcmp(keys[i], keys[j])) {
-                fprintf(stderr,
-                        PROG ": %s %s: also the file of %s; give each output its "
-                             "own file\n",
-                        outs[i].what, qname(outs[i].path), outs[j].what);
-                rc = -1;
-                break;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(keys[i]);
-    return rc;
-}
-
 /* Everything after setup; returns the exit status. */
 static int dedup(struct run *r, const struct options *opt)
 {
-    int rc = simlsh_params_get_double(r->params, SIMLSH_PARAM_THRESHOLD, &r->threshold);
-    if (rc != 0)
-        fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
-
+    setup_run(r, opt);
+    int rc = 0;
     size_t lines_inputs = 0;
     for (size_t i = 0; i < opt->ninputs; i++)
         lines_inputs += opt->inputs[i].kind == INPUT_LINES;
-    r->lines_prefix = opt->ninputs > 1 || ((opt->load_index || opt->save_index) && lines_inputs);
     /* simlsh-dedup 0.2 named the lines of a first run's single --lines
      * input "1", "2", ...; they can never match this run's FILE:LINE */
     if (opt->load_index && lines_inputs && store_has(r, "1", 1))
@@ -474,15 +356,12 @@ static int dedup(struct run *r, const struct options *opt)
                      "already indexed; build it again (--save-index without --index)\n",
                 qname(opt->load_index));
 
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
-
     /* Every input is known before any output is opened, so no output can
      * replace one; outputs are then created at once (a bad -o fails before
      * the long part of the run) as temporary files renamed at the end. */
     if (inputs_enumerate(r) != 0)
         return r->failed ? r->failed : EXIT_DEDUP_INPUT;
-    if (check_outputs(r, opt) != 0)
+    if (check_outputs(r, opt, PROG) != 0)
         return EXIT_DEDUP_USAGE;
     struct outfile out, stats, skipped;
     memset(&stats, 0, sizeof stats);
@@ -500,8 +379,7 @@ static int dedup(struct run *r, const struct options *opt)
 
     uint64_t clusters = 0, dups = 0;
     if (r->paths.count && !opt->load_index) {
-        rc = simlsh_index_reserve_v2(r->index, r->paths.count,
-                                     (uint32_t)(r->nthreads > 0 ? r->nthreads : 1));
+        rc = simlsh_index_reserve_v2(r->index, r->paths.count, r->lib_threads);
         if (rc != 0 && rc != SIMLSH_ENOMEM)
             fatal_lib("index reserve", rc, EXIT_DEDUP_INTERNAL);
     }
@@ -585,9 +463,15 @@ int main(int argc, char **argv)
     run.t_phase = run.t_start;
     run.cpu_phase = cpu_seconds();
     run.progress = !opt.quiet && isatty(STDERR_FILENO);
-    if (opt.load_index)
-        setup_loaded(&run, &opt);
-    else
+    if (opt.load_index) {
+        /* --save-index of the same file: no other run may replace it
+         * between this load and this run's save */
+        if (store_lock_update(&run) != 0)
+            exit(EXIT_DEDUP_INTERNAL);
+        int code = setup_loaded(&run, &opt, PROG, 0);
+        if (code != 0)
+            exit(code);
+    } else
         setup_new(&run, &opt);
 
     int status = dedup(&run, &opt);

@@ -120,15 +120,11 @@ void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_
 int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pair *edges,
                     size_t n);
 
-/* mpi-store.c: standard input and incremental runs (all collective but
- * mpi_load_index, which every rank calls alike). */
+/* mpi-store.c: standard input and incremental runs (all collective). */
 /* Rank 0 reads standard input to its end and broadcasts it in chunks;
  * every rank's descriptor 0 becomes a copy (an unlinked temporary file).
  * Returns the status of this rank. */
 int mpi_spool_stdin(struct mpi_ctx *c);
-/* --index, --remove and --remove-from, as simlsh-dedup's setup: 0 or the
- * exit status. */
-int mpi_load_index(struct run *r, const struct options *o);
 /* Loaded ids replaced on any rank are dropped on every rank; before[id]:
  * id was gone before the inputs were read (--remove). Returns the number
  * of names replaced, as simlsh-dedup counts them. */

@@ -170,62 +170,11 @@ static void write_stats(FILE *f, const struct run *r, const struct rank_stats *r
     fputs("]}\n", f);
 }
 
-/* As simlsh-dedup's check: no output may replace an input (the index
- * loaded with --index and its 0.1 FILE.names among them), a file that is
- * not a regular file, or another output; --save-index may name the file
- * of --index. */
-static int outputs_ok(struct run *r, const struct options *o)
-{
-    struct stat st;
-    if (o->load_index) {
-        char *names = xmalloc(strlen(o->load_index) + 7);
-        sprintf(names, "%s.names", o->load_index);
-        if (stat(o->load_index, &st) == 0)
-            fileids_add(&r->input_ids, &st);
-        if (stat(names, &st) == 0)
-            fileids_add(&r->input_ids, &st);
-        free(names);
-    }
-    if (o->remove_from && strcmp(o->remove_from, "-") && stat(o->remove_from, &st) == 0)
-        fileids_add(&r->input_ids, &st);
-    const char *paths[4] = {o->output_path && strcmp(o->output_path, "-") ? o->output_path : NULL,
-                            o->skipped_path, o->stats_path, o->save_index};
-    const char *what[4] = {"-o", "--skipped", "--stats", "--save-index"};
-    const char *same[4] = {NULL, NULL, NULL, o->load_index};
-    for (int i = 0; i < 4; i++) {
-        if (!paths[i])
-            continue;
-        /* the index is saved by the library, always through a rename */
-        if (output_path_ok(&r->input_ids, paths[i], what[i], same[i], i < 3) != 0)
-            return -1;
-        /* two outputs may share a device (-o /dev/null --stats /dev/null) */
-        if (stat(paths[i], &st) == 0 && S_ISCHR(st.st_mode))
-            continue;
-        for (int j = 0; j < i; j++) {
-            if (paths[j] && !strcmp(paths[i], paths[j])) {
-                fprintf(stderr,
-                        MPI_PROG ": %s %s: also the file of %s; give each output its "
-                                 "own file\n",
-                        what[i], qname(paths[i]), what[j]);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
 /* Everything after setup; returns the exit status (the same on every rank). */
 static int dedup_mpi(struct run *r, struct options *opt)
 {
-    int rc = simlsh_params_get_double(r->params, SIMLSH_PARAM_THRESHOLD, &r->threshold);
-    if (rc != 0)
-        fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
-    size_t lines_inputs = 0;
-    for (size_t i = 0; i < opt->ninputs; i++)
-        lines_inputs += opt->inputs[i].kind == INPUT_LINES;
-    r->lines_prefix = opt->ninputs > 1 || ((opt->load_index || opt->save_index) && lines_inputs);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    r->nthreads = opt->threads ? opt->threads : (int)(cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1);
+    setup_run(r, opt);
+    int rc = 0;
 
     /* Every rank walks the inputs (the walk decides the ids); only rank 0
      * reports what the walk skips, as it reports everything else first. */
@@ -242,7 +191,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     memset(&stats, 0, sizeof stats);
     memset(&skipped, 0, sizeof skipped);
     if (status == 0 && ctx.rank == 0) {
-        if (outputs_ok(r, opt) != 0)
+        if (check_outputs(r, opt, MPI_PROG) != 0)
             status = EXIT_DEDUP_USAGE;
         else if (outfile_open_as(&out, opt->output_path, MPI_PROG) != 0 ||
                  (opt->stats_path && outfile_open_as(&stats, opt->stats_path, MPI_PROG) != 0) ||
@@ -666,7 +615,7 @@ int main(int argc, char **argv)
         st = mpi_agree(&ctx, st);
     }
     if (opt.load_index && st == 0)
-        st = mpi_load_index(&run, &opt);
+        st = setup_loaded(&run, &opt, MPI_PROG, 1);
     else if (st == 0)
         setup_new(&run, &opt);
     st = mpi_agree(&ctx, st);

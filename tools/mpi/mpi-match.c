@@ -275,7 +275,7 @@ static int match_alone(struct mpi_ctx *c, struct run *r, double keep_min, struct
     mpi_phase(c, MP_VERIFY);
     simlsh_results *res = NULL;
     int rc = simlsh_results_new(&res, NULL);
-    uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
+    uint32_t nt = r->lib_threads;
     if (rc == 0)
         rc = simlsh_index_pairs_v2(res, r->index, SIMLSH_QUERY_VERIFY, 0, keep_min, nt);
     if (rc != 0)

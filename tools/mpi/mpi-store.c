@@ -94,49 +94,6 @@ int mpi_spool_stdin(struct mpi_ctx *c)
     return status;
 }
 
-int mpi_load_index(struct run *r, const struct options *o)
-{
-    int code = store_load(r, o->load_index);
-    if (code != 0)
-        return code;
-    uint64_t index_fp = 0, want_fp = 0;
-    int rc = simlsh_index_fingerprint(&index_fp, r->index);
-    if (rc != 0) {
-        fprintf(stderr, MPI_PROG ": index: %s\n", simlsh_strerror(rc));
-        return EXIT_DEDUP_INTERNAL;
-    }
-    /* the band keys of the loaded documents come from their signatures */
-    simlsh_params *ip = NULL;
-    int64_t stored = 1;
-    rc = simlsh_index_params(&ip, r->index);
-    if (rc == 0)
-        rc = simlsh_params_get_int(ip, SIMLSH_PARAM_STORE_SIGNATURES, &stored);
-    simlsh_params_free(ip);
-    if (rc != 0 || !stored) {
-        fprintf(stderr,
-                MPI_PROG ": %s: the index stores no signatures, which " MPI_PROG
-                         " needs; use simlsh-dedup with it\n",
-                qname(o->load_index));
-        return EXIT_DEDUP_INPUT;
-    }
-    double saved[SAVED_DOUBLES];
-    saved_doubles_get(r->params, saved);
-    apply_options(r->params, o);
-    if (saved_doubles_check(r->params, o, saved, MPI_PROG) != 0)
-        return EXIT_DEDUP_USAGE;
-    rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
-    if (rc != 0 || want_fp != index_fp) {
-        fprintf(stderr,
-                MPI_PROG ": the hashing options given differ from those %s was built "
-                         "with; leave them out to use the saved ones\n",
-                o->load_index);
-        return EXIT_DEDUP_USAGE;
-    }
-    if (store_remove(r) != 0)
-        return r->failed ? r->failed : EXIT_DEDUP_INTERNAL;
-    return 0;
-}
-
 #define PIECE (1u << 30)
 
 static const struct strlist *names_of;
@@ -208,7 +165,7 @@ int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint
         return 0;
     }
     uint64_t *ids = xmalloc(per * sizeof *ids);
-    uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
+    uint32_t nt = r->lib_threads;
     for (int k = 1; k < c->size; k++) {
         uint64_t n = first[k + 1] - first[k];
         for (uint64_t at = 0; at < n; at += per) {
