@@ -145,7 +145,7 @@ static void recall_banding(struct run *r, const struct options *o)
         rc = simlsh_params_set_int(r->params, SIMLSH_PARAM_ROWS, rows);
     if (rc != 0)
         fatal_lib("banding for --recall", rc, EXIT_DEDUP_USAGE);
-    r->vs.recall_banding = 1;
+    r->stats.vs.recall_banding = 1;
 }
 
 /* A new index with the tool's defaults (which differ from the library's in

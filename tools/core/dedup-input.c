@@ -29,7 +29,7 @@ static int add_text_doc(struct run *r, size_t input, int kind, uint64_t line, ui
     struct doc *d = new_doc(r, input, kind, len);
     if (!d)
         return -1;
-    struct batch *b = r->cur;
+    struct batch *b = r->pipe->cur;
     memcpy(b->arena + b->arena_len, text, len);
     d->text_off = b->arena_len;
     d->text_len = len;
@@ -118,7 +118,7 @@ static int read_ranges(struct run *r, size_t input, int fd, uint64_t size, int64
     const struct input *in = &r->opt->inputs[input];
     uint64_t beg = in->ranged ? in->range_beg : 0;
     uint64_t stop = in->ranged && in->range_end < size ? in->range_end : UINT64_MAX;
-    uint64_t step = r->range_bytes;
+    uint64_t step = r->pipe->range_bytes;
     for (uint64_t s = beg;; s += step) {
         struct batch *b = current_batch(r);
         if (!b) {
@@ -214,7 +214,7 @@ static int read_lines(struct run *r, size_t input)
             r->inputs_cut++;
             /* after the messages about the lines before */
             rc = submit(r);
-            while (rc == 0 && r->pend_head)
+            while (rc == 0 && r->pipe->pend_head)
                 rc = consume_oldest(r);
             if (rc == 0)
                 rc = skip_input(r, shown, strlen(shown), "%s", why);
@@ -310,13 +310,13 @@ int run_inputs(struct run *r)
     }
     if (rc == 0)
         rc = submit(r);
-    while (rc == 0 && r->pend_head)
+    while (rc == 0 && r->pipe->pend_head)
         rc = consume_oldest(r);
     if (rc == 0)
         rc = flush_inserts(r);
     if (inserts_wait(r) != 0) /* also after an error: the thread ends first */
         rc = -1;
-    r->cpu_main_read = thread_cpu_seconds();
+    r->stats.cpu_main_read = thread_cpu_seconds();
     progress_update(r, 1);
     if (r->progress)
         fputs("\r\033[K", stderr);
@@ -403,11 +403,14 @@ static void reserve_for_inputs(struct run *r)
 
 int run_pipeline_start(struct run *r)
 {
+    r->pipe = calloc(1, sizeof *r->pipe);
+    if (!r->pipe)
+        die_oom();
     main_worker.r = r;
-    r->nworkers = r->nthreads > 1 ? (size_t)r->nthreads : 0;
-    r->range_bytes = range_bytes();
+    r->pipe->nworkers = r->nthreads > 1 ? (size_t)r->nthreads : 0;
+    r->pipe->range_bytes = range_bytes();
     /* undocumented: every record through jansson, to compare (tests) */
-    r->json_slow = getenv("SIMLSH_DEDUP_JSON_SLOW") != NULL;
+    r->pipe->json_slow = getenv("SIMLSH_DEDUP_JSON_SLOW") != NULL;
     reserve_for_inputs(r);
     /* Insert calls get enough documents to use the run's threads: the
      * library gives a thread about 64 Ki band insertions. */
@@ -415,37 +418,38 @@ int run_pipeline_start(struct run *r)
     simlsh_index_bands(&bands, &rows, r->index);
     int64_t np = 0;
     simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
-    r->num_perm = np > 0 ? (size_t)np : 1;
+    r->pipe->num_perm = np > 0 ? (size_t)np : 1;
     uint64_t per = (UINT64_C(65536) * (uint64_t)r->nthreads) / ((uint64_t)bands + 1) + 1;
-    r->ins_flush = per < 1024 ? 1024 : per > (1u << 17) ? (1u << 17) : (size_t)per;
-    r->worker_cpu = calloc(r->nworkers ? r->nworkers : 1, sizeof *r->worker_cpu);
-    if (!r->worker_cpu)
+    r->pipe->ins_flush = per < 1024 ? 1024 : per > (1u << 17) ? (1u << 17) : (size_t)per;
+    r->stats.worker_cpu =
+        calloc(r->pipe->nworkers ? r->pipe->nworkers : 1, sizeof *r->stats.worker_cpu);
+    if (!r->stats.worker_cpu)
         die_oom();
     /* Three batches per worker keep every worker busy while the main thread
      * fills the next batch and inserts the oldest one. */
-    size_t nbatches = r->nworkers ? r->nworkers * 3 : 1;
+    size_t nbatches = r->pipe->nworkers ? r->pipe->nworkers * 3 : 1;
     for (size_t i = 0; i < nbatches; i++) {
         struct batch *b = batch_new();
-        b->next = r->free_list;
-        r->free_list = b;
+        b->next = r->pipe->free_list;
+        r->pipe->free_list = b;
     }
-    if (!r->nworkers)
+    if (!r->pipe->nworkers)
         return 0;
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->work_cv, NULL);
-    pthread_cond_init(&r->done_cv, NULL);
-    r->workers = xmalloc(r->nworkers * sizeof *r->workers);
-    for (size_t i = 0; i < r->nworkers; i++) {
+    pthread_mutex_init(&r->pipe->mu, NULL);
+    pthread_cond_init(&r->pipe->work_cv, NULL);
+    pthread_cond_init(&r->pipe->done_cv, NULL);
+    r->pipe->workers = xmalloc(r->pipe->nworkers * sizeof *r->pipe->workers);
+    for (size_t i = 0; i < r->pipe->nworkers; i++) {
         struct worker *w = calloc(1, sizeof *w);
         if (!w)
             die_oom();
         w->r = r;
         w->index = i;
-        int e = pthread_create(&r->workers[i], NULL, worker_main, w);
+        int e = pthread_create(&r->pipe->workers[i], NULL, worker_main, w);
         if (e != 0) {
             fprintf(stderr, "simlsh-dedup: cannot start a thread: %s\n", strerror(e));
             free(w);
-            r->nworkers = i;
+            r->pipe->nworkers = i;
             return -1;
         }
     }
@@ -454,23 +458,23 @@ int run_pipeline_start(struct run *r)
 
 void run_pipeline_stop(struct run *r)
 {
-    if (r->nworkers) {
-        pthread_mutex_lock(&r->mu);
-        r->stopping = 1;
-        pthread_cond_broadcast(&r->work_cv);
-        pthread_mutex_unlock(&r->mu);
-        for (size_t i = 0; i < r->nworkers; i++)
-            pthread_join(r->workers[i], NULL);
-        r->nworkers_run = r->nworkers;
-        free(r->workers);
-        r->workers = NULL;
-        pthread_mutex_destroy(&r->mu);
-        pthread_cond_destroy(&r->work_cv);
-        pthread_cond_destroy(&r->done_cv);
-        r->nworkers = 0;
+    if (r->pipe->nworkers) {
+        pthread_mutex_lock(&r->pipe->mu);
+        r->pipe->stopping = 1;
+        pthread_cond_broadcast(&r->pipe->work_cv);
+        pthread_mutex_unlock(&r->pipe->mu);
+        for (size_t i = 0; i < r->pipe->nworkers; i++)
+            pthread_join(r->pipe->workers[i], NULL);
+        r->stats.nworkers_run = r->pipe->nworkers;
+        free(r->pipe->workers);
+        r->pipe->workers = NULL;
+        pthread_mutex_destroy(&r->pipe->mu);
+        pthread_cond_destroy(&r->pipe->work_cv);
+        pthread_cond_destroy(&r->pipe->done_cv);
+        r->pipe->nworkers = 0;
     }
-    struct batch *lists[3] = {r->pend_head, r->free_list, r->cur};
-    r->pend_head = r->pend_tail = r->free_list = r->cur = NULL;
+    struct batch *lists[3] = {r->pipe->pend_head, r->pipe->free_list, r->pipe->cur};
+    r->pipe->pend_head = r->pipe->pend_tail = r->pipe->free_list = r->pipe->cur = NULL;
     for (int l = 0; l < 3; l++) {
         struct batch *b = lists[l];
         while (b) {
@@ -489,14 +493,16 @@ void run_pipeline_stop(struct run *r)
     main_worker.jbuf = NULL;
     main_worker.jcap = 0;
     inserts_wait(r);
-    free(r->ins_ids);
-    free(r->ins_values);
-    r->ins_ids = NULL;
-    r->ins_values = NULL;
-    r->ins_n = r->ins_cap = 0;
-    free(r->ins_async.ids);
-    free(r->ins_async.values);
-    r->ins_async.ids = NULL;
-    r->ins_async.values = NULL;
-    r->ins_async.n = r->ins_async.cap = 0;
+    free(r->pipe->ins_ids);
+    free(r->pipe->ins_values);
+    r->pipe->ins_ids = NULL;
+    r->pipe->ins_values = NULL;
+    r->pipe->ins_n = r->pipe->ins_cap = 0;
+    free(r->pipe->ins_async.ids);
+    free(r->pipe->ins_async.values);
+    r->pipe->ins_async.ids = NULL;
+    r->pipe->ins_async.values = NULL;
+    r->pipe->ins_async.n = r->pipe->ins_async.cap = 0;
+    free(r->pipe);
+    r->pipe = NULL;
 }

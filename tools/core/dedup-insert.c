@@ -103,17 +103,18 @@ void progress_update(struct run *r, int force)
     if (!r->progress)
         return;
     double t = now_seconds();
-    if (!force && t - r->t_last_progress < 0.25)
+    if (!force && t - r->stats.t_last_progress < 0.25)
         return;
-    r->t_last_progress = t;
-    double el = t - r->t_start;
-    double rate = el > 0 ? (double)r->bytes / el : 0;
+    r->stats.t_last_progress = t;
+    double el = t - r->stats.t_start;
+    double rate = el > 0 ? (double)r->stats.bytes / el : 0;
     char done[32], eta[48] = "";
-    human_bytes(done, sizeof done, (double)r->bytes);
-    if (r->total_known && rate > 0 && r->total_bytes > r->bytes)
-        snprintf(eta, sizeof eta, "  ETA %.0f s", (double)(r->total_bytes - r->bytes) / rate);
+    human_bytes(done, sizeof done, (double)r->stats.bytes);
+    if (r->stats.total_known && rate > 0 && r->stats.total_bytes > r->stats.bytes)
+        snprintf(eta, sizeof eta, "  ETA %.0f s",
+                 (double)(r->stats.total_bytes - r->stats.bytes) / rate);
     fprintf(stderr, "\r\033[Ksimlsh-dedup: %llu documents, %s, %.1f MB/s%s",
-            (unsigned long long)r->docs, done, rate / 1e6, eta);
+            (unsigned long long)r->stats.docs, done, rate / 1e6, eta);
     fflush(stderr);
 }
 
@@ -167,7 +168,7 @@ static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
         if (l2 == len && !memcmp(s, t, len)) {
             const char *a1 = r->opt->inputs[d->input].arg;
             const char *a0 = r->opt->inputs[r->idset[k].input].arg;
-            r->duplicate_ids++;
+            r->stats.duplicate_ids++;
             warnx_doc(r, "%s:%llu: duplicate id %s (first at %s:%llu)",
                       qname(strcmp(a1, "-") ? a1 : "<stdin>"), (unsigned long long)d->line,
                       qnamen(s, len), qname(strcmp(a0, "-") ? a0 : "<stdin>"),
@@ -217,30 +218,32 @@ static int insert_here(struct run *r, const uint64_t *ids, const uint32_t *value
 {
     double wall = 0, cpu = 0;
     int rc = insert_now(r, ids, values, n, &wall, &cpu);
-    r->wall_inserting += wall;
-    r->cpu_inserting += cpu;
+    r->stats.wall_inserting += wall;
+    r->stats.cpu_inserting += cpu;
     return rc != 0 ? insert_failed(r, ids, n, rc) : 0;
 }
 
 static void *insert_main(void *arg)
 {
     struct run *r = arg;
-    r->ins_async.rc = insert_now(r, r->ins_async.ids, r->ins_async.values, r->ins_async.n,
-                                 &r->ins_async.wall, &r->ins_async.cpu);
+    r->pipe->ins_async.rc =
+        insert_now(r, r->pipe->ins_async.ids, r->pipe->ins_async.values, r->pipe->ins_async.n,
+                   &r->pipe->ins_async.wall, &r->pipe->ins_async.cpu);
     return NULL;
 }
 
 /* Waits for the insert call on its own thread, if one runs. */
 int inserts_wait(struct run *r)
 {
-    if (!r->ins_async.running)
+    if (!r->pipe->ins_async.running)
         return 0;
-    pthread_join(r->ins_async.thread, NULL);
-    r->ins_async.running = 0;
-    r->wall_inserting += r->ins_async.wall;
-    r->cpu_inserting += r->ins_async.cpu;
-    if (r->ins_async.rc != 0)
-        return insert_failed(r, r->ins_async.ids, r->ins_async.n, r->ins_async.rc);
+    pthread_join(r->pipe->ins_async.thread, NULL);
+    r->pipe->ins_async.running = 0;
+    r->stats.wall_inserting += r->pipe->ins_async.wall;
+    r->stats.cpu_inserting += r->pipe->ins_async.cpu;
+    if (r->pipe->ins_async.rc != 0)
+        return insert_failed(r, r->pipe->ins_async.ids, r->pipe->ins_async.n,
+                             r->pipe->ins_async.rc);
     return 0;
 }
 
@@ -254,39 +257,41 @@ int flush_inserts(struct run *r)
      * so the index is the same. */
     if (store_apply_drops(r) != 0)
         return -1;
-    if (r->ins_n == 0)
+    if (r->pipe->ins_n == 0)
         return 0;
     if (r->sigs) { /* the MPI driver keeps values, no index */
-        if (r->ins_ids[0] != r->sigs->n || r->ins_ids[r->ins_n - 1] != r->sigs->n + r->ins_n - 1)
-            return insert_failed(r, r->ins_ids, r->ins_n, SIMLSH_EINVAL);
-        sigstore_append(r->sigs, r->ins_values, r->ins_n); /* ids are consecutive */
-        r->ins_n = 0;
+        if (r->pipe->ins_ids[0] != r->sigs->n ||
+            r->pipe->ins_ids[r->pipe->ins_n - 1] != r->sigs->n + r->pipe->ins_n - 1)
+            return insert_failed(r, r->pipe->ins_ids, r->pipe->ins_n, SIMLSH_EINVAL);
+        sigstore_append(r->sigs, r->pipe->ins_values, r->pipe->ins_n); /* ids are consecutive */
+        r->pipe->ins_n = 0;
         return 0;
     }
     if (r->nthreads > 1) {
         /* the queue goes to the insert thread; the spare buffer becomes
          * the queue */
-        uint64_t *ids = r->ins_async.ids;
-        uint32_t *values = r->ins_async.values;
-        size_t cap = r->ins_async.cap;
-        r->ins_async.ids = r->ins_ids;
-        r->ins_async.values = r->ins_values;
-        r->ins_async.cap = r->ins_cap;
-        r->ins_async.n = r->ins_n;
-        r->ins_ids = ids;
-        r->ins_values = values;
-        r->ins_cap = cap;
-        r->ins_n = 0;
-        if (pthread_create(&r->ins_async.thread, NULL, insert_main, r) == 0) {
-            r->ins_async.running = 1;
+        uint64_t *ids = r->pipe->ins_async.ids;
+        uint32_t *values = r->pipe->ins_async.values;
+        size_t cap = r->pipe->ins_async.cap;
+        r->pipe->ins_async.ids = r->pipe->ins_ids;
+        r->pipe->ins_async.values = r->pipe->ins_values;
+        r->pipe->ins_async.cap = r->pipe->ins_cap;
+        r->pipe->ins_async.n = r->pipe->ins_n;
+        r->pipe->ins_ids = ids;
+        r->pipe->ins_values = values;
+        r->pipe->ins_cap = cap;
+        r->pipe->ins_n = 0;
+        if (pthread_create(&r->pipe->ins_async.thread, NULL, insert_main, r) == 0) {
+            r->pipe->ins_async.running = 1;
             return 0;
         }
         /* no thread: the call is made here */
-        return insert_here(r, r->ins_async.ids, r->ins_async.values, r->ins_async.n);
+        return insert_here(r, r->pipe->ins_async.ids, r->pipe->ins_async.values,
+                           r->pipe->ins_async.n);
     }
-    if (insert_here(r, r->ins_ids, r->ins_values, r->ins_n) != 0)
+    if (insert_here(r, r->pipe->ins_ids, r->pipe->ins_values, r->pipe->ins_n) != 0)
         return -1;
-    r->ins_n = 0;
+    r->pipe->ins_n = 0;
     return 0;
 }
 
@@ -294,15 +299,16 @@ int flush_inserts(struct run *r)
  * smaller than the text, and it frees the batch at once). */
 static void queue_insert(struct run *r, uint64_t id, const struct batch *b, size_t i)
 {
-    if (r->ins_n == r->ins_cap) {
-        r->ins_cap = r->ins_cap ? r->ins_cap * 2 : r->ins_flush + 1;
-        r->ins_ids = xrealloc(r->ins_ids, r->ins_cap * sizeof *r->ins_ids);
-        r->ins_values = xrealloc(r->ins_values, r->ins_cap * r->num_perm * sizeof *r->ins_values);
+    if (r->pipe->ins_n == r->pipe->ins_cap) {
+        r->pipe->ins_cap = r->pipe->ins_cap ? r->pipe->ins_cap * 2 : r->pipe->ins_flush + 1;
+        r->pipe->ins_ids = xrealloc(r->pipe->ins_ids, r->pipe->ins_cap * sizeof *r->pipe->ins_ids);
+        r->pipe->ins_values = xrealloc(r->pipe->ins_values, r->pipe->ins_cap * r->pipe->num_perm *
+                                                                sizeof *r->pipe->ins_values);
     }
-    r->ins_ids[r->ins_n] = id;
-    memcpy(r->ins_values + r->ins_n * r->num_perm, b->values + i * r->num_perm,
-           r->num_perm * sizeof *r->ins_values);
-    r->ins_n++;
+    r->pipe->ins_ids[r->pipe->ins_n] = id;
+    memcpy(r->pipe->ins_values + r->pipe->ins_n * r->pipe->num_perm,
+           b->values + i * r->pipe->num_perm, r->pipe->num_perm * sizeof *r->pipe->ins_values);
+    r->pipe->ins_n++;
 }
 
 /* Consume a signed batch: report its bad documents and name the good ones
@@ -314,13 +320,13 @@ static int consume(struct run *r, struct batch *b)
     if (b->is_range) {
         const struct input *in = &r->opt->inputs[b->input];
         if (b->start == (in->ranged ? in->range_beg : 0)) { /* the first range of an input */
-            r->range_lines = in->ranged ? in->line0 : 0;
-            r->range_stopped = 0;
+            r->pipe->range_lines = in->ranged ? in->line0 : 0;
+            r->pipe->range_stopped = 0;
         }
-        if (r->range_stopped)
+        if (r->pipe->range_stopped)
             return 0;
         for (size_t i = 0; i < b->n; i++)
-            b->docs[i].line += r->range_lines;
+            b->docs[i].line += r->pipe->range_lines;
     }
     for (size_t i = 0; i < b->n && !r->failed; i++) {
         struct doc *d = &b->docs[i];
@@ -387,22 +393,22 @@ static int consume(struct run *r, struct batch *b)
         loc->len = d->kind == DOCK_PATH ? 0 : d->text_len;
         r->id_bytes[id] = d->bytes;
         r->id_mtime[id] = d->mtime_ns;
-        r->docs++;
-        r->bytes += d->bytes;
+        r->stats.docs++;
+        r->stats.bytes += d->bytes;
     }
     if (b->is_range && !r->failed) {
-        uint64_t before = r->range_lines;
-        r->range_lines += b->newlines;
+        uint64_t before = r->pipe->range_lines;
+        r->pipe->range_lines += b->newlines;
         if (b->read_err) {
             const char *arg = r->opt->inputs[b->input].arg;
-            r->range_stopped = 1;
+            r->pipe->range_stopped = 1;
             r->inputs_cut++;
             if (skip_input(r, arg, strlen(arg), "read error: %s after line %llu",
                            strerror(b->read_err), (unsigned long long)(before + b->read_line)))
                 return -1;
         }
     }
-    if (r->ins_n >= r->ins_flush && flush_inserts(r))
+    if (r->pipe->ins_n >= r->pipe->ins_flush && flush_inserts(r))
         return -1;
     progress_update(r, 0);
     return r->failed ? -1 : 0;
@@ -426,66 +432,66 @@ static void batch_reset(struct batch *b)
 /* Wait for the oldest submitted batch, insert it, recycle it. */
 int consume_oldest(struct run *r)
 {
-    struct batch *b = r->pend_head;
+    struct batch *b = r->pipe->pend_head;
     if (!b)
         return 0;
-    if (r->nworkers) {
-        pthread_mutex_lock(&r->mu);
+    if (r->pipe->nworkers) {
+        pthread_mutex_lock(&r->pipe->mu);
         if (!b->done) {
             double t0 = now_seconds();
             while (!b->done)
-                pthread_cond_wait(&r->done_cv, &r->mu);
-            r->wall_waiting += now_seconds() - t0;
+                pthread_cond_wait(&r->pipe->done_cv, &r->pipe->mu);
+            r->stats.wall_waiting += now_seconds() - t0;
         }
-        pthread_mutex_unlock(&r->mu);
+        pthread_mutex_unlock(&r->pipe->mu);
     }
-    r->pend_head = b->next;
-    if (!r->pend_head)
-        r->pend_tail = NULL;
+    r->pipe->pend_head = b->next;
+    if (!r->pipe->pend_head)
+        r->pipe->pend_tail = NULL;
     int rc = consume(r, b);
     if (b->is_range && b->close_fd)
         close(b->fd); /* every range of the input is consumed */
     batch_reset(b);
-    b->next = r->free_list;
-    r->free_list = b;
+    b->next = r->pipe->free_list;
+    r->pipe->free_list = b;
     return rc;
 }
 
 int submit(struct run *r)
 {
-    struct batch *b = r->cur;
-    r->cur = NULL;
+    struct batch *b = r->pipe->cur;
+    r->pipe->cur = NULL;
     if (!b)
         return 0;
     if (b->n == 0 && !b->is_range) {
-        b->next = r->free_list;
-        r->free_list = b;
+        b->next = r->pipe->free_list;
+        r->pipe->free_list = b;
         return 0;
     }
-    b->seq = r->next_seq++;
+    b->seq = r->pipe->next_seq++;
     b->next = NULL;
-    if (r->pend_tail)
-        r->pend_tail->next = b;
+    if (r->pipe->pend_tail)
+        r->pipe->pend_tail->next = b;
     else
-        r->pend_head = b;
-    r->pend_tail = b;
-    if (r->nworkers == 0) {
+        r->pipe->pend_head = b;
+    r->pipe->pend_tail = b;
+    if (r->pipe->nworkers == 0) {
         double c0 = thread_cpu_seconds();
         sign_batch(&main_worker, b);
-        r->cpu_reading += b->cpu_read;
-        r->cpu_signing += thread_cpu_seconds() - c0 - b->cpu_read;
+        r->stats.cpu_reading += b->cpu_read;
+        r->stats.cpu_signing += thread_cpu_seconds() - c0 - b->cpu_read;
         b->done = 1;
         return consume_oldest(r);
     }
     b->todo_next = NULL;
-    pthread_mutex_lock(&r->mu);
-    if (r->todo_tail)
-        r->todo_tail->todo_next = b;
+    pthread_mutex_lock(&r->pipe->mu);
+    if (r->pipe->todo_tail)
+        r->pipe->todo_tail->todo_next = b;
     else
-        r->todo_head = b;
-    r->todo_tail = b;
-    pthread_cond_signal(&r->work_cv);
-    pthread_mutex_unlock(&r->mu);
+        r->pipe->todo_head = b;
+    r->pipe->todo_tail = b;
+    pthread_cond_signal(&r->pipe->work_cv);
+    pthread_mutex_unlock(&r->pipe->mu);
     return 0;
 }
 
@@ -493,21 +499,21 @@ int submit(struct run *r)
  * oldest, which bounds memory to a few batches per thread. */
 struct batch *current_batch(struct run *r)
 {
-    if (r->cur)
-        return r->cur;
-    while (!r->free_list) {
+    if (r->pipe->cur)
+        return r->pipe->cur;
+    while (!r->pipe->free_list) {
         if (consume_oldest(r))
             return NULL;
     }
-    r->cur = r->free_list;
-    r->free_list = r->cur->next;
-    r->cur->next = NULL;
-    return r->cur;
+    r->pipe->cur = r->pipe->free_list;
+    r->pipe->free_list = r->pipe->cur->next;
+    r->pipe->cur->next = NULL;
+    return r->pipe->cur;
 }
 
 struct doc *new_doc(struct run *r, size_t input, int kind, size_t text_len)
 {
-    struct batch *b = r->cur;
+    struct batch *b = r->pipe->cur;
     if (b && (b->n == BATCH_DOCS || (b->n > 0 && b->arena_len + text_len > b->arena_cap))) {
         if (submit(r))
             return NULL;

@@ -137,7 +137,7 @@ void write_pair(const struct run *r, FILE *out, const struct pair *p)
 static int write_grouped(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
                          int from_buckets, uint64_t *clusters, uint64_t *duplicates)
 {
-    phase_switch(r, PH_GROUP);
+    phase_switch(&r->stats, PH_GROUP);
     size_t n = r->names.count;
     uint64_t first_new = r->first_new;
     uint64_t *label = xmalloc((n ? n : 1) * sizeof *label);
@@ -149,9 +149,9 @@ static int write_grouped(struct run *r, FILE *out, const struct pair *edges, siz
         ensure_idmeta(r, n - 1);
     if (from_buckets) {
         /* the engine verifies as it groups: its phase is the verify one */
-        phase_switch(r, r->opt->verify == VERIFY_EXACT ? PH_VERIFY : PH_PAIRS);
+        phase_switch(&r->stats, r->opt->verify == VERIFY_EXACT ? PH_VERIFY : PH_PAIRS);
         int rc = star_from_buckets(r, label, kept);
-        phase_switch(r, PH_GROUP);
+        phase_switch(&r->stats, PH_GROUP);
         if (rc != 0) {
             ret = rc; /* 1: the index cannot be grouped so */
             goto done;
@@ -216,7 +216,7 @@ static int write_grouped(struct run *r, FILE *out, const struct pair *edges, siz
             kept[order[k]] = best;
     }
 
-    phase_switch(r, PH_WRITE);
+    phase_switch(&r->stats, PH_WRITE);
     *clusters = 0;
     *duplicates = 0;
     for (size_t i = first_new; i < n; i++)

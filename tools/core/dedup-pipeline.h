@@ -19,6 +19,43 @@
 /* reads past a range's end, to finish its last line */
 #define RANGE_STEP (64u << 10)
 
+/* The pipeline's state, r->pipe of a run from run_pipeline_start() to
+ * run_pipeline_stop(). */
+struct pipeline {
+    pthread_t *workers;
+    size_t nworkers;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    struct batch *todo_head, *todo_tail; /* waiting for a worker */
+    struct batch *pend_head, *pend_tail; /* submitted, in input order */
+    struct batch *free_list;
+    struct batch *cur; /* being filled */
+    uint64_t next_seq;
+    int stopping;
+
+    /* reading line files by ranges (consumed in order) */
+    uint64_t range_bytes; /* nominal size of a range */
+    uint64_t range_lines; /* lines of the current input before this range */
+    int range_stopped;    /* a read error ended the current input */
+    int json_slow;        /* no fast path for JSONL records (tests) */
+    /* signed documents waiting to be inserted in one threaded call */
+    size_t num_perm;
+    uint64_t *ins_ids;
+    uint32_t *ins_values; /* ins_n x num_perm */
+    size_t ins_n, ins_cap, ins_flush;
+    /* with threads, one insert call runs on a thread of its own while the
+     * main thread goes on consuming batches into the other buffer */
+    struct {
+        pthread_t thread;
+        int running;
+        int rc;
+        uint64_t *ids; /* the buffer it inserts, and then the spare one */
+        uint32_t *values;
+        size_t n, cap;
+        double wall, cpu; /* of its call, in its thread */
+    } ins_async;
+};
+
 /* A signing thread's own state (one per worker; main_worker when the main
  * thread signs, -j 1). */
 struct worker {

@@ -42,8 +42,8 @@ int reread_prepare(struct run *r)
     if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
         at = lseek(STDIN_FILENO, 0, SEEK_CUR);
     if (at >= 0) {
-        r->vs.stdin_kept = 1;
-        r->vs.stdin_base = (int64_t)at;
+        r->stats.vs.stdin_kept = 1;
+        r->stats.vs.stdin_base = (int64_t)at;
         return 0;
     }
     char msg[200];
@@ -83,8 +83,8 @@ int reread_prepare(struct run *r)
     }
     close(fd);
     if (rc == 0) {
-        r->vs.stdin_kept = 1;
-        r->vs.stdin_base = 0;
+        r->stats.vs.stdin_kept = 1;
+        r->stats.vs.stdin_base = 0;
     }
     return rc;
 }
@@ -208,7 +208,7 @@ int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *len, cha
     if (loc->kind != DOCK_JSON)
         return 0;
 #if DEDUP_HAVE_JANSSON
-    /* As the first pass extracted it (dedup-input.c, sign_json): the text
+    /* As the first pass extracted it (dedup-sign.c, sign_json): the text
      * field, a string, of the line's object. */
     json_error_t jerr;
     json_t *obj = json_loadb(w->buf, n, JSON_ALLOW_NUL, &jerr);
@@ -253,13 +253,13 @@ void open_sources(struct vctx *v)
             continue;
         const struct input *in = &o->inputs[loc->input];
         if (!strcmp(in->arg, "-")) {
-            if (!r->vs.stdin_kept) {
+            if (!r->stats.vs.stdin_kept) {
                 s->bad = 1;
                 snprintf(s->msg, sizeof s->msg, "standard input was not kept");
                 continue;
             }
             s->fd = dup(STDIN_FILENO);
-            s->base = r->vs.stdin_base;
+            s->base = r->stats.vs.stdin_base;
         } else {
             struct stat st;
             s->fd = open_regular(in->arg, &st, s->msg, sizeof s->msg);

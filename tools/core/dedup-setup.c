@@ -12,6 +12,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+void run_init(struct run *r, const struct options *o)
+{
+    memset(r, 0, sizeof *r);
+    r->opt = o;
+    r->stats.t_start = now_seconds();
+    r->stats.t_phase = r->stats.t_start;
+    r->stats.cpu_phase = cpu_seconds();
+}
+
 int setup_loaded(struct run *r, const struct options *o, const char *prog, int need_signatures)
 {
     int code = store_load(r, o->load_index);

@@ -218,7 +218,7 @@ void sign_batch(struct worker *w, struct batch *b)
 #if DEDUP_HAVE_JANSSON
         case DOCK_JSON:
             skip_bom(b, d);
-            if (r->json_slow || !sign_json_fast(w, r, b, d, sig))
+            if (r->pipe->json_slow || !sign_json_fast(w, r, b, d, sig))
                 sign_json(r, b, d, sig);
             break;
 #endif
@@ -230,11 +230,12 @@ void sign_batch(struct worker *w, struct batch *b)
         /* The values are what the index stores: insertion then needs no
          * signature object, so none is held across batches. */
         if (b->values_cap < b->cap) {
-            b->values = xrealloc(b->values, b->cap * r->num_perm * sizeof *b->values);
+            b->values = xrealloc(b->values, b->cap * r->pipe->num_perm * sizeof *b->values);
             b->values_cap = b->cap;
         }
         size_t count = 0;
-        rc = simlsh_signature_values(b->values + i * r->num_perm, r->num_perm, &count, sig);
+        rc = simlsh_signature_values(b->values + i * r->pipe->num_perm, r->pipe->num_perm, &count,
+                                     sig);
         if (rc != 0) {
             d->status = DOC_ELIB;
             d->err = rc;
@@ -248,18 +249,18 @@ void *worker_main(void *arg)
     struct run *r = w->r;
     double cpu_read = 0, cpu_sign = 0;
     for (;;) {
-        pthread_mutex_lock(&r->mu);
-        while (!r->todo_head && !r->stopping)
-            pthread_cond_wait(&r->work_cv, &r->mu);
-        struct batch *b = r->stopping ? NULL : r->todo_head;
+        pthread_mutex_lock(&r->pipe->mu);
+        while (!r->pipe->todo_head && !r->pipe->stopping)
+            pthread_cond_wait(&r->pipe->work_cv, &r->pipe->mu);
+        struct batch *b = r->pipe->stopping ? NULL : r->pipe->todo_head;
         if (!b) {
-            pthread_mutex_unlock(&r->mu);
+            pthread_mutex_unlock(&r->pipe->mu);
             break;
         }
-        r->todo_head = b->todo_next;
-        if (!r->todo_head)
-            r->todo_tail = NULL;
-        pthread_mutex_unlock(&r->mu);
+        r->pipe->todo_head = b->todo_next;
+        if (!r->pipe->todo_head)
+            r->pipe->todo_tail = NULL;
+        pthread_mutex_unlock(&r->pipe->mu);
 
         double c0 = thread_cpu_seconds();
         sign_batch(w, b);
@@ -267,16 +268,16 @@ void *worker_main(void *arg)
         cpu_read += b->cpu_read;
         cpu_sign += c - b->cpu_read;
 
-        pthread_mutex_lock(&r->mu);
+        pthread_mutex_lock(&r->pipe->mu);
         b->done = 1;
-        pthread_cond_broadcast(&r->done_cv);
-        pthread_mutex_unlock(&r->mu);
+        pthread_cond_broadcast(&r->pipe->done_cv);
+        pthread_mutex_unlock(&r->pipe->mu);
     }
-    pthread_mutex_lock(&r->mu);
-    r->worker_cpu[w->index] = thread_cpu_seconds();
-    r->cpu_reading += cpu_read;
-    r->cpu_signing += cpu_sign;
-    pthread_mutex_unlock(&r->mu);
+    pthread_mutex_lock(&r->pipe->mu);
+    r->stats.worker_cpu[w->index] = thread_cpu_seconds();
+    r->stats.cpu_reading += cpu_read;
+    r->stats.cpu_signing += cpu_sign;
+    pthread_mutex_unlock(&r->pipe->mu);
     simlsh_signature_free(w->sig);
     free(w->jbuf);
     free(w->buf);

@@ -76,7 +76,7 @@ static void unread(struct run *r, uint8_t *warned, uint64_t id, const char *msg)
     if (warned[id - r->first_new])
         return;
     warned[id - r->first_new] = 1;
-    r->vs.docs_unread++;
+    r->stats.vs.docs_unread++;
     size_t nl = 0;
     const char *name = strlist_get(&r->names, id, &nl);
     warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl), msg);
@@ -175,14 +175,14 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
     if (mode == SIMLSH_DEDUP_EXACT) {
         int64_t np = 128;
         simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
-        r->vs.prefilter = simlsh_dedup_prefilter(r->threshold, (uint32_t)np);
+        r->stats.vs.prefilter = simlsh_dedup_prefilter(r->threshold, (uint32_t)np);
         /* texts are read a batch at a time into one buffer: small
          * batches keep it in cache and add little to the peak */
-        r->vs.budget = verify_budget(r);
-        if (r->vs.budget > STAR_BATCH_BYTES && !r->opt->verify_memory)
-            r->vs.budget = STAR_BATCH_BYTES;
-        r->vs.bytes_per_shingle = 8;
-        if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, (double)r->vs.budget)) != 0)
+        r->stats.vs.budget = verify_budget(r);
+        if (r->stats.vs.budget > STAR_BATCH_BYTES && !r->opt->verify_memory)
+            r->stats.vs.budget = STAR_BATCH_BYTES;
+        r->stats.vs.bytes_per_shingle = 8;
+        if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, (double)r->stats.vs.budget)) != 0)
             goto lib;
         size_t nnew = n - r->first_new;
         uint64_t *ids = xmalloc((nnew ? nnew : 1) * sizeof *ids);
@@ -219,15 +219,15 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
         int key;
         uint64_t *to;
     } counters[] = {
-        {SIMLSH_DEDUP_STAT_CANDIDATES, &r->vs.candidates},
-        {SIMLSH_DEDUP_STAT_EXACT, &r->vs.exact},
-        {SIMLSH_DEDUP_STAT_ESTIMATED, &r->vs.estimated},
-        {SIMLSH_DEDUP_STAT_TEXTS, &r->vs.reads},
-        {SIMLSH_DEDUP_STAT_BATCHES, &r->vs.batches},
-        {SIMLSH_DEDUP_STAT_SET_BYTES, &r->vs.set_bytes_peak},
-        {SIMLSH_DEDUP_STAT_VISITS, &r->vs.visits},
-        {SIMLSH_DEDUP_STAT_IDENTICAL, &r->vs.identical},
-        {SIMLSH_DEDUP_STAT_EDITS, &r->vs.edits},
+        {SIMLSH_DEDUP_STAT_CANDIDATES, &r->stats.vs.candidates},
+        {SIMLSH_DEDUP_STAT_EXACT, &r->stats.vs.exact},
+        {SIMLSH_DEDUP_STAT_ESTIMATED, &r->stats.vs.estimated},
+        {SIMLSH_DEDUP_STAT_TEXTS, &r->stats.vs.reads},
+        {SIMLSH_DEDUP_STAT_BATCHES, &r->stats.vs.batches},
+        {SIMLSH_DEDUP_STAT_SET_BYTES, &r->stats.vs.set_bytes_peak},
+        {SIMLSH_DEDUP_STAT_VISITS, &r->stats.vs.visits},
+        {SIMLSH_DEDUP_STAT_IDENTICAL, &r->stats.vs.identical},
+        {SIMLSH_DEDUP_STAT_EDITS, &r->stats.vs.edits},
     };
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
         simlsh_dedup_stat(counters[i].to, d, counters[i].key);

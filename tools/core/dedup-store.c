@@ -285,11 +285,11 @@ int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int
         if (map_each(r, name, len, note_change, &err) == 0)
             return 1;
         if (s->changed_from)
-            r->changed++;
+            r->stats.changed++;
         if (!s->changed_from || !r->opt->update) {
             if (s->changed_from)
                 warn_changed(r, name, len, s->old_bytes, bytes, s->changed_from);
-            r->already_indexed++;
+            r->stats.already_indexed++;
             return 0;
         }
     }
@@ -299,7 +299,7 @@ int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int
         return -1;
     }
     if (n)
-        r->replaced++;
+        r->stats.replaced++;
     return 1;
 }
 
@@ -313,7 +313,7 @@ static int remove_one(struct run *r, const char *name, size_t len)
         warnx_doc(r, "--remove %s: not in %s", qnamen(name, len), qname(r->opt->load_index));
         return 0;
     }
-    r->removed += n;
+    r->stats.removed += n;
     return 0;
 }
 

@@ -68,14 +68,14 @@ double thread_cpu_seconds(void)
 
 /* Close the running phase (its wall and CPU time accumulate) and start
  * another: phases follow each other, so every second lands in one. */
-void phase_switch(struct run *r, int phase)
+void phase_switch(struct run_stats *st, int phase)
 {
     double t = now_seconds(), c = cpu_seconds();
-    r->phase_wall[r->phase] += t - r->t_phase;
-    r->phase_cpu[r->phase] += c - r->cpu_phase;
-    r->phase = phase;
-    r->t_phase = t;
-    r->cpu_phase = c;
+    st->phase_wall[st->phase] += t - st->t_phase;
+    st->phase_cpu[st->phase] += c - st->cpu_phase;
+    st->phase = phase;
+    st->t_phase = t;
+    st->cpu_phase = c;
 }
 
 void pairvec_add(struct pairvec *p, uint64_t a, uint64_t b, double score)
@@ -165,7 +165,7 @@ int skip_input(struct run *r, const char *name, size_t name_len, const char *fmt
         strlist_add(&r->skips, line, sl + rl + 1, 0);
         free(line);
     }
-    r->skipped++;
+    r->stats.skipped++;
     if (r->opt->strict) {
         r->failed = EXIT_DEDUP_INPUT;
         return -1;

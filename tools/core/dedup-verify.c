@@ -119,7 +119,7 @@ static void report_unread(struct vctx *v, uint64_t id, const char *msg)
     if (*st & DS_WARNED)
         return;
     *st |= DS_WARNED;
-    r->vs.docs_unread++;
+    r->stats.vs.docs_unread++;
     size_t nl = 0;
     const char *name = NULL;
     if (id < r->names.count)
@@ -147,7 +147,7 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
     par_for(v, load_slot, n);
     for (size_t k = 0; k < n; k++) {
         struct slot *sl = &v->slots[v->items[k]];
-        r->vs.reads++;
+        r->stats.vs.reads++;
         if (sl->loaded == 1) {
             v->held += (uint64_t)sl->n * v->elem;
             v->held_shingles += sl->n;
@@ -155,10 +155,10 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
         }
         report_unread(v, sl->id, sl->msg);
     }
-    if (v->held > r->vs.set_bytes_peak)
-        r->vs.set_bytes_peak = v->held;
-    if (v->held_shingles > r->vs.shingles_peak)
-        r->vs.shingles_peak = v->held_shingles;
+    if (v->held > r->stats.vs.set_bytes_peak)
+        r->stats.vs.set_bytes_peak = v->held;
+    if (v->held_shingles > r->stats.vs.shingles_peak)
+        r->stats.vs.shingles_peak = v->held_shingles;
 }
 
 /* The MinHash estimate of a and b from the index's stored signatures, or
@@ -179,7 +179,7 @@ static double index_estimate(const struct run *r, uint64_t a, uint64_t b)
 /* s: the pair's estimate, or NaN to ask the index for it. */
 static void decide_by_estimate(struct run *r, struct pairvec *out, uint64_t a, uint64_t b, double s)
 {
-    r->vs.estimated++;
+    r->stats.vs.estimated++;
     if (s != s)
         s = index_estimate(r, a, b);
     if (s < 0 || s >= r->threshold)
@@ -224,7 +224,7 @@ static void verify_rows(struct vctx *v, const size_t *rows, size_t n, const doub
         for (size_t k = 0; k < m; k++) {
             size_t row = v->items[k];
             if (v->exact[k] >= 0) {
-                r->vs.exact++;
+                r->stats.vs.exact++;
                 if (v->exact[k] >= r->threshold)
                     pairvec_add(out, v->ra[row], v->rb[row], v->exact[k]);
             } else {
@@ -259,7 +259,7 @@ static void verify_batch(struct vctx *v, const uint64_t *ids, size_t nids, const
                          const uint64_t *rb, const double *rs, size_t nrows, struct pairvec *out)
 {
     struct run *r = v->r;
-    uint64_t budget = r->vs.budget, total = 0;
+    uint64_t budget = r->stats.vs.budget, total = 0;
     v->slots = xrealloc(v->slots, (nids ? nids : 1) * sizeof *v->slots);
     v->nslots = nids;
     v->ids = ids;
@@ -339,7 +339,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
     simlsh_params_get_int(r->params, SIMLSH_PARAM_HASH_BITS, &bits);
     v.bits32 = bits == 32;
     v.elem = v.bits32 ? 4 : 8;
-    r->vs.bytes_per_shingle = (int)v.elem;
+    r->stats.vs.bytes_per_shingle = (int)v.elem;
     v.state = calloc(ndocs ? ndocs : 1, 1);
     if (!v.state)
         die_oom();
@@ -419,8 +419,8 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
         }
     /* Batches of whole components while they fit: max_docs from the mean
      * planned size (verify_batch cuts a batch that is larger still). */
-    r->vs.budget = verify_budget(r);
-    uint64_t budget = r->vs.budget < SET_BATCH_BYTES ? r->vs.budget : SET_BATCH_BYTES;
+    r->stats.vs.budget = verify_budget(r);
+    uint64_t budget = r->stats.vs.budget < SET_BATCH_BYTES ? r->stats.vs.budget : SET_BATCH_BYTES;
     size_t max_docs;
     if (planned <= budget)
         max_docs = cdocs;
@@ -449,7 +449,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
         free(cb);
         ca = cb = NULL;
     }
-    r->vs.batches = nbatches;
+    r->stats.vs.batches = nbatches;
 
     open_sources(&v);
     v.nw = r->nthreads > 1 ? (size_t)r->nthreads : 1;
@@ -483,9 +483,9 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
         v.items = NULL;
         for (size_t k = 0; k < nlone; k++) {
             struct lone *p = &lone[k];
-            r->vs.reads += p->j >= 0 || p->bad == p->b ? 2 : 1;
+            r->stats.vs.reads += p->j >= 0 || p->bad == p->b ? 2 : 1;
             if (p->j >= 0) {
-                r->vs.exact++;
+                r->stats.vs.exact++;
                 if (p->j >= r->threshold)
                     pairvec_add(out, p->a, p->b, p->j);
                 continue;
@@ -602,7 +602,7 @@ int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t 
 }
 int verify_candidates(struct run *r, struct pair **edges, size_t *n)
 {
-    phase_switch(r, PH_PAIRS);
+    phase_switch(&r->stats, PH_PAIRS);
 #if defined(__GLIBC__)
     /* The readers' buffers were freed in arenas of their own threads; the
      * pairs and the second pass allocate elsewhere, so that memory would
@@ -624,14 +624,14 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
             thr = low;
         }
     }
-    r->vs.prefilter = flags && mode == VERIFY_EXACT ? thr : 0;
+    r->stats.vs.prefilter = flags && mode == VERIFY_EXACT ? thr : 0;
     uint32_t nt = r->lib_threads;
     /* --max-pairs bounds --output pairs only: groups are never cut short */
     size_t max_pairs = r->opt->output == OUT_PAIRS ? r->opt->max_pairs : 0;
     rc = simlsh_index_pairs_v2(res, r->index, flags, max_pairs, thr, nt);
     if (rc == SIMLSH_EUNSUPPORTED && mode == VERIFY_EXACT && flags) {
         /* an index without stored signatures has no estimates */
-        r->vs.prefilter = 0;
+        r->stats.vs.prefilter = 0;
         rc = simlsh_index_pairs_v2(res, r->index, 0, max_pairs, r->threshold, nt);
     }
     if (rc != 0) {
@@ -659,10 +659,10 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
             return -1;
         }
     }
-    r->vs.candidates = count;
+    r->stats.vs.candidates = count;
     struct pairvec out = {NULL, 0, 0};
     if (mode == VERIFY_EXACT) {
-        phase_switch(r, PH_VERIFY);
+        phase_switch(&r->stats, PH_VERIFY);
         rc = verify_exact(r, &res, &out);
     } else {
         for (size_t i = 0; i < count; i++)

@@ -201,7 +201,7 @@ static void resolve_aliases(struct run *r)
             if (p == keep)
                 continue;
             r->pmeta[p].alias_of = keep;
-            r->aliases++;
+            r->stats.aliases++;
             size_t pl, kl;
             const char *ps = strlist_get(&r->paths, p, &pl);
             const char *ks = strlist_get(&r->paths, keep, &kl);
@@ -227,14 +227,14 @@ static void resolve_aliases(struct run *r)
 int inputs_enumerate(struct run *r)
 {
     struct options *opt = (struct options *)r->opt;
-    r->total_known = 1;
+    r->stats.total_known = 1;
     for (size_t i = 0; i < opt->ninputs; i++) {
         struct input *in = &opt->inputs[i];
         struct stat st, lst;
         in->first_path = r->paths.count;
         in->npaths = 0;
         if (in->kind == INPUT_STDIN || !strcmp(in->arg, "-")) {
-            r->total_known = 0;
+            r->stats.total_known = 0;
             if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
                 fileids_add(&r->input_ids, &st);
             continue;
@@ -258,7 +258,7 @@ int inputs_enumerate(struct run *r)
                 continue;
             }
             fileids_add(&r->input_ids, &st);
-            r->total_bytes += (uint64_t)st.st_size;
+            r->stats.total_bytes += (uint64_t)st.st_size;
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
@@ -274,7 +274,7 @@ int inputs_enumerate(struct run *r)
         }
         in->npaths = r->paths.count - in->first_path;
         for (size_t p = in->first_path; p < r->paths.count; p++)
-            r->total_bytes += r->paths.size[p];
+            r->stats.total_bytes += r->paths.size[p];
     }
     resolve_aliases(r);
     return 0;

@@ -290,71 +290,30 @@ static inline const uint32_t *sigstore_at(const struct sigstore *s, size_t i)
 }
 void sigstore_free(struct sigstore *s);
 
-/* Everything one run owns. */
-struct run {
-    const struct options *opt;
-    simlsh_params *params;
-    simlsh_index *index;
-    struct sigstore *sigs; /* non-NULL: new documents' values go here, not to index */
-    int verify_flags;
-    double threshold;
-
-    struct strlist paths;   /* files found under INPUT_PATHS inputs */
-    struct pathmeta *pmeta; /* one per path */
-    size_t pmeta_cap;
-    struct fileids input_ids; /* every input file: no output may replace one */
-    uint64_t aliases;         /* names that are another name of an input file */
-    uint64_t *id_bytes;       /* per id: text bytes and mtime, for --keep */
-    int64_t *id_mtime;
-    size_t idmeta_cap;
-    struct strlist skips;   /* "NAME\tREASON" for --skipped */
-    int truncated;          /* --max-pairs cut the answer short */
-    uint64_t inputs_cut;    /* line inputs whose rest was lost (exit status 6) */
-    uint64_t changed;       /* indexed documents changed since (--update) */
-    struct strlist records; /* --output records: the line of each new id */
-    struct idslot *idset;   /* JSONL ids seen, to report duplicates */
-    size_t idset_cap, idset_n;
+/* What a run counts and times, for the summary and --stats (a part of
+ * struct run: a function that only counts takes this). */
+struct run_stats {
+    uint64_t docs, bytes, skipped, total_bytes;
+    int total_known;
+    uint64_t aliases; /* names that are another name of an input file */
+    uint64_t changed; /* indexed documents changed since (--update) */
     uint64_t duplicate_ids;
-    struct strlist names; /* output name of each indexed id (id = position) */
-    uint64_t first_new;   /* ids below this came from --index */
-    struct store *store;  /* dedup-store.c: names of the loaded ids, removals */
     uint64_t already_indexed, replaced, removed; /* incremental runs */
-    struct docloc *locs; /* per new id (id - first_new): where to re-read it */
-    size_t locs_cap;
-    int spool_fd; /* with spool_open: texts of LOC_SPOOL documents */
-    int spool_open;
-
+    double t_start, t_last_progress;
     /* --stats: time spent in each phase; the current one runs since t_phase */
     double phase_wall[PH_COUNT], phase_cpu[PH_COUNT];
     int phase;
     double t_phase, cpu_phase;
-
-    /* statistics */
-    uint64_t docs, bytes, skipped, total_bytes;
-    int total_known;
-    double t_start, t_last_progress;
-    int progress; /* stderr is a terminal and not --quiet */
-    size_t warnings;
-    int failed; /* exit code to stop with, 0 while all is well */
-    /* dedup-store.c: the index file this run replaces, locked (flock) from
-     * before --index loads it to after --save-index renames over it */
-    int lock_held, lock_fd;
-
-    /* signing pipeline */
-    int nthreads;         /* the tool's own threads (-j, or run_threads(0)) */
-    uint32_t lib_threads; /* threads of library calls: -j, or 0 for the library's rule */
-    pthread_t *workers;
-    size_t nworkers;
-    pthread_mutex_t mu;
-    pthread_cond_t work_cv, done_cv;
-    struct batch *todo_head, *todo_tail; /* waiting for a worker */
-    struct batch *pend_head, *pend_tail; /* submitted, in input order */
-    struct batch *free_list;
-    struct batch *cur; /* being filled */
-    uint64_t next_seq;
-    int stopping;
-    int lines_prefix; /* name line documents "FILE:N" (several inputs) */
-
+    /* --stats: CPU seconds per thread (CLOCK_THREAD_CPUTIME_ID), and where
+     * the read phase's time went */
+    double *worker_cpu;    /* one per worker, written as it ends */
+    size_t nworkers_run;   /* workers that ran (nworkers is 0 after them) */
+    double cpu_reading;    /* all threads: reading and splitting ranges */
+    double cpu_signing;    /* all threads: parsing and signing */
+    double wall_inserting; /* in index insert calls */
+    double cpu_inserting;  /* the CPU of the thread that made them */
+    double wall_waiting;   /* main thread: waiting for a signed batch */
+    double cpu_main_read;  /* main thread's CPU when reading ended */
     /* verification (dedup-verify.c), for the summary and --stats */
     struct {
         uint64_t candidates;     /* candidate pairs enumerated */
@@ -375,37 +334,53 @@ struct run {
         int stdin_kept;          /* standard input can be read again */
         int64_t stdin_base;      /* ... from this offset of descriptor 0 */
     } vs;
-    /* reading line files by ranges (consumed in order) */
-    uint64_t range_bytes; /* nominal size of a range */
-    uint64_t range_lines; /* lines of the current input before this range */
-    int range_stopped;    /* a read error ended the current input */
-    int json_slow;        /* no fast path for JSONL records (tests) */
-    /* signed documents waiting to be inserted in one threaded call */
-    size_t num_perm;
-    uint64_t *ins_ids;
-    uint32_t *ins_values; /* ins_n x num_perm */
-    size_t ins_n, ins_cap, ins_flush;
-    /* with threads, one insert call runs on a thread of its own while the
-     * main thread goes on consuming batches into the other buffer */
-    struct {
-        pthread_t thread;
-        int running;
-        int rc;
-        uint64_t *ids; /* the buffer it inserts, and then the spare one */
-        uint32_t *values;
-        size_t n, cap;
-        double wall, cpu; /* of its call, in its thread */
-    } ins_async;
-    /* --stats: CPU seconds per thread (CLOCK_THREAD_CPUTIME_ID), and where
-     * the read phase's time went */
-    double *worker_cpu;    /* one per worker, written as it ends */
-    size_t nworkers_run;   /* workers that ran (nworkers is 0 after them) */
-    double cpu_reading;    /* all threads: reading and splitting ranges */
-    double cpu_signing;    /* all threads: parsing and signing */
-    double wall_inserting; /* in index insert calls */
-    double cpu_inserting;  /* the CPU of the thread that made them */
-    double wall_waiting;   /* main thread: waiting for a signed batch */
-    double cpu_main_read;  /* main thread's CPU when reading ended */
+};
+
+/* Everything one run owns. */
+struct run {
+    const struct options *opt;
+    simlsh_params *params;
+    simlsh_index *index;
+    struct sigstore *sigs; /* non-NULL: new documents' values go here, not to index */
+    int verify_flags;
+    double threshold;
+
+    struct strlist paths;   /* files found under INPUT_PATHS inputs */
+    struct pathmeta *pmeta; /* one per path */
+    size_t pmeta_cap;
+    struct fileids input_ids; /* every input file: no output may replace one */
+    uint64_t *id_bytes;       /* per id: text bytes and mtime, for --keep */
+    int64_t *id_mtime;
+    size_t idmeta_cap;
+    struct strlist skips;   /* "NAME\tREASON" for --skipped */
+    int truncated;          /* --max-pairs cut the answer short */
+    uint64_t inputs_cut;    /* line inputs whose rest was lost (exit status 6) */
+    struct strlist records; /* --output records: the line of each new id */
+    struct idslot *idset;   /* JSONL ids seen, to report duplicates */
+    size_t idset_cap, idset_n;
+    struct strlist names; /* output name of each indexed id (id = position) */
+    uint64_t first_new;   /* ids below this came from --index */
+    struct store *store;  /* dedup-store.c: names of the loaded ids, removals */
+    struct docloc *locs;  /* per new id (id - first_new): where to re-read it */
+    size_t locs_cap;
+    int spool_fd; /* with spool_open: texts of LOC_SPOOL documents */
+    int spool_open;
+
+    struct run_stats stats;
+    int progress; /* stderr is a terminal and not --quiet */
+    size_t warnings;
+    int failed; /* exit code to stop with, 0 while all is well */
+    /* dedup-store.c: the index file this run replaces, locked (flock) from
+     * before --index loads it to after --save-index renames over it */
+    int lock_held, lock_fd;
+
+    /* signing pipeline */
+    int nthreads;         /* the tool's own threads (-j, or run_threads(0)) */
+    uint32_t lib_threads; /* threads of library calls: -j, or 0 for the library's rule */
+    int lines_prefix;     /* name line documents "FILE:N" (several inputs) */
+    /* the workers, the batches and the inserts (dedup-pipeline.h), from
+     * run_pipeline_start() to run_pipeline_stop() */
+    struct pipeline *pipe;
 };
 
 /* dedup-options.c */
@@ -417,6 +392,8 @@ int is_double_key(int key);
 void fatal_lib(const char *what, int rc, int code);
 
 /* dedup-setup.c: what both front ends do before reading */
+/* A run of the options o, empty, its clocks started (the setup phase). */
+void run_init(struct run *r, const struct options *o);
 /* --index: the saved index loaded (dedup-store.c), the options given
  * checked against its contract and applied over it, then --remove and
  * --remove-from; need_signatures: refuse an index that stores none.
@@ -470,7 +447,7 @@ int cmp_u64(const void *x, const void *y); /* qsort() order of uint64_t */
 double now_seconds(void);
 double cpu_seconds(void);
 double thread_cpu_seconds(void);
-void phase_switch(struct run *r, int phase);
+void phase_switch(struct run_stats *st, int phase);
 void warnx_doc(struct run *r, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -552,17 +529,20 @@ void fileids_free(struct fileids *s);
 int output_path_ok(struct fileids *inputs, const char *path, const char *what,
                    const char *allowed_same, int direct_ok);
 
-/* dedup-input.c */
+/* dedup-walk.c: the files of every PATH input, before any is read */
 int inputs_enumerate(struct run *r);
+
+/* dedup-input.c: the first pass (dedup-pipeline.h) */
 int run_pipeline_start(struct run *r);
 int run_inputs(struct run *r);
 void run_pipeline_stop(struct run *r);
+
+/* dedup-insert.c: the output name of a document */
 void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
               size_t *len, char *tmp, size_t tmpcap);
 size_t doc_name_cap(const struct run *r, uint32_t input);
 
-/* dedup-verify.c */
-int reread_prepare(struct run *r);
+/* dedup-verify.c: the second pass (dedup-pass2.h) */
 /* Bytes of sets (or texts) one batch of the second pass may hold
  * (--verify-memory, or the default rule). */
 uint64_t verify_budget(const struct run *r);
@@ -575,6 +555,10 @@ double verify_prefilter(const struct run *r);
  * edges, sorted (the MPI driver, which verifies by ranges of pairs). */
 int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t ndocs,
                        struct pair **edges, size_t *nedges);
+/* dedup-reread.c: documents read again */
+/* Standard input, when an input reads it, made readable a second time
+ * (exact mode), before the first pass reads it. */
+int reread_prepare(struct run *r);
 /* This process's documents read again for another one (simlsh-dedup-mpi
  * sends the texts of a rank's documents to the ranks that verify their
  * pairs): ids are sorted, distinct new ids whose r->locs are this

@@ -78,55 +78,58 @@ static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
             PROG ": banding: P(candidate | J = %.2f) = %.4f%s; %" PRIu64
                  " candidate pair%s, groups: %s\n",
             r->threshold, p_at_threshold(r, b, rows),
-            r->vs.recall_banding ? " (chosen for --recall)" : "", r->vs.candidates,
-            plural(r->vs.candidates), cluster_names[r->opt->cluster]);
+            r->stats.vs.recall_banding ? " (chosen for --recall)" : "", r->stats.vs.candidates,
+            plural(r->stats.vs.candidates), cluster_names[r->opt->cluster]);
     if (r->opt->verify != VERIFY_EXACT)
         return;
     char held[32];
-    human_bytes(held, sizeof held, (double)r->vs.set_bytes_peak);
-    if (r->vs.prefilter > 0)
+    human_bytes(held, sizeof held, (double)r->stats.vs.set_bytes_peak);
+    if (r->stats.vs.prefilter > 0)
         fprintf(stderr,
                 PROG ": verify exact: candidates with a MinHash estimate below %.3f"
                      " dropped first\n",
-                r->vs.prefilter);
+                r->stats.vs.prefilter);
     fprintf(stderr,
             PROG ": verify exact: %" PRIu64 " pair%s by exact Jaccard, %" PRIu64
                  " document read%s in %" PRIu64 " batch%s, at most %s of shingle sets (%d"
                  " bytes a shingle)\n",
-            r->vs.exact, plural(r->vs.exact), r->vs.reads, plural(r->vs.reads), r->vs.batches,
-            r->vs.batches == 1 ? "" : "es", held, r->vs.bytes_per_shingle);
-    if (r->vs.identical || r->vs.edits)
+            r->stats.vs.exact, plural(r->stats.vs.exact), r->stats.vs.reads,
+            plural(r->stats.vs.reads), r->stats.vs.batches, r->stats.vs.batches == 1 ? "" : "es",
+            held, r->stats.vs.bytes_per_shingle);
+    if (r->stats.vs.identical || r->stats.vs.edits)
         fprintf(stderr,
                 PROG ": verify exact: of them %" PRIu64 " identical to their group's kept text,"
                      " %" PRIu64 " near-copies decided from their edits\n",
-                r->vs.identical, r->vs.edits);
-    if (r->vs.estimated)
+                r->stats.vs.identical, r->stats.vs.edits);
+    if (r->stats.vs.estimated)
         fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s decided by estimate: %s%s%s\n",
-                r->vs.estimated, plural(r->vs.estimated),
+                r->stats.vs.estimated, plural(r->stats.vs.estimated),
                 r->first_new ? "pairs with a document from --index" : "",
-                r->first_new && r->vs.docs_unread ? ", and " : "",
-                r->vs.docs_unread ? "documents that could not be read again" : "");
+                r->first_new && r->stats.vs.docs_unread ? ", and " : "",
+                r->stats.vs.docs_unread ? "documents that could not be read again" : "");
 }
 
 static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t dups)
 {
     char bytes[32], mem[32];
-    human_bytes(bytes, sizeof bytes, (double)r->bytes);
+    human_bytes(bytes, sizeof bytes, (double)r->stats.bytes);
     human_bytes(mem, sizeof mem, peak_memory());
-    double rate = elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0;
-    fprintf(stderr, PROG ": %" PRIu64 " document%s (%s", r->docs, plural(r->docs), bytes);
+    double rate = elapsed > 0 ? (double)r->stats.bytes / elapsed / 1e6 : 0;
+    fprintf(stderr, PROG ": %" PRIu64 " document%s (%s", r->stats.docs, plural(r->stats.docs),
+            bytes);
     if (r->first_new)
         fprintf(stderr, "; %" PRIu64 " more in %s", store_old_count(r), qname(r->opt->load_index));
     fprintf(stderr, "), %" PRIu64 " cluster%s, %" PRIu64 " duplicate%s, %" PRIu64 " skipped",
-            clusters, plural(clusters), dups, plural(dups), r->skipped);
-    if (r->aliases)
-        fprintf(stderr, ", %" PRIu64 " alias%s", r->aliases, r->aliases == 1 ? "" : "es");
-    if (r->already_indexed)
-        fprintf(stderr, ", %" PRIu64 " already indexed", r->already_indexed);
-    if (r->replaced)
-        fprintf(stderr, ", %" PRIu64 " replaced", r->replaced);
-    if (r->removed)
-        fprintf(stderr, ", %" PRIu64 " removed", r->removed);
+            clusters, plural(clusters), dups, plural(dups), r->stats.skipped);
+    if (r->stats.aliases)
+        fprintf(stderr, ", %" PRIu64 " alias%s", r->stats.aliases,
+                r->stats.aliases == 1 ? "" : "es");
+    if (r->stats.already_indexed)
+        fprintf(stderr, ", %" PRIu64 " already indexed", r->stats.already_indexed);
+    if (r->stats.replaced)
+        fprintf(stderr, ", %" PRIu64 " replaced", r->stats.replaced);
+    if (r->stats.removed)
+        fprintf(stderr, ", %" PRIu64 " removed", r->stats.removed);
     fprintf(stderr, "; %.2f s, %.1f MB/s, peak memory %s\n", elapsed, rate, mem);
     int64_t unit = 0, k = 0, np = 0;
     uint32_t b = 0, rows = 0;
@@ -194,14 +197,14 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
  * process's CPU less those), and where the read phase went: reading and
  * splitting line ranges, parsing and signing (all threads), inserting and
  * waiting for workers (main thread). */
-static void write_thread_stats(const struct run *r, FILE *f)
+static void write_thread_stats(const struct run_stats *st, FILE *f)
 {
     double mine = thread_cpu_seconds(), sum = mine;
     double total = cpu_seconds(); /* after: it includes the main thread's */
     fprintf(f, ",\"thread_cpu_seconds\":{\"main\":%.6f,\"workers\":[", mine);
-    for (size_t i = 0; i < r->nworkers_run; i++) {
-        fprintf(f, "%s%.6f", i ? "," : "", r->worker_cpu[i]);
-        sum += r->worker_cpu[i];
+    for (size_t i = 0; i < st->nworkers_run; i++) {
+        fprintf(f, "%s%.6f", i ? "," : "", st->worker_cpu[i]);
+        sum += st->worker_cpu[i];
     }
     fprintf(f, "],\"library_threads\":%.6f,\"process\":%.6f}", total > sum ? total - sum : 0,
             total);
@@ -209,8 +212,8 @@ static void write_thread_stats(const struct run *r, FILE *f)
             ",\"read_phase\":{\"reading_cpu_seconds\":%.6f,\"signing_cpu_seconds\":%.6f,"
             "\"inserting_wall_seconds\":%.6f,\"inserting_main_cpu_seconds\":%.6f,"
             "\"waiting_wall_seconds\":%.6f,\"main_cpu_seconds_at_end\":%.6f}",
-            r->cpu_reading, r->cpu_signing, r->wall_inserting, r->cpu_inserting, r->wall_waiting,
-            r->cpu_main_read);
+            st->cpu_reading, st->cpu_signing, st->wall_inserting, st->cpu_inserting,
+            st->wall_waiting, st->cpu_main_read);
 }
 
 static const char *const keep_names[] = {"first", "shortest", "longest", "oldest", "newest"};
@@ -222,15 +225,16 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
                         int status)
 {
     fprintf(f, "{\"program\":\"" PROG "\",\"version\":\"%s\"", simlsh_version_string());
-    fprintf(f, ",\"exit_status\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64, status, r->docs,
-            r->bytes);
+    fprintf(f, ",\"exit_status\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64, status,
+            r->stats.docs, r->stats.bytes);
     fprintf(f,
             ",\"indexed_before\":%" PRIu64 ",\"clusters\":%" PRIu64 ",\"duplicates\":%" PRIu64
             ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64 ",\"duplicate_ids\":%" PRIu64,
-            r->first_new, clusters, dups, r->skipped, r->aliases, r->duplicate_ids);
+            r->first_new, clusters, dups, r->stats.skipped, r->stats.aliases,
+            r->stats.duplicate_ids);
     fprintf(f, ",\"already_indexed\":%" PRIu64 ",\"replaced\":%" PRIu64 ",\"removed\":%" PRIu64,
-            r->already_indexed, r->replaced, r->removed);
-    fprintf(f, ",\"changed\":%" PRIu64 ",\"inputs_cut\":%" PRIu64, r->changed, r->inputs_cut);
+            r->stats.already_indexed, r->stats.replaced, r->stats.removed);
+    fprintf(f, ",\"changed\":%" PRIu64 ",\"inputs_cut\":%" PRIu64, r->stats.changed, r->inputs_cut);
     fprintf(f, ",\"truncated\":%s,\"seconds\":%.3f,\"peak_memory_bytes\":%.0f,\"threads\":%d",
             r->truncated ? "true" : "false", elapsed, peak_memory(), r->nthreads);
     fprintf(f, ",\"verify\":\"%s\",\"keep\":\"%s\",\"max_pairs\":%zu,\"max_doc_bytes\":%" PRIu64,
@@ -272,19 +276,21 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     simlsh_index_fingerprint(&fp, r->index);
     fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"", b, rows, fp);
     fprintf(f, ",\"banding\":{\"p_at_threshold\":%.6f,\"chosen_for_recall\":%s,\"recall\":%g}",
-            p_at_threshold(r, b, rows), r->vs.recall_banding ? "true" : "false", r->opt->recall);
+            p_at_threshold(r, b, rows), r->stats.vs.recall_banding ? "true" : "false",
+            r->opt->recall);
     fprintf(f,
             ",\"cluster\":\"%s\",\"verification\":{\"candidates\":%" PRIu64 ",\"exact\":%" PRIu64
             ",\"estimated\":%" PRIu64 ",\"documents_not_reread\":%" PRIu64 ",\"reads\":%" PRIu64
             ",\"batches\":%" PRIu64 ",\"memory_budget\":%" PRIu64 ",\"set_bytes_peak\":%" PRIu64
             ",\"shingles_peak\":%" PRIu64 ",\"bytes_per_shingle\":%d,\"prefilter\":%.6f}",
-            cluster_names[r->opt->cluster], r->vs.candidates, r->vs.exact, r->vs.estimated,
-            r->vs.docs_unread, r->vs.reads, r->vs.batches, r->vs.budget, r->vs.set_bytes_peak,
-            r->vs.shingles_peak, r->vs.bytes_per_shingle, r->vs.prefilter);
+            cluster_names[r->opt->cluster], r->stats.vs.candidates, r->stats.vs.exact,
+            r->stats.vs.estimated, r->stats.vs.docs_unread, r->stats.vs.reads, r->stats.vs.batches,
+            r->stats.vs.budget, r->stats.vs.set_bytes_peak, r->stats.vs.shingles_peak,
+            r->stats.vs.bytes_per_shingle, r->stats.vs.prefilter);
     fprintf(f,
             ",\"grouping\":{\"bucket_visits\":%" PRIu64 ",\"identical\":%" PRIu64
             ",\"from_edits\":%" PRIu64 "}",
-            r->vs.visits, r->vs.identical, r->vs.edits);
+            r->stats.vs.visits, r->stats.vs.identical, r->stats.vs.edits);
     struct census c;
     if (bucket_census(r, &c) == 0) {
         fprintf(f,
@@ -303,13 +309,13 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
         fputs("]}", f);
     }
     /* the running phase is closed first, so the phases add up to the run */
-    phase_switch(r, r->phase);
+    phase_switch(&r->stats, r->stats.phase);
     fputs(",\"phases\":{", f);
     for (int ph = 0; ph < PH_COUNT; ph++)
         fprintf(f, "%s\"%s\":{\"wall_seconds\":%.6f,\"cpu_seconds\":%.6f}", ph ? "," : "",
-                phase_names[ph], r->phase_wall[ph], r->phase_cpu[ph]);
+                phase_names[ph], r->stats.phase_wall[ph], r->stats.phase_cpu[ph]);
     fputc('}', f);
-    write_thread_stats(r, f);
+    write_thread_stats(&r->stats, f);
     fputs("}\n", f);
 }
 
@@ -317,7 +323,7 @@ static void run_free(struct run *r, struct options *opt)
 {
     free(r->locs);
     store_free(r);
-    free(r->worker_cpu);
+    free(r->stats.worker_cpu);
     simlsh_index_free(r->index);
     simlsh_params_free(r->params);
     strlist_free(&r->paths);
@@ -383,7 +389,7 @@ static int dedup(struct run *r, const struct options *opt)
         if (rc != 0 && rc != SIMLSH_ENOMEM)
             fatal_lib("index reserve", rc, EXIT_DEDUP_INTERNAL);
     }
-    phase_switch(r, PH_READ);
+    phase_switch(&r->stats, PH_READ);
     if (reread_prepare(r) != 0) {
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
@@ -399,12 +405,12 @@ static int dedup(struct run *r, const struct options *opt)
         goto fail;
     }
 
-    phase_switch(r, PH_PAIRS);
+    phase_switch(&r->stats, PH_PAIRS);
     if (write_results(r, out.f, &clusters, &dups) != 0) {
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }
-    phase_switch(r, PH_SAVE);
+    phase_switch(&r->stats, PH_SAVE);
     /* One file, replaced by one rename (dedup-store.c): runs saving to one
      * path at once each write a complete file, and the last rename wins. */
     if (opt->save_index && store_save(r, opt->save_index) != 0) {
@@ -416,14 +422,14 @@ static int dedup(struct run *r, const struct options *opt)
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }
-    if (r->docs == 0 && r->skipped > 0)
+    if (r->stats.docs == 0 && r->stats.skipped > 0)
         status = EXIT_DEDUP_NOTHING;
     else if (r->truncated || r->inputs_cut)
         status = EXIT_DEDUP_TRUNCATED;
     else if (opt->exit_code && dups > 0)
         status = EXIT_DEDUP_FOUND;
-    phase_switch(r, PH_WRITE);
-    double elapsed = now_seconds() - r->t_start;
+    phase_switch(&r->stats, PH_WRITE);
+    double elapsed = now_seconds() - r->stats.t_start;
     if (stats.f)
         write_stats(r, stats.f, elapsed, clusters, dups, status);
     /* Every output complete and synced before the first is renamed: a
@@ -457,11 +463,7 @@ int main(int argc, char **argv)
     parse_args(&opt, argc, argv);
 
     struct run run;
-    memset(&run, 0, sizeof run);
-    run.opt = &opt;
-    run.t_start = now_seconds();
-    run.t_phase = run.t_start;
-    run.cpu_phase = cpu_seconds();
+    run_init(&run, &opt);
     run.progress = !opt.quiet && isatty(STDERR_FILENO);
     if (opt.load_index) {
         /* --save-index of the same file: no other run may replace it

@@ -148,12 +148,12 @@ static void write_stats(FILE *f, const struct run *r, const struct rank_stats *r
     fprintf(f, "{\"program\":\"" MPI_PROG "\",\"version\":\"%s\",\"exit_status\":%d",
             simlsh_version_string(), status);
     fprintf(f, ",\"ranks\":%d,\"threads\":%d,\"documents\":%" PRIu64 ",\"bytes\":%" PRIu64,
-            ctx.size, r->nthreads, r->docs, r->bytes);
+            ctx.size, r->nthreads, r->stats.docs, r->stats.bytes);
     fprintf(f,
             ",\"clusters\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"skipped\":%" PRIu64
             ",\"truncated\":%s,\"seconds\":%.3f,\"verify\":\"%s\",\"bands\":%u,\"rows\":%u"
             ",\"bytes_exchanged\":%" PRIu64 ",\"per_rank\":[",
-            clusters, dups, r->skipped, r->truncated ? "true" : "false", elapsed,
+            clusters, dups, r->stats.skipped, r->truncated ? "true" : "false", elapsed,
             verify_names[r->opt->verify], bands, rows, exchanged);
     for (int k = 0; k < ctx.size; k++) {
         fprintf(f,
@@ -184,7 +184,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (ctx.rank != 0) {
         r->warnings = 0;
         strlist_free(&r->skips);
-        r->skipped = 0;
+        r->stats.skipped = 0;
     }
     struct outfile out, stats, skipped;
     memset(&out, 0, sizeof out);
@@ -281,7 +281,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
 
     /* --replace on one rank drops the loaded document on every rank */
     if (opt->load_index)
-        r->replaced = mpi_merge_gone(&ctx, r, gone0);
+        r->stats.replaced = mpi_merge_gone(&ctx, r, gone0);
     free(gone0);
 
     /* Global ids: the documents loaded with --index keep theirs, then the
@@ -426,13 +426,14 @@ static int dedup_mpi(struct run *r, struct options *opt)
         memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
     }
     free(all);
-    uint64_t mine[5] = {r->docs, r->bytes, r->skipped, r->already_indexed, r->inputs_cut};
+    uint64_t mine[5] = {r->stats.docs, r->stats.bytes, r->stats.skipped, r->stats.already_indexed,
+                        r->inputs_cut};
     uint64_t sum[5] = {0, 0, 0, 0, 0};
     MPI_Reduce(mine, sum, 5, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     struct rank_stats me;
     memset(&me, 0, sizeof me);
-    me.docs = r->docs;
-    me.bytes = r->bytes;
+    me.docs = r->stats.docs;
+    me.bytes = r->stats.bytes;
 
     /* The groups, formed across ranks; rank 0 gets them finished. */
     mpi_phase(&ctx, MP_GROUP);
@@ -443,10 +444,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
     status = 0;
     mpi_phase(&ctx, MP_WRITE);
     if (ctx.rank == 0) {
-        r->docs = sum[0];
-        r->bytes = sum[1];
-        r->skipped = sum[2];
-        r->already_indexed = sum[3];
+        r->stats.docs = sum[0];
+        r->stats.bytes = sum[1];
+        r->stats.skipped = sum[2];
+        r->stats.already_indexed = sum[3];
         r->inputs_cut = sum[4];
         /* the pairs come from every rank below; write_groups() writes the
          * other outputs from the finished groups alone */
@@ -477,7 +478,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
             status = EXIT_DEDUP_INTERNAL;
         }
         if (status == 0) {
-            if (r->docs == 0 && r->skipped > 0)
+            if (r->stats.docs == 0 && r->stats.skipped > 0)
                 status = EXIT_DEDUP_NOTHING;
             else if (r->truncated || r->inputs_cut)
                 status = EXIT_DEDUP_TRUNCATED;
@@ -494,13 +495,13 @@ static int dedup_mpi(struct run *r, struct options *opt)
     me.pairs_routed = ctx.pairs_routed;
     me.large_buckets = ctx.large_buckets;
     me.texts_fetched = ctx.texts_fetched;
-    me.exact = r->vs.exact;
-    me.estimated = r->vs.estimated;
-    me.docs_unread = r->vs.docs_unread;
+    me.exact = r->stats.vs.exact;
+    me.estimated = r->stats.vs.estimated;
+    me.docs_unread = r->stats.vs.docs_unread;
     struct rank_stats *rs = ctx.rank == 0 ? xmalloc((size_t)ctx.size * sizeof *rs) : NULL;
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, rs, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (ctx.rank == 0) {
-        double elapsed = now_seconds() - r->t_start;
+        double elapsed = now_seconds() - r->stats.t_start;
         int failed = status == EXIT_DEDUP_INTERNAL;
         if (!failed && stats.f)
             write_stats(stats.f, r, rs, elapsed, clusters, dups, status, bands, rows);
@@ -515,13 +516,14 @@ static int dedup_mpi(struct run *r, struct options *opt)
             outfile_abort(&skipped);
         } else if (!opt->quiet) {
             char b[32];
-            human_bytes(b, sizeof b, (double)r->bytes);
+            human_bytes(b, sizeof b, (double)r->stats.bytes);
             fprintf(stderr,
                     MPI_PROG ": %" PRIu64 " documents (%s), %" PRIu64 " clusters, %" PRIu64
                              " duplicates, %" PRIu64 " skipped; %.2f s, %.1f MB/s, %d "
                              "ranks x %d threads\n",
-                    r->docs, b, clusters, dups, r->skipped, elapsed,
-                    elapsed > 0 ? (double)r->bytes / elapsed / 1e6 : 0, ctx.size, r->nthreads);
+                    r->stats.docs, b, clusters, dups, r->stats.skipped, elapsed,
+                    elapsed > 0 ? (double)r->stats.bytes / elapsed / 1e6 : 0, ctx.size,
+                    r->nthreads);
             uint64_t ex = 0, est = 0, unread = 0;
             for (int k = 0; k < ctx.size; k++) {
                 ex += rs[k].exact;
@@ -541,8 +543,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
                 fprintf(stderr,
                         MPI_PROG ": %s: %" PRIu64 " documents before, %" PRIu64
                                  " already indexed, %" PRIu64 " replaced, %" PRIu64 " removed\n",
-                        qname(opt->load_index), store_old_count(r), r->already_indexed, r->replaced,
-                        r->removed);
+                        qname(opt->load_index), store_old_count(r), r->stats.already_indexed,
+                        r->stats.replaced, r->stats.removed);
         }
         if (status == EXIT_DEDUP_NOTHING)
             fprintf(stderr, MPI_PROG ": nothing could be read: every input was skipped\n");
@@ -595,11 +597,7 @@ int main(int argc, char **argv)
     memset(&opt, 0, sizeof opt);
     parse_args(&opt, argc, argv);
     struct run run;
-    memset(&run, 0, sizeof run);
-    run.opt = &opt;
-    run.t_start = now_seconds();
-    run.t_phase = run.t_start;
-    run.cpu_phase = cpu_seconds();
+    run_init(&run, &opt);
     run.progress = 0; /* one line per rank would interleave */
     /* Standard input (an input or --remove-from) reaches rank 0 only:
      * every rank gets a copy before anything reads it. */
