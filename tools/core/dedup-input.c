@@ -47,7 +47,7 @@ static int add_path_doc(struct run *r, size_t input, size_t path)
     if (!d)
         return -1;
     d->path = path;
-    d->bytes = r->paths.size[path]; /* replaced by the bytes actually read */
+    d->bytes = r->in.paths.size[path]; /* replaced by the bytes actually read */
     return 0;
 }
 
@@ -294,7 +294,7 @@ int run_inputs(struct run *r)
         switch (in->kind) {
         case INPUT_PATHS:
             for (size_t p = 0; p < in->npaths && rc == 0; p++)
-                if (r->pmeta[in->first_path + p].alias_of == SIZE_MAX)
+                if (r->in.pmeta[in->first_path + p].alias_of == SIZE_MAX)
                     rc = add_path_doc(r, i, in->first_path + p);
             break;
         case INPUT_STDIN:
@@ -322,6 +322,7 @@ int run_inputs(struct run *r)
         fputs("\r\033[K", stderr);
     return rc ? -1 : 0;
 }
+
 /* Documents a line file holds, estimated from the mean length of the
  * lines in three blocks (start, middle, end; a file too short to tell
  * gives its size over 64): enough to reserve the run's per-document arrays
@@ -387,7 +388,7 @@ static void reserve_for_inputs(struct run *r)
     if (!r->sigs)
         simlsh_index_reserve_v2(r->index, (size_t)r->first_new + n,
                                 r->lib_threads); /* ENOMEM: grows later */
-    ensure_locs(r, n - 1);
+    ensure_locs(&r->in, n - 1);
     ensure_idmeta(r, r->first_new + n - 1);
     /* names of line documents are short: line numbers, ids */
     if (r->names.cap_off < r->names.count + n + 2) {

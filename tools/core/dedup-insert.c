@@ -48,7 +48,7 @@ void doc_name(struct run *r, const struct batch *b, const struct doc *d, const c
     const struct input *in = &r->opt->inputs[d->input];
     switch (d->kind) {
     case DOCK_PATH:
-        *s = strlist_get(&r->paths, d->path, len);
+        *s = strlist_get(&r->in.paths, d->path, len);
         return;
     case DOCK_JSON:
         if (d->id_type != ID_NONE) {
@@ -80,9 +80,9 @@ void doc_name(struct run *r, const struct batch *b, const struct doc *d, const c
 
 /* Bytes doc_name() and doc_where() may need for a document of input i:
  * the input's name, a colon, a 64-bit line number and the NUL. */
-size_t doc_name_cap(const struct run *r, uint32_t input)
+size_t doc_name_cap(const struct options *o, uint32_t input)
 {
-    return strlen(r->opt->inputs[input].arg) + 24;
+    return strlen(o->inputs[input].arg) + 24;
 }
 
 /* Where a message about document d points: "FILE:LINE" or the path. */
@@ -90,7 +90,7 @@ static void doc_where(struct run *r, const struct doc *d, char *buf, size_t cap)
 {
     const struct input *in = &r->opt->inputs[d->input];
     if (d->kind == DOCK_PATH)
-        snprintf(buf, cap, "%s", strlist_get(&r->paths, d->path, NULL));
+        snprintf(buf, cap, "%s", strlist_get(&r->in.paths, d->path, NULL));
     else if (in->kind == INPUT_STDIN)
         snprintf(buf, cap, "<stdin>");
     else
@@ -118,15 +118,15 @@ void progress_update(struct run *r, int force)
     fflush(stderr);
 }
 
-void ensure_locs(struct run *r, uint64_t k)
+void ensure_locs(struct run_inputs *in, uint64_t k)
 {
-    if (k < r->locs_cap)
+    if (k < in->locs_cap)
         return;
-    size_t cap = r->locs_cap ? r->locs_cap * 2 : 4096;
+    size_t cap = in->locs_cap ? in->locs_cap * 2 : 4096;
     while (cap <= k)
         cap *= 2;
-    r->locs = xrealloc(r->locs, cap * sizeof *r->locs);
-    r->locs_cap = cap;
+    in->locs = xrealloc(in->locs, cap * sizeof *in->locs);
+    in->locs_cap = cap;
 }
 
 static uint64_t hash_name(const char *s, size_t len)
@@ -141,46 +141,46 @@ static uint64_t hash_name(const char *s, size_t len)
  * its text may differ), so outputs that name it are known to be ambiguous. */
 static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
 {
-    if (2 * (r->idset_n + 1) > r->idset_cap) {
-        size_t cap = r->idset_cap ? r->idset_cap * 2 : 1024;
+    if (2 * (r->in.idset_n + 1) > r->in.idset_cap) {
+        size_t cap = r->in.idset_cap ? r->in.idset_cap * 2 : 1024;
         struct idslot *t = calloc(cap, sizeof *t);
         if (!t)
             die_oom();
-        for (size_t i = 0; i < r->idset_cap; i++) {
-            if (!r->idset[i].id1)
+        for (size_t i = 0; i < r->in.idset_cap; i++) {
+            if (!r->in.idset[i].id1)
                 continue;
             size_t l;
-            const char *s = strlist_get(&r->names, r->idset[i].id1 - 1, &l);
+            const char *s = strlist_get(&r->names, r->in.idset[i].id1 - 1, &l);
             size_t k = (size_t)hash_name(s, l) & (cap - 1);
             while (t[k].id1)
                 k = (k + 1) & (cap - 1);
-            t[k] = r->idset[i];
+            t[k] = r->in.idset[i];
         }
-        free(r->idset);
-        r->idset = t;
-        r->idset_cap = cap;
+        free(r->in.idset);
+        r->in.idset = t;
+        r->in.idset_cap = cap;
     }
     size_t len, l2;
     const char *s = strlist_get(&r->names, id, &len);
-    size_t k = (size_t)hash_name(s, len) & (r->idset_cap - 1);
-    while (r->idset[k].id1) {
-        const char *t = strlist_get(&r->names, r->idset[k].id1 - 1, &l2);
+    size_t k = (size_t)hash_name(s, len) & (r->in.idset_cap - 1);
+    while (r->in.idset[k].id1) {
+        const char *t = strlist_get(&r->names, r->in.idset[k].id1 - 1, &l2);
         if (l2 == len && !memcmp(s, t, len)) {
             const char *a1 = r->opt->inputs[d->input].arg;
-            const char *a0 = r->opt->inputs[r->idset[k].input].arg;
+            const char *a0 = r->opt->inputs[r->in.idset[k].input].arg;
             r->stats.duplicate_ids++;
             warnx_doc(r, "%s:%llu: duplicate id %s (first at %s:%llu)",
                       qname(strcmp(a1, "-") ? a1 : "<stdin>"), (unsigned long long)d->line,
                       qnamen(s, len), qname(strcmp(a0, "-") ? a0 : "<stdin>"),
-                      (unsigned long long)r->idset[k].line);
+                      (unsigned long long)r->in.idset[k].line);
             return;
         }
-        k = (k + 1) & (r->idset_cap - 1);
+        k = (k + 1) & (r->in.idset_cap - 1);
     }
-    r->idset[k].id1 = id + 1;
-    r->idset[k].line = d->line;
-    r->idset[k].input = d->input;
-    r->idset_n++;
+    r->in.idset[k].id1 = id + 1;
+    r->in.idset[k].line = d->line;
+    r->in.idset[k].input = d->input;
+    r->in.idset_n++;
 }
 
 /* Insert the documents waiting in r->ins_*: one call on the run's threads,
@@ -331,10 +331,10 @@ static int consume(struct run *r, struct batch *b)
     for (size_t i = 0; i < b->n && !r->failed; i++) {
         struct doc *d = &b->docs[i];
         /* names of any length, never cut: PATH_MAX is 4096 */
-        size_t need = doc_name_cap(r, d->input);
+        size_t need = doc_name_cap(r->opt, d->input);
         if (d->kind == DOCK_PATH) {
             size_t plen;
-            strlist_get(&r->paths, d->path, &plen);
+            strlist_get(&r->in.paths, d->path, &plen);
             need = plen + 1 > need ? plen + 1 : need;
         }
         if (need > namebuf_cap) {
@@ -383,10 +383,10 @@ static int consume(struct run *r, struct batch *b)
         if (d->kind == DOCK_JSON && d->id_type != ID_NONE)
             check_duplicate_id(r, id, d);
         if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS)
-            strlist_add(&r->records, b->arena + d->text_off, d->text_len, 0);
+            strlist_add(&r->in.records, b->arena + d->text_off, d->text_len, 0);
         ensure_idmeta(r, id);
-        ensure_locs(r, id - r->first_new);
-        struct docloc *loc = &r->locs[id - r->first_new];
+        ensure_locs(&r->in, id - r->first_new);
+        struct docloc *loc = &r->in.locs[id - r->first_new];
         loc->input = d->input;
         loc->kind = d->kind;
         loc->where = d->kind == DOCK_PATH ? (uint64_t)d->path : d->src_off;

@@ -256,7 +256,7 @@ static int write_grouped(struct run *r, FILE *out, const struct pair *edges, siz
             if ((kept[i] == i) != want_kept)
                 continue;
             size_t len;
-            const char *s = strlist_get(&r->records, i - first_new, &len);
+            const char *s = strlist_get(&r->in.records, i - first_new, &len);
             fwrite(s, 1, len, out);
             fputc('\n', out);
         }
@@ -317,9 +317,9 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
  * {"name":...,"reason":...}. */
 int write_skipped(const struct run *r, FILE *out)
 {
-    for (size_t i = 0; i < r->skips.count; i++) {
+    for (size_t i = 0; i < r->in.skips.count; i++) {
         size_t len;
-        const char *s = strlist_get(&r->skips, i, &len);
+        const char *s = strlist_get(&r->in.skips, i, &len);
         if (r->opt->format == FMT_TSV) {
             fwrite(s, 1, len, out);
             fputc('\n', out);

@@ -91,7 +91,7 @@ int is_blank(const char *s, size_t len);
 ssize_t pread_full(int fd, char *buf, size_t len, uint64_t off);
 /* A worker's half of reading a line file: the lines of the batch's range,
  * read into its arena and split there. */
-void read_range(const struct run *r, struct batch *b);
+void read_range(const struct options *o, struct batch *b);
 
 /* dedup-sign.c: the workers */
 void sign_batch(struct worker *w, struct batch *b);
@@ -102,7 +102,7 @@ extern struct worker main_worker; /* the main thread signs when -j 1 */
 struct batch *batch_new(void);
 void batch_free(struct batch *b);
 void progress_update(struct run *r, int force);
-void ensure_locs(struct run *r, uint64_t k);
+void ensure_locs(struct run_inputs *in, uint64_t k);
 int inserts_wait(struct run *r);
 int flush_inserts(struct run *r);
 int consume_oldest(struct run *r);

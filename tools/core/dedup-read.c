@@ -180,11 +180,11 @@ ssize_t pread_full(int fd, char *buf, size_t len, uint64_t off)
  * range before, which reads on past its end to finish it. Line numbers are
  * counted from 1 within the range; the main thread, which consumes ranges
  * in order, adds the newlines of the ranges before. */
-void read_range(const struct run *r, struct batch *b)
+void read_range(const struct options *o, struct batch *b)
 {
-    const struct input *in = &r->opt->inputs[b->input];
+    const struct input *in = &o->inputs[b->input];
     int json = in->kind == INPUT_JSONL;
-    uint64_t max = r->opt->max_doc_bytes;
+    uint64_t max = o->max_doc_bytes;
     uint64_t fpos = b->start; /* file offset of arena[have] */
     size_t have = 0, p = 0;   /* bytes in the arena; start of the current line */
     uint64_t line = 0, newlines = 0;

@@ -88,6 +88,7 @@ int reread_prepare(struct run *r)
     }
     return rc;
 }
+
 /* Reads a whole file (decompressed) into w->buf, at most max bytes. */
 static int read_file(struct vworker *w, const char *path, uint64_t max, size_t *len, int64_t *mtime,
                      char *msg, size_t mcap)
@@ -153,12 +154,12 @@ int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *len, cha
 {
     struct vctx *v = w->v;
     struct run *r = v->r;
-    const struct docloc *loc = &r->locs[id - r->first_new];
+    const struct docloc *loc = &r->in.locs[id - r->first_new];
     if (loc->input == LOC_SPOOL) { /* its owner read it (simlsh-dedup-mpi) */
         size_t n = (size_t)loc->len;
         buf_room(w, n + 1);
         errno = 0;
-        if (!r->spool_open || pread_all(r->spool_fd, w->buf, n, (int64_t)loc->where) != 0) {
+        if (!r->in.spool_open || pread_all(r->in.spool_fd, w->buf, n, (int64_t)loc->where) != 0) {
             snprintf(msg, mcap, "cannot read the copy its owner sent: %s",
                      errno ? strerror(errno) : "truncated");
             return -1;
@@ -173,7 +174,7 @@ int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *len, cha
     }
     if (loc->kind == DOCK_PATH) {
         int64_t mtime = 0;
-        const char *path = strlist_get(&r->paths, (size_t)loc->where, NULL);
+        const char *path = strlist_get(&r->in.paths, (size_t)loc->where, NULL);
         if (read_file(w, path, r->opt->max_doc_bytes, len, &mtime, msg, mcap) != 0)
             return -1;
         if (*len != r->id_bytes[id] || mtime != r->id_mtime[id]) {
@@ -232,6 +233,7 @@ int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *len, cha
     return -1;
 #endif
 }
+
 /* The line inputs that hold candidates: opened, checked, and for a
  * compressed one its needed lines copied to a temporary file. */
 void open_sources(struct vctx *v)
@@ -245,7 +247,7 @@ void open_sources(struct vctx *v)
         v->src[i].fd = -1;
     }
     for (size_t k = 0; k < ndocs; k++) {
-        const struct docloc *loc = &r->locs[k];
+        const struct docloc *loc = &r->in.locs[k];
         if (!(v->state[k] & DS_NEED) || loc->kind == DOCK_PATH || loc->input == LOC_SPOOL)
             continue;
         struct source *s = &v->src[loc->input];
@@ -285,8 +287,8 @@ void open_sources(struct vctx *v)
          * follow the input order), to a temporary file read by pread(). */
         size_t nm = 0;
         for (size_t q = k; q < ndocs; q++)
-            nm += (v->state[q] & DS_NEED) && r->locs[q].input == loc->input &&
-                  r->locs[q].kind != DOCK_PATH;
+            nm += (v->state[q] & DS_NEED) && r->in.locs[q].input == loc->input &&
+                  r->in.locs[q].kind != DOCK_PATH;
         s->from = xmalloc(nm * sizeof *s->from);
         s->to = xmalloc(nm * sizeof *s->to);
         char msg[160] = "";
@@ -306,7 +308,7 @@ void open_sources(struct vctx *v)
         char *buf = xmalloc(cap);
         size_t blen = 0, bpos = 0; /* buf[bpos..blen) is the stream at pos */
         for (size_t q = k; q < ndocs && rc == 0; q++) {
-            const struct docloc *l = &r->locs[q];
+            const struct docloc *l = &r->in.locs[q];
             if (!(v->state[q] & DS_NEED) || l->input != loc->input || l->kind == DOCK_PATH)
                 continue;
             uint64_t need = l->where, end = l->where + l->len;
@@ -365,6 +367,7 @@ void close_sources(struct vctx *v)
     }
     free(v->src);
 }
+
 struct text_source {
     struct vctx v;
     struct vworker w;

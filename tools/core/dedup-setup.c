@@ -21,6 +21,17 @@ void run_init(struct run *r, const struct options *o)
     r->stats.cpu_phase = cpu_seconds();
 }
 
+int run_status(const struct run *r, uint64_t dups)
+{
+    if (r->stats.docs == 0 && r->stats.skipped > 0)
+        return EXIT_DEDUP_NOTHING;
+    if (r->truncated || r->inputs_cut)
+        return EXIT_DEDUP_TRUNCATED;
+    if (r->opt->exit_code && dups > 0)
+        return EXIT_DEDUP_FOUND;
+    return EXIT_DEDUP_OK;
+}
+
 int setup_loaded(struct run *r, const struct options *o, const char *prog, int need_signatures)
 {
     int code = store_load(r, o->load_index);
@@ -105,7 +116,7 @@ static char *output_key(const char *path)
     return key;
 }
 
-int check_outputs(struct run *r, const struct options *o, const char *prog)
+int check_outputs(struct run_inputs *in, const struct options *o, const char *prog)
 {
     struct stat st;
     if (o->load_index) {
@@ -113,19 +124,19 @@ int check_outputs(struct run *r, const struct options *o, const char *prog)
         char *names = xmalloc(strlen(o->load_index) + 7);
         sprintf(names, "%s.names", o->load_index);
         if (stat(o->load_index, &st) == 0)
-            fileids_add(&r->input_ids, &st);
+            fileids_add(&in->input_ids, &st);
         if (stat(names, &st) == 0)
-            fileids_add(&r->input_ids, &st);
+            fileids_add(&in->input_ids, &st);
         free(names);
     }
     if (o->remove_from && strcmp(o->remove_from, "-") && stat(o->remove_from, &st) == 0)
-        fileids_add(&r->input_ids, &st);
+        fileids_add(&in->input_ids, &st);
     for (size_t i = 0; i < o->list_ids.n; i++) {
         struct stat fake;
         memset(&fake, 0, sizeof fake);
         fake.st_dev = (dev_t)o->list_ids.v[i].dev;
         fake.st_ino = (ino_t)o->list_ids.v[i].ino;
-        fileids_add(&r->input_ids, &fake);
+        fileids_add(&in->input_ids, &fake);
     }
     struct {
         const char *path, *what, *same;
@@ -142,7 +153,7 @@ int check_outputs(struct run *r, const struct options *o, const char *prog)
         if (!outs[i].path)
             continue;
         /* the index is saved by the library, always through a rename */
-        if (output_path_ok(&r->input_ids, outs[i].path, outs[i].what, outs[i].same,
+        if (output_path_ok(&in->input_ids, outs[i].path, outs[i].what, outs[i].same,
                            strcmp(outs[i].what, "--save-index") != 0) != 0) {
             rc = -1;
             break;

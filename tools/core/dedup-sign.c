@@ -178,7 +178,7 @@ void sign_batch(struct worker *w, struct batch *b)
     struct run *r = w->r;
     if (b->is_range) {
         double c0 = thread_cpu_seconds();
-        read_range(r, b);
+        read_range(r->opt, b);
         b->cpu_read = thread_cpu_seconds() - c0;
     }
     for (size_t i = 0; i < b->n; i++) {
@@ -205,7 +205,7 @@ void sign_batch(struct worker *w, struct batch *b)
         switch (d->kind) {
         case DOCK_PATH: {
             size_t len = 0;
-            const char *path = strlist_get(&r->paths, d->path, NULL);
+            const char *path = strlist_get(&r->in.paths, d->path, NULL);
             if (read_path_doc(w, r, path, d, &len) != 0)
                 break;
             d->bytes = len;

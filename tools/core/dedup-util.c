@@ -90,6 +90,17 @@ void pairvec_add(struct pairvec *p, uint64_t a, uint64_t b, double score)
     p->n++;
 }
 
+/* qsort() order of pairs: by a, then b. */
+int cmp_pair(const void *x, const void *y)
+{
+    const struct pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
 /* qsort() order of uint64_t values. */
 int cmp_u64(const void *x, const void *y)
 {
@@ -162,7 +173,7 @@ int skip_input(struct run *r, const char *name, size_t name_len, const char *fmt
         memcpy(line, shown, sl);
         line[sl] = '\t';
         memcpy(line + sl + 1, reason, rl + 1);
-        strlist_add(&r->skips, line, sl + rl + 1, 0);
+        strlist_add(&r->in.skips, line, sl + rl + 1, 0);
         free(line);
     }
     r->stats.skipped++;

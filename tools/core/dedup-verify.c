@@ -43,16 +43,6 @@ static int lib_fail(const char *what, int rc)
     return -1;
 }
 
-static int cmp_pair(const void *x, const void *y)
-{
-    const struct pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return 0;
-}
-
 /* Items are taken in runs of PAR_RUN, so a thread works on neighbouring
  * rows (which share documents) and the counter is touched less often. */
 #define PAR_RUN 16
@@ -164,12 +154,12 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
 /* The MinHash estimate of a and b from the index's stored signatures, or
  * -1 (no index, or no stored signatures): what a pair whose documents
  * cannot be read again is decided by. */
-static double index_estimate(const struct run *r, uint64_t a, uint64_t b)
+static double index_estimate(const simlsh_index *index, uint64_t a, uint64_t b)
 {
     simlsh_signature *x = NULL, *y = NULL;
     double s = -1;
-    if (r->index != NULL && simlsh_index_signature(&x, r->index, a) == 0 &&
-        simlsh_index_signature(&y, r->index, b) == 0 && simlsh_signature_jaccard(&s, x, y) != 0)
+    if (index != NULL && simlsh_index_signature(&x, index, a) == 0 &&
+        simlsh_index_signature(&y, index, b) == 0 && simlsh_signature_jaccard(&s, x, y) != 0)
         s = -1;
     simlsh_signature_free(x);
     simlsh_signature_free(y);
@@ -181,7 +171,7 @@ static void decide_by_estimate(struct run *r, struct pairvec *out, uint64_t a, u
 {
     r->stats.vs.estimated++;
     if (s != s)
-        s = index_estimate(r, a, b);
+        s = index_estimate(r->index, a, b);
     if (s < 0 || s >= r->threshold)
         pairvec_add(out, a, b, s);
 }
@@ -321,6 +311,7 @@ static void verify_batch(struct vctx *v, const uint64_t *ids, size_t nids, const
     v->items = NULL;
     v->exact = NULL;
 }
+
 /* Exact mode: pairs with a document from --index are decided by their
  * estimate (its text is not known); the others by the second pass. The
  * candidates are columns ca, cb, cs (n rows) of ids below first_new +
@@ -600,6 +591,7 @@ int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t 
     *nedges = out.n;
     return 0;
 }
+
 int verify_candidates(struct run *r, struct pair **edges, size_t *n)
 {
     phase_switch(&r->stats, PH_PAIRS);

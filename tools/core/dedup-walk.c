@@ -40,20 +40,20 @@ static int skip_path(struct run *r, const char *path, const char *fmt, const cha
     return skip_input(r, path, strlen(path), fmt, arg);
 }
 
-static void add_path(struct run *r, const char *p, const struct stat *st, int is_link)
+static void add_path(struct run_inputs *in, const char *p, const struct stat *st, int is_link)
 {
-    size_t i = r->paths.count;
-    strlist_add(&r->paths, p, strlen(p), (uint64_t)st->st_size);
-    if (i >= r->pmeta_cap) {
-        r->pmeta_cap = r->pmeta_cap ? r->pmeta_cap * 2 : 1024;
-        r->pmeta = xrealloc(r->pmeta, r->pmeta_cap * sizeof *r->pmeta);
+    size_t i = in->paths.count;
+    strlist_add(&in->paths, p, strlen(p), (uint64_t)st->st_size);
+    if (i >= in->pmeta_cap) {
+        in->pmeta_cap = in->pmeta_cap ? in->pmeta_cap * 2 : 1024;
+        in->pmeta = xrealloc(in->pmeta, in->pmeta_cap * sizeof *in->pmeta);
     }
-    r->pmeta[i].dev = (uint64_t)st->st_dev;
-    r->pmeta[i].ino = (uint64_t)st->st_ino;
-    r->pmeta[i].mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
-    r->pmeta[i].is_link = is_link;
-    r->pmeta[i].alias_of = SIZE_MAX;
-    fileids_add(&r->input_ids, st);
+    in->pmeta[i].dev = (uint64_t)st->st_dev;
+    in->pmeta[i].ino = (uint64_t)st->st_ino;
+    in->pmeta[i].mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
+    in->pmeta[i].is_link = is_link;
+    in->pmeta[i].alias_of = SIZE_MAX;
+    fileids_add(&in->input_ids, st);
 }
 
 /* A glob with a slash is matched against the whole path as enumerated,
@@ -66,9 +66,8 @@ static int glob_match(const char *const *globs, size_t n, const char *path, cons
     return 0;
 }
 
-static int wanted(const struct run *r, const char *path, const char *base, int is_dir)
+static int wanted(const struct options *o, const char *path, const char *base, int is_dir)
 {
-    const struct options *o = r->opt;
     if (glob_match(o->globs_ex, o->nglobs_ex, path, base))
         return 0;
     if (is_dir || o->nglobs_in == 0)
@@ -128,19 +127,19 @@ static int walk_dir(struct run *r, const char *dir, int check_fs, uint64_t dev)
         if (lstat(p, &st) != 0) {
             rc = skip_path(r, p, "cannot stat: %s", strerror(errno));
         } else if (S_ISDIR(st.st_mode)) {
-            if ((r->opt->include_vcs || !is_vcs_dir(names[i])) && wanted(r, p, names[i], 1))
+            if ((r->opt->include_vcs || !is_vcs_dir(names[i])) && wanted(r->opt, p, names[i], 1))
                 rc = walk_dir(r, p, (uint64_t)st.st_dev != dev, (uint64_t)st.st_dev);
-        } else if (!wanted(r, p, names[i], 0)) {
+        } else if (!wanted(r->opt, p, names[i], 0)) {
             /* left out by --include / --exclude */
         } else if (S_ISLNK(st.st_mode)) {
             if (stat(p, &st) != 0)
                 rc = skip_path(r, p, "symbolic link to nothing readable: %s", strerror(errno));
             else if (S_ISREG(st.st_mode))
-                add_path(r, p, &st, 1);
+                add_path(&r->in, p, &st, 1);
             else if (!S_ISDIR(st.st_mode)) /* links to directories: not followed */
                 rc = skip_path(r, p, "symbolic link to a %s, skipped", file_type_name(st.st_mode));
         } else if (S_ISREG(st.st_mode)) {
-            add_path(r, p, &st, 0);
+            add_path(&r->in, p, &st, 0);
         } else {
             rc = skip_path(r, p, "not a regular file (%s), skipped", file_type_name(st.st_mode));
         }
@@ -174,13 +173,13 @@ static int cmp_alias(const void *a, const void *b)
  * so deleting what is not kept never deletes the file itself. */
 static void resolve_aliases(struct run *r)
 {
-    size_t n = r->paths.count;
+    size_t n = r->in.paths.count;
     if (n < 2)
         return;
     struct alias_key *k = xmalloc(n * sizeof *k);
     for (size_t i = 0; i < n; i++) {
-        k[i].dev = r->pmeta[i].dev;
-        k[i].ino = r->pmeta[i].ino;
+        k[i].dev = r->in.pmeta[i].dev;
+        k[i].ino = r->in.pmeta[i].ino;
         k[i].path = i;
     }
     qsort(k, n, sizeof *k, cmp_alias);
@@ -191,7 +190,7 @@ static void resolve_aliases(struct run *r)
             continue;
         size_t keep = k[b].path; /* the smallest position */
         for (size_t j = b; j < e; j++) {
-            if (!r->pmeta[k[j].path].is_link) {
+            if (!r->in.pmeta[k[j].path].is_link) {
                 keep = k[j].path;
                 break;
             }
@@ -200,11 +199,11 @@ static void resolve_aliases(struct run *r)
             size_t p = k[j].path;
             if (p == keep)
                 continue;
-            r->pmeta[p].alias_of = keep;
+            r->in.pmeta[p].alias_of = keep;
             r->stats.aliases++;
             size_t pl, kl;
-            const char *ps = strlist_get(&r->paths, p, &pl);
-            const char *ks = strlist_get(&r->paths, keep, &kl);
+            const char *ps = strlist_get(&r->in.paths, p, &pl);
+            const char *ks = strlist_get(&r->in.paths, keep, &kl);
             const char *qp = qnamen(ps, pl), *qk = qnamen(ks, kl);
             if (!r->opt->quiet) /* not bad input: --quiet silences it */
                 warnx_doc(r, "%s: same file as %s, read once under that name", qp, qk);
@@ -212,7 +211,7 @@ static void resolve_aliases(struct run *r)
                 size_t a = strlen(qp), c = strlen(qk);
                 char *line = xmalloc(a + c + 16);
                 snprintf(line, a + c + 16, "%s\tsame file as %s", qp, qk);
-                strlist_add(&r->skips, line, strlen(line), 0);
+                strlist_add(&r->in.skips, line, strlen(line), 0);
                 free(line);
             }
         }
@@ -231,12 +230,12 @@ int inputs_enumerate(struct run *r)
     for (size_t i = 0; i < opt->ninputs; i++) {
         struct input *in = &opt->inputs[i];
         struct stat st, lst;
-        in->first_path = r->paths.count;
+        in->first_path = r->in.paths.count;
         in->npaths = 0;
         if (in->kind == INPUT_STDIN || !strcmp(in->arg, "-")) {
             r->stats.total_known = 0;
             if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
-                fileids_add(&r->input_ids, &st);
+                fileids_add(&r->in.input_ids, &st);
             continue;
         }
         int is_link = lstat(in->arg, &lst) == 0 && S_ISLNK(lst.st_mode);
@@ -257,7 +256,7 @@ int inputs_enumerate(struct run *r)
                     return -1;
                 continue;
             }
-            fileids_add(&r->input_ids, &st);
+            fileids_add(&r->in.input_ids, &st);
             r->stats.total_bytes += (uint64_t)st.st_size;
             continue;
         }
@@ -265,16 +264,16 @@ int inputs_enumerate(struct run *r)
             if (walk_dir(r, in->arg, 1, (uint64_t)st.st_dev))
                 return -1;
         } else if (S_ISREG(st.st_mode)) {
-            add_path(r, in->arg, &st, is_link);
+            add_path(&r->in, in->arg, &st, is_link);
         } else if (skip_path(r, in->arg,
                              "not a regular file (%s), skipped; give - to read "
                              "a stream",
                              file_type_name(st.st_mode))) {
             return -1;
         }
-        in->npaths = r->paths.count - in->first_path;
-        for (size_t p = in->first_path; p < r->paths.count; p++)
-            r->stats.total_bytes += r->paths.size[p];
+        in->npaths = r->in.paths.count - in->first_path;
+        for (size_t p = in->first_path; p < r->in.paths.count; p++)
+            r->stats.total_bytes += r->in.paths.size[p];
     }
     resolve_aliases(r);
     return 0;

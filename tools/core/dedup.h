@@ -290,6 +290,23 @@ static inline const uint32_t *sigstore_at(const struct sigstore *s, size_t i)
 }
 void sigstore_free(struct sigstore *s);
 
+/* What reading found: the walk's files, the skipped inputs, and where
+ * every new document came from, to read it again (a part of struct run). */
+struct run_inputs {
+    struct strlist paths;   /* files found under INPUT_PATHS inputs */
+    struct pathmeta *pmeta; /* one per path */
+    size_t pmeta_cap;
+    struct fileids input_ids; /* every input file: no output may replace one */
+    struct strlist skips;     /* "NAME\tREASON" for --skipped */
+    struct strlist records;   /* --output records: the line of each new id */
+    struct idslot *idset;     /* JSONL ids seen, to report duplicates */
+    size_t idset_cap, idset_n;
+    struct docloc *locs; /* per new id (id - first_new): where to re-read it */
+    size_t locs_cap;
+    int spool_fd; /* with spool_open: texts of LOC_SPOOL documents */
+    int spool_open;
+};
+
 /* What a run counts and times, for the summary and --stats (a part of
  * struct run: a function that only counts takes this). */
 struct run_stats {
@@ -336,45 +353,40 @@ struct run_stats {
     } vs;
 };
 
-/* Everything one run owns. */
+/* Everything one run owns, in parts: the options (struct options, read
+ * only), what reading found (struct run_inputs), the store, the counters
+ * (struct run_stats) and the first pass's pipeline (struct pipeline,
+ * private to it). */
 struct run {
     const struct options *opt;
+    struct run_inputs in;
+
+    /* the store: the contract, the index (or an MPI rank's signatures),
+     * the names of its ids (dedup-store.c) */
     simlsh_params *params;
     simlsh_index *index;
     struct sigstore *sigs; /* non-NULL: new documents' values go here, not to index */
-    int verify_flags;
-    double threshold;
-
-    struct strlist paths;   /* files found under INPUT_PATHS inputs */
-    struct pathmeta *pmeta; /* one per path */
-    size_t pmeta_cap;
-    struct fileids input_ids; /* every input file: no output may replace one */
-    uint64_t *id_bytes;       /* per id: text bytes and mtime, for --keep */
+    struct strlist names;  /* output name of each indexed id (id = position) */
+    uint64_t first_new;    /* ids below this came from --index */
+    struct store *store;   /* dedup-store.c: names of the loaded ids, removals */
+    /* the index file this run replaces, locked (flock) from before --index
+     * loads it to after --save-index renames over it */
+    int lock_held, lock_fd;
+    uint64_t *id_bytes; /* per id: text bytes and mtime, for --keep (dedup-keep.c) */
     int64_t *id_mtime;
     size_t idmeta_cap;
-    struct strlist skips;   /* "NAME\tREASON" for --skipped */
-    int truncated;          /* --max-pairs cut the answer short */
-    uint64_t inputs_cut;    /* line inputs whose rest was lost (exit status 6) */
-    struct strlist records; /* --output records: the line of each new id */
-    struct idslot *idset;   /* JSONL ids seen, to report duplicates */
-    size_t idset_cap, idset_n;
-    struct strlist names; /* output name of each indexed id (id = position) */
-    uint64_t first_new;   /* ids below this came from --index */
-    struct store *store;  /* dedup-store.c: names of the loaded ids, removals */
-    struct docloc *locs;  /* per new id (id - first_new): where to re-read it */
-    size_t locs_cap;
-    int spool_fd; /* with spool_open: texts of LOC_SPOOL documents */
-    int spool_open;
 
-    struct run_stats stats;
-    int progress; /* stderr is a terminal and not --quiet */
+    /* the run's course */
+    int verify_flags;
+    double threshold;
+    int truncated;       /* --max-pairs cut the answer short */
+    uint64_t inputs_cut; /* line inputs whose rest was lost (exit status 6) */
+    int progress;        /* stderr is a terminal and not --quiet */
     size_t warnings;
     int failed; /* exit code to stop with, 0 while all is well */
-    /* dedup-store.c: the index file this run replaces, locked (flock) from
-     * before --index loads it to after --save-index renames over it */
-    int lock_held, lock_fd;
+    struct run_stats stats;
 
-    /* signing pipeline */
+    /* threads, and the first pass */
     int nthreads;         /* the tool's own threads (-j, or run_threads(0)) */
     uint32_t lib_threads; /* threads of library calls: -j, or 0 for the library's rule */
     int lines_prefix;     /* name line documents "FILE:N" (several inputs) */
@@ -392,6 +404,10 @@ int is_double_key(int key);
 void fatal_lib(const char *what, int rc, int code);
 
 /* dedup-setup.c: what both front ends do before reading */
+/* The exit status of a run that went well: nothing read (every input
+ * skipped), the answer cut short, or duplicates found under --exit-code;
+ * dups is the number of duplicates. */
+int run_status(const struct run *r, uint64_t dups);
 /* A run of the options o, empty, its clocks started (the setup phase). */
 void run_init(struct run *r, const struct options *o);
 /* --index: the saved index loaded (dedup-store.c), the options given
@@ -412,7 +428,7 @@ void setup_run(struct run *r, const struct options *o);
  * their resolved directory); --save-index may name the --index file.
  * Checked after every input is known and before any output is created:
  * 0, or -1 with the reason printed, naming prog. */
-int check_outputs(struct run *r, const struct options *o, const char *prog);
+int check_outputs(struct run_inputs *in, const struct options *o, const char *prog);
 
 /* dedup-contract.c */
 void apply_options(simlsh_params *p, const struct options *o);
@@ -443,7 +459,8 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
 /* dedup-util.c */
-int cmp_u64(const void *x, const void *y); /* qsort() order of uint64_t */
+int cmp_u64(const void *x, const void *y);  /* qsort() order of uint64_t */
+int cmp_pair(const void *x, const void *y); /* qsort() order of struct pair: a, b */
 double now_seconds(void);
 double cpu_seconds(void);
 double thread_cpu_seconds(void);
@@ -540,7 +557,7 @@ void run_pipeline_stop(struct run *r);
 /* dedup-insert.c: the output name of a document */
 void doc_name(struct run *r, const struct batch *b, const struct doc *d, const char **s,
               size_t *len, char *tmp, size_t tmpcap);
-size_t doc_name_cap(const struct run *r, uint32_t input);
+size_t doc_name_cap(const struct options *o, uint32_t input);
 
 /* dedup-verify.c: the second pass (dedup-pass2.h) */
 /* Bytes of sets (or texts) one batch of the second pass may hold

@@ -61,10 +61,10 @@ static void normalize_names(char *buf, size_t cap, int64_t norm)
 }
 
 /* P(candidate | J = threshold) of the index's banding. */
-static double p_at_threshold(const struct run *r, uint32_t b, uint32_t rows)
+static double p_at_threshold(double threshold, uint32_t b, uint32_t rows)
 {
     double p = 0;
-    if (b && rows && simlsh_lsh_probability(&p, b, rows, r->threshold) != 0)
+    if (b && rows && simlsh_lsh_probability(&p, b, rows, threshold) != 0)
         p = 0;
     return p;
 }
@@ -77,7 +77,7 @@ static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
     fprintf(stderr,
             PROG ": banding: P(candidate | J = %.2f) = %.4f%s; %" PRIu64
                  " candidate pair%s, groups: %s\n",
-            r->threshold, p_at_threshold(r, b, rows),
+            r->threshold, p_at_threshold(r->threshold, b, rows),
             r->stats.vs.recall_banding ? " (chosen for --recall)" : "", r->stats.vs.candidates,
             plural(r->stats.vs.candidates), cluster_names[r->opt->cluster]);
     if (r->opt->verify != VERIFY_EXACT)
@@ -276,7 +276,7 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     simlsh_index_fingerprint(&fp, r->index);
     fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"", b, rows, fp);
     fprintf(f, ",\"banding\":{\"p_at_threshold\":%.6f,\"chosen_for_recall\":%s,\"recall\":%g}",
-            p_at_threshold(r, b, rows), r->stats.vs.recall_banding ? "true" : "false",
+            p_at_threshold(r->threshold, b, rows), r->stats.vs.recall_banding ? "true" : "false",
             r->opt->recall);
     fprintf(f,
             ",\"cluster\":\"%s\",\"verification\":{\"candidates\":%" PRIu64 ",\"exact\":%" PRIu64
@@ -321,20 +321,20 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
 
 static void run_free(struct run *r, struct options *opt)
 {
-    free(r->locs);
+    free(r->in.locs);
     store_free(r);
     free(r->stats.worker_cpu);
     simlsh_index_free(r->index);
     simlsh_params_free(r->params);
-    strlist_free(&r->paths);
+    strlist_free(&r->in.paths);
     strlist_free(&r->names);
-    strlist_free(&r->skips);
-    strlist_free(&r->records);
-    free(r->idset);
-    free(r->pmeta);
+    strlist_free(&r->in.skips);
+    strlist_free(&r->in.records);
+    free(r->in.idset);
+    free(r->in.pmeta);
     free(r->id_bytes);
     free(r->id_mtime);
-    fileids_free(&r->input_ids);
+    fileids_free(&r->in.input_ids);
     fileids_free(&opt->list_ids);
     for (size_t i = 0; i < opt->nowned; i++)
         free(opt->owned[i]);
@@ -367,7 +367,7 @@ static int dedup(struct run *r, const struct options *opt)
      * the long part of the run) as temporary files renamed at the end. */
     if (inputs_enumerate(r) != 0)
         return r->failed ? r->failed : EXIT_DEDUP_INPUT;
-    if (check_outputs(r, opt, PROG) != 0)
+    if (check_outputs(&r->in, opt, PROG) != 0)
         return EXIT_DEDUP_USAGE;
     struct outfile out, stats, skipped;
     memset(&stats, 0, sizeof stats);
@@ -384,8 +384,8 @@ static int dedup(struct run *r, const struct options *opt)
     setvbuf(out.f, outbuf, _IOFBF, sizeof outbuf);
 
     uint64_t clusters = 0, dups = 0;
-    if (r->paths.count && !opt->load_index) {
-        rc = simlsh_index_reserve_v2(r->index, r->paths.count, r->lib_threads);
+    if (r->in.paths.count && !opt->load_index) {
+        rc = simlsh_index_reserve_v2(r->index, r->in.paths.count, r->lib_threads);
         if (rc != 0 && rc != SIMLSH_ENOMEM)
             fatal_lib("index reserve", rc, EXIT_DEDUP_INTERNAL);
     }
@@ -422,12 +422,7 @@ static int dedup(struct run *r, const struct options *opt)
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }
-    if (r->stats.docs == 0 && r->stats.skipped > 0)
-        status = EXIT_DEDUP_NOTHING;
-    else if (r->truncated || r->inputs_cut)
-        status = EXIT_DEDUP_TRUNCATED;
-    else if (opt->exit_code && dups > 0)
-        status = EXIT_DEDUP_FOUND;
+    status = run_status(r, dups);
     phase_switch(&r->stats, PH_WRITE);
     double elapsed = now_seconds() - r->stats.t_start;
     if (stats.f)

@@ -183,7 +183,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     int status = inputs_enumerate(r) != 0 ? (r->failed ? r->failed : EXIT_DEDUP_INPUT) : 0;
     if (ctx.rank != 0) {
         r->warnings = 0;
-        strlist_free(&r->skips);
+        strlist_free(&r->in.skips);
         r->stats.skipped = 0;
     }
     struct outfile out, stats, skipped;
@@ -191,7 +191,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     memset(&stats, 0, sizeof stats);
     memset(&skipped, 0, sizeof skipped);
     if (status == 0 && ctx.rank == 0) {
-        if (check_outputs(r, opt, MPI_PROG) != 0)
+        if (check_outputs(&r->in, opt, MPI_PROG) != 0)
             status = EXIT_DEDUP_USAGE;
         else if (outfile_open_as(&out, opt->output_path, MPI_PROG) != 0 ||
                  (opt->stats_path && outfile_open_as(&stats, opt->stats_path, MPI_PROG) != 0) ||
@@ -367,10 +367,10 @@ static int dedup_mpi(struct run *r, struct options *opt)
         if (!locs)
             die_oom();
         if (nlocal)
-            memcpy(locs + (first[ctx.rank] - first_new), r->locs, (size_t)nlocal * sizeof *locs);
-        free(r->locs);
-        r->locs = locs;
-        r->locs_cap = (size_t)(total - first_new);
+            memcpy(locs + (first[ctx.rank] - first_new), r->in.locs, (size_t)nlocal * sizeof *locs);
+        free(r->in.locs);
+        r->in.locs = locs;
+        r->in.locs_cap = (size_t)(total - first_new);
         /* Test hook (SIMLSH_DEDUP_MPI_PAUSE=FILE): rank 0 creates FILE
          * and every rank waits until it is gone (60 s at most), so a test
          * can change the inputs between the two passes. */
@@ -402,9 +402,9 @@ static int dedup_mpi(struct run *r, struct options *opt)
     mpi_phase(&ctx, MP_GATHER);
     gather_strlist(&r->names, (size_t)first_new);
     if (opt->output == OUT_RECORDS || opt->output == OUT_DROP_RECORDS)
-        gather_strlist(&r->records, 0);
+        gather_strlist(&r->in.records, 0);
     if (opt->skipped_path)
-        gather_strlist(&r->skips, 0);
+        gather_strlist(&r->in.skips, 0);
     /* --keep: bytes and modification time of each document, at rank 0 */
     size_t mlen = share_meta ? 0 : (size_t)nlocal * 16;
     char *meta = xmalloc(mlen ? mlen : 1), *all = NULL;
@@ -477,14 +477,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
             outfile_write_error(&skipped, errno);
             status = EXIT_DEDUP_INTERNAL;
         }
-        if (status == 0) {
-            if (r->stats.docs == 0 && r->stats.skipped > 0)
-                status = EXIT_DEDUP_NOTHING;
-            else if (r->truncated || r->inputs_cut)
-                status = EXIT_DEDUP_TRUNCATED;
-            else if (opt->exit_code && dups > 0)
-                status = EXIT_DEDUP_FOUND;
-        }
+        if (status == 0)
+            status = run_status(r, dups);
     }
     mpi_phase(&ctx, MP_WRITE);
     for (int p = 0; p < MP_COUNT; p++)
@@ -634,19 +628,19 @@ int main(int argc, char **argv)
     sigstore_free(run.sigs);
     free(run.sigs);
     simlsh_params_free(run.params);
-    strlist_free(&run.paths);
+    strlist_free(&run.in.paths);
     strlist_free(&run.names);
-    strlist_free(&run.skips);
-    strlist_free(&run.records);
-    free(run.locs);
-    if (run.spool_open)
-        close(run.spool_fd);
+    strlist_free(&run.in.skips);
+    strlist_free(&run.in.records);
+    free(run.in.locs);
+    if (run.in.spool_open)
+        close(run.in.spool_fd);
     store_free(&run);
-    free(run.idset);
-    free(run.pmeta);
+    free(run.in.idset);
+    free(run.in.pmeta);
     free(run.id_bytes);
     free(run.id_mtime);
-    fileids_free(&run.input_ids);
+    fileids_free(&run.in.input_ids);
     free(opt.inputs);
     free(opt.globs_in);
     free(opt.globs_ex);

@@ -218,5 +218,3 @@ struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal, ui
     *nout = ngot;
     return got;
 }
-
-/* Words of a sketch: 2 bits of each of np values. */

@@ -81,15 +81,7 @@ static inline uint32_t popcount64(uint64_t x)
     return (uint32_t)((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
-static int cmp_edge(const void *x, const void *y)
-{
-    const struct pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return 0;
-}
+/* Words of a sketch: 2 bits of each of np values. */
 static size_t sketch_words(uint32_t np)
 {
     return ((size_t)np + 31) / 32;
@@ -349,7 +341,7 @@ static size_t sort_unique_pairs(struct pair *v, size_t n)
             while (j < n && tmp[j].a == tmp[i].a)
                 j++;
             if (j - i > 32) {
-                qsort(tmp + i, j - i, sizeof *tmp, cmp_edge);
+                qsort(tmp + i, j - i, sizeof *tmp, cmp_pair);
             } else {
                 for (size_t x = i + 1; x < j; x++) {
                     struct pair p = tmp[x];
@@ -366,7 +358,7 @@ static size_t sort_unique_pairs(struct pair *v, size_t n)
         memcpy(v, tmp, n * sizeof *v);
         free(tmp);
     } else {
-        qsort(v, n, sizeof *v, cmp_edge);
+        qsort(v, n, sizeof *v, cmp_pair);
     }
     size_t m = 0;
     for (size_t i = 0; i < n; i++)

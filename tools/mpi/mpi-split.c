@@ -139,7 +139,8 @@ static void view_put(struct view *v, uint64_t x, int n)
 static const char *unit_name(const struct run *r, const struct unit *u)
 {
     size_t len;
-    return u->kind == U_PATH ? strlist_get(&r->paths, u->path, &len) : r->opt->inputs[u->input].arg;
+    return u->kind == U_PATH ? strlist_get(&r->in.paths, u->path, &len)
+                             : r->opt->inputs[u->input].arg;
 }
 
 /* A unit as bytes: input (4), kind (1), type (1), errno (4), size (8),
@@ -388,11 +389,11 @@ int mpi_split(struct mpi_ctx *c, struct run *r)
         }
         if (in->kind == INPUT_PATHS) {
             for (size_t p = in->first_path; p < in->first_path + in->npaths; p++) {
-                if (r->pmeta[p].alias_of != SIZE_MAX)
+                if (r->in.pmeta[p].alias_of != SIZE_MAX)
                     continue;
-                u[nu] = (struct unit){i, p,         U_PATH, r->paths.size[p],
-                                      w, T_REGULAR, 0,      r->pmeta[p].mtime_ns};
-                w += r->paths.size[p] + UNIT_EXTRA;
+                u[nu] = (struct unit){i, p,         U_PATH, r->in.paths.size[p],
+                                      w, T_REGULAR, 0,      r->in.pmeta[p].mtime_ns};
+                w += r->in.paths.size[p] + UNIT_EXTRA;
                 nu++;
             }
         } else if (in->kind == INPUT_STDIN) {

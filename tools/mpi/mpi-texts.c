@@ -17,7 +17,7 @@
  *     could not read it (changed, removed), which the second pass then
  *     reports as it reports its own unreadable documents.
  * The received rounds are appended, as they came, to an unlinked temporary
- * file (run.spool_fd) and the documents' locations point into it.
+ * file (run.in.spool_fd) and the documents' locations point into it.
  */
 #include "dedup-mpi.h"
 
@@ -163,11 +163,11 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
 
     if (all_rounds > 0 && nn > 0) {
         char msg[200] = "";
-        r->spool_fd = temp_file(msg, sizeof msg);
-        if (r->spool_fd < 0)
+        r->in.spool_fd = temp_file(msg, sizeof msg);
+        if (r->in.spool_fd < 0)
             mpi_die(c, EXIT_DEDUP_INTERNAL,
                     "cannot keep the texts other ranks send for verification: %s", msg);
-        r->spool_open = 1;
+        r->in.spool_open = 1;
     }
     uint64_t spool_at = 0;
     size_t *pos = xmalloc((size_t)size * sizeof *pos);
@@ -207,7 +207,7 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
         mpi_exchange(c, buf, scount, &recv, &rlen);
         /* kept as received; the records' texts are where their documents
          * are read from */
-        if (rlen > 0 && write_all(r->spool_fd, recv, rlen) != 0)
+        if (rlen > 0 && write_all(r->in.spool_fd, recv, rlen) != 0)
             mpi_die(c, EXIT_DEDUP_INTERNAL,
                     "cannot keep the texts other ranks send for verification in a temporary "
                     "file: %s",
@@ -219,7 +219,7 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
             uint64_t len = lf & ~FAILED_BIT;
             if (id < first_new || id - first_new >= ndocs || len > rlen - at - 16)
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record does not fit");
-            struct docloc *loc = &r->locs[id - first_new];
+            struct docloc *loc = &r->in.locs[id - first_new];
             loc->input = LOC_SPOOL;
             loc->kind = lf & FAILED_BIT ? DOCK_FAILED : DOCK_TEXT;
             loc->where = spool_at + at + 16;
