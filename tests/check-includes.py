@@ -31,7 +31,7 @@ import sys
 
 # Flip to True (or pass --strict-tools) once tools/ has no circle and no
 # file over the limit.
-STRICT_TOOLS = False
+STRICT_TOOLS = True
 
 # Circles that are reported but do not fail, each with why it stays for
 # now. One that is no longer found is reported as gone: delete its line.
@@ -53,6 +53,10 @@ STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
 # parameter list, then an opening brace (not a ';': a declaration).
 DEFINITION = re.compile(r"^([A-Za-z_][\w \t\*]*?)\b([A-Za-z_]\w*)\s*\(([^;{}]*?)\)\s*\{", re.M)
 IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+# a use of a name, not a struct, union or enum tag of the same spelling
+# (struct run_inputs is no call of run_inputs()); the code is formatted,
+# so one space follows the keyword
+USE = re.compile(r"(?<!struct )(?<!union )(?<!enum )\b[A-Za-z_]\w*\b")
 NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof", "else", "do"}
 
 
@@ -126,7 +130,7 @@ def graph(tree):
             if q is not None:
                 out.add(unit_of(q, files))
         if p.endswith(".c"):
-            for name in set(IDENT.findall(code)) - local.get(p, set()):
+            for name in set(USE.findall(code)) - local.get(p, set()):
                 out |= defined.get(name, set())
         out.discard(u)
     return edges
