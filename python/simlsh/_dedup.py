@@ -7,15 +7,17 @@ from typing import Any, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ._core import (NORM_COLLAPSE_SPACE, NORM_LOWER_ASCII, QUERY_VERIFY, Index, Params,
-                    ShingleSet, Text, _as_blob, _Results, _sequence, _threads, empty_rows,
+from ._core import (NORM_COLLAPSE_SPACE, NORM_LOWER_ASCII, Index, Params,
+                    Text, _as_blob, _Results, _sequence, _threads, empty_rows,
                     sign_batch)
 from ._lib import InvalidArgument, InvalidUTF8, check, lib
 
 VERIFY_MODES = ("exact", "estimate", "none")
 #: simlsh_dedup_new()'s modes (enum simlsh_dedup_mode) by name
 _ENGINE_MODES = {"none": 0, "estimate": 1, "exact": 2}
-_DEDUP_THREADS, _DEDUP_MEMORY = 0, 1
+_DEDUP_THREADS, _DEDUP_MEMORY, _DEDUP_CLUSTER = 0, 1, 6
+#: enum simlsh_dedup_cluster by name
+_CLUSTERS = {"star": 0, "components": 1}
 CLUSTER_MODES = ("star", "components")
 
 
@@ -141,8 +143,9 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
     as simlsh-dedup's do: each document in input order that no group holds
     yet claims the members of its buckets that pass verification, so a
     group of m copies costs m checks, not m(m-1)/2, and the texts are
-    compared a bounded batch at a time. ``cluster="components"`` verifies
-    every candidate pair and holds the shingle sets of their documents.
+    compared a bounded batch at a time. ``cluster="components"`` joins
+    the verified pairs into connected components from the same buckets,
+    verifying a pair only while its documents are apart.
 
     >>> groups, keep = dedup(["a b c d e f", "a b c d e f", "x y z w v u"], k=3)
     >>> groups, keep
@@ -171,34 +174,9 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
     if n:
         ix.insert_batch(np.arange(n, dtype=np.uint64), values[live], threads=nt)
     truncated = False
-    if cluster == "star":
-        # the library's dedup engine: groups from the buckets, the same
-        # engine (and the same answers) as simlsh-dedup's
-        labels, kept = _engine_star(ix, p, texts, live, verify, nt)
-    else:
-        # components: every candidate pair, verified (never cut short)
-        if verify == "exact":
-            low = lib.simlsh_dedup_prefilter(p.threshold, p.num_perm)
-            a, b, s, _ = _lib_pairs(ix, 0, QUERY_VERIFY if low > 0 else 0,
-                                    low if low > 0 else p.threshold)
-            sets: dict = {}
-
-            def shingles(i: int) -> ShingleSet:
-                got = sets.get(i)
-                if got is None:
-                    got = sets[i] = ShingleSet(p, texts[int(live[i])])
-                return got
-
-            thr = p.threshold
-            keep_rows = [k for k, (x, y) in enumerate(zip(a.tolist(), b.tolist()))
-                         if shingles(x).jaccard(shingles(y)) >= thr]
-            rows = np.array(keep_rows, dtype=np.int64)
-            a, b = a[rows], b[rows]
-        else:
-            a, b, s, _ = _lib_pairs(ix, 0, QUERY_VERIFY if verify == "estimate" else 0,
-                                    p.threshold)
-        labels = _components(a, b, n)
-        kept = labels
+    # the library's dedup engine: groups from the buckets, the same engine
+    # (and the same answers) as simlsh-dedup's, stars or components
+    labels, kept = _engine_groups(ix, p, texts, live, verify, nt, cluster)
     # positions (or keys) of groups, keep and skipped
     names = live if keys is None else None
     ids = np.arange(n)
@@ -225,31 +203,13 @@ def dedup(texts: Sequence[Text], threshold: float = 0.8, keys: Optional[Sequence
     return DedupResult(groups, keep, skipped, truncated)
 
 
-def _components(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
-    """label[id] = the smallest id of id's connected component."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for x, y in zip(a.tolist(), b.tolist()):
-        rx, ry = find(x), find(y)
-        if rx < ry:
-            parent[ry] = rx
-        elif ry < rx:
-            parent[rx] = ry
-    return np.array([find(i) for i in range(n)], dtype=np.int64)
-
-
-def _engine_star(ix: Index, p: Params, texts: Sequence[Text], live: np.ndarray, verify: str,
-                 nt: int) -> Any:
-    """(label, kept) of the star groups that the library's dedup engine
+def _engine_groups(ix: Index, p: Params, texts: Sequence[Text], live: np.ndarray, verify: str,
+                   nt: int, cluster: str) -> Any:
+    """(label, kept) of the groups that the library's dedup engine
     (simlsh_dedup_*) makes from the index's buckets: label[id] = the smallest
-    id of id's group, kept[id] = its centre; centres by ascending id (input
-    order), as simlsh-dedup --keep first. In exact mode the engine asks for
+    id of id's group, kept[id] = its centre (stars) or its first document
+    (components); priority by ascending id (input order), as simlsh-dedup
+    --keep first. In exact mode the engine asks for
     the texts it needs, a bounded batch at a time (a pull loop: no callback
     from C into Python, so the GIL is released for each batch)."""
     n = len(live)
@@ -258,6 +218,7 @@ def _engine_star(ix: Index, p: Params, texts: Sequence[Text], live: np.ndarray, 
           "dedup")
     try:
         check(lib.simlsh_dedup_set(d, _DEDUP_THREADS, float(nt)), "dedup")
+        check(lib.simlsh_dedup_set(d, _DEDUP_CLUSTER, float(_CLUSTERS[cluster])), "dedup")
         need = _Results()
         while True:
             check(lib.simlsh_dedup_next(need._h, d, ix._h), "dedup")
@@ -292,13 +253,6 @@ def _engine_star(ix: Index, p: Params, texts: Sequence[Text], live: np.ndarray, 
         labels[members] = first[group]
         kept[members] = gb.astype(np.int64)
     return labels, kept
-
-
-def _lib_pairs(ix: Index, max_pairs: int, flags: int, threshold: float) -> Any:
-    res = _Results()
-    check(lib.simlsh_index_pairs_v2(res._h, ix._h, flags, max_pairs, threshold, 1), "pairs")
-    a, b, s = res.columns()
-    return a, b, s, res.truncated
 
 
 __all__ = ["dedup", "dedup_params", "DedupResult"]
