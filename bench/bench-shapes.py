@@ -7,6 +7,7 @@ ratios of each shape to the random one.
   bench-shapes.py --dedup PATH [--docs N] [--words W] [--threads J]
                   [--shapes random,heavy,template,copies] [--repeat R]
                   [--timeout S] [--tmpdir DIR] [--verify MODE] [--keep]
+                  [--args "MORE OPTIONS"]
 
 Shapes (bench/gen-shapes.py writes them, one document per line):
   random    N unrelated documents;
@@ -22,6 +23,7 @@ medians are reported. A run past --timeout seconds is killed and reported
 as such.
 """
 import argparse
+import shlex
 import json
 import os
 import shutil
@@ -80,10 +82,14 @@ def main():
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--tmpdir")
     ap.add_argument("--keep", action="store_true", help="keep the generated corpora")
+    ap.add_argument("--args", default="",
+                    help="more simlsh-dedup options for every run, e.g."
+                         " '--giant-buckets 16 --giant-cost 0'")
     a = ap.parse_args()
     shapes = a.shapes.split(",")
     tmp = tempfile.mkdtemp(prefix="bench-shapes-", dir=a.tmpdir)
     result = {"benchmark": "shapes", "docs": a.docs, "words": a.words, "threads": a.threads,
+              "args": a.args,
               "verify": a.verify, "repeat": a.repeat, "shapes": {}}
     try:
         corpora = {}
@@ -101,7 +107,8 @@ def main():
                 lines = corpora[s][0]
                 stats = os.path.join(tmp, s + ".json")
                 r = measured([a.dedup, "--lines", lines, "--quiet", "-j", a.threads,
-                              "--verify", a.verify, "--stats", stats], a.timeout)
+                              "--verify", a.verify, "--stats", stats] + shlex.split(a.args),
+                             a.timeout)
                 if r is None:
                     runs[s].append({"timeout": a.timeout})
                     continue
