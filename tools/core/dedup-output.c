@@ -17,15 +17,6 @@ static int lib_fail(const char *what, int rc)
     return -1;
 }
 
-static uint64_t uf_find(uint64_t *parent, uint64_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
 /* --only-new (docs/cli.md, Incremental runs): only pairs with a new
  * document link documents, so two old ones are never joined by their own
  * similarity. */
@@ -34,24 +25,29 @@ static int pair_links(const struct run *r, const struct pair *p)
     return !r->opt->only_new || p->b >= r->first_new;
 }
 
-/* --cluster components: label[id] = smallest id of id's component. */
-static void component_labels(struct run *r, const struct pair *p, size_t np, uint64_t *label)
+/* --cluster components: label[id] = smallest id of id's component, by the
+ * library's simlsh_group_components() over the pairs that link. */
+static int component_labels(struct run *r, const struct pair *p, size_t np, uint64_t *label)
 {
-    size_t n = r->names.count;
+    size_t n = r->names.count, k = 0, ng = 0;
     for (size_t i = 0; i < n; i++)
         label[i] = i;
-    for (size_t i = 0; i < np; i++) {
-        if (!pair_links(r, &p[i]))
-            continue;
-        uint64_t x = uf_find(label, p[i].a), y = uf_find(label, p[i].b);
-        /* the smaller root wins, so every root is its cluster's minimum */
-        if (x < y)
-            label[y] = x;
-        else if (y < x)
-            label[x] = y;
-    }
-    for (size_t i = 0; i < n; i++)
-        label[i] = uf_find(label, i);
+    uint64_t *a = xmalloc((np ? np : 1) * sizeof *a), *b = xmalloc((np ? np : 1) * sizeof *b);
+    for (size_t i = 0; i < np; i++)
+        if (pair_links(r, &p[i])) {
+            a[k] = p[i].a;
+            b[k++] = p[i].b;
+        }
+    simlsh_results *res = NULL;
+    int rc = simlsh_results_new(&res, NULL);
+    if (rc == 0)
+        rc = simlsh_group_components(res, &ng, a, b, k);
+    for (size_t i = 0; rc == 0 && i < simlsh_results_count(res); i++)
+        label[simlsh_results_a(res)[i]] = simlsh_results_b(res)[i];
+    simlsh_results_free(res);
+    free(a);
+    free(b);
+    return rc == 0 ? 0 : lib_fail("components", rc);
 }
 
 /* --cluster star: label[id] = smallest id of id's star, kept[id] = its
@@ -160,7 +156,8 @@ static int write_grouped(struct run *r, FILE *out, const struct pair *edges, siz
         if (star_groups(r, edges, n_edges, label, kept))
             goto done;
     } else {
-        component_labels(r, edges, n_edges, label);
+        if (component_labels(r, edges, n_edges, label))
+            goto done;
     }
 
     /* Ids grouped by label, each group in id order (a stable counting
