@@ -324,9 +324,9 @@ SIMLSH_API int simlsh_params_set_allocator(simlsh_params *params, const simlsh_a
  *    is given: the defaults with NORMALIZE = LOWER_ASCII | COLLAPSE_SPACE,
  *    FP_WEIGHT 0.1 and FN_WEIGHT 0.9 (docs/cli.md says why). BANDS and ROWS
  *    stay automatic, which is the banding of `--verify estimate`; under its
- *    default exact verification the tool sets them from
- *    simlsh_lsh_optimal_params_recall() with its --recall (0.99), since
- *    verification removes every false positive (16 x 6 at 0.8).
+ *    default exact verification the tool sets them with
+ *    simlsh_dedup_banding() at its --recall (0.99), since verification
+ *    removes every false positive (16 x 6 at 0.8).
  * simlsh_constant_at(SIMLSH_KIND_PRESET, ...) lists the names. Since 0.2.
  * @return 0, SIMLSH_EINVAL (wrong handle, NULL name), SIMLSH_ENOTFOUND
  * (unknown name; the params are unchanged).
