@@ -23,6 +23,7 @@
 #include "cpu.h"
 #include "minhash.h"
 #include "minhash_simd.h"
+#include "params.h"
 
 #define OPH_SALT 0x4f5048u         /* "OPH" */
 #define PROBE_SALT 0x50524f42ULL   /* "PROB" */
@@ -41,20 +42,20 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-int simlsh__minhash_init(struct simlsh_signature *sig)
+int simlsh__minhash_init(const simlsh__rows *r)
 {
-    if (sig->params.scheme != SIMLSH_SCHEME_CLASSIC || sig->coef != NULL)
+    if (r->scheme != SIMLSH_SCHEME_CLASSIC || *r->coef != NULL)
         return 0;
-    uint32_t P = sig->num_perm;
-    uint64_t *c = simlsh__malloc(&sig->params.alloc, 2 * (size_t)P * sizeof *c);
+    uint32_t P = r->num_perm;
+    uint64_t *c = simlsh__malloc(r->alloc, 2 * (size_t)P * sizeof *c);
     if (c == NULL)
         return SIMLSH_ENOMEM;
-    uint64_t st = ((uint64_t)sig->params.seed << 32) ^ CLASSIC_SALT;
+    uint64_t st = ((uint64_t)r->seed << 32) ^ CLASSIC_SALT;
     for (uint32_t i = 0; i < P; i++) {
         c[i] = splitmix64(&st) | 1; /* a_i: odd */
         c[P + i] = splitmix64(&st); /* b_i */
     }
-    sig->coef = c;
+    *r->coef = c;
     return 0;
 }
 
@@ -94,49 +95,49 @@ static void oph_scatter(uint32_t *raw, uint32_t P, const uint32_t *v, size_t n)
     }
 }
 
-void simlsh__minhash_add32(struct simlsh_signature *sig, const uint32_t *h, size_t n)
+void simlsh__minhash_add32(const simlsh__rows *r, const uint32_t *h, size_t n)
 {
     if (n == 0)
         return;
-    sig->empty = 0;
-    if (sig->params.scheme == SIMLSH_SCHEME_OPH) {
-        simlsh__oph_fn values = sig->kern->oph_values;
-        uint32_t s = oph_salt(sig->params.seed);
+    *r->empty = 0;
+    if (r->scheme == SIMLSH_SCHEME_OPH) {
+        simlsh__oph_fn values = r->kern->oph_values;
+        uint32_t s = oph_salt(r->seed);
         uint32_t v[BATCH];
         for (size_t off = 0; off < n; off += BATCH) {
             size_t m = n - off < BATCH ? n - off : BATCH;
             values(v, h + off, m, s);
-            oph_scatter(sig->raw, sig->num_perm, v, m);
+            oph_scatter(r->raw, r->num_perm, v, m);
         }
         return;
     }
-    simlsh__classic_fn update = sig->kern->classic_update;
+    simlsh__classic_fn update = r->kern->classic_update;
     uint64_t x[BATCH];
     for (size_t off = 0; off < n; off += BATCH) {
         size_t m = n - off < BATCH ? n - off : BATCH;
         for (size_t i = 0; i < m; i++)
             x[i] = h[off + i];
-        update(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, x, m);
+        update(r->raw, *r->coef, *r->coef + r->num_perm, r->num_perm, x, m);
     }
 }
 
-void simlsh__minhash_add(struct simlsh_signature *sig, const uint64_t *h, size_t n)
+void simlsh__minhash_add(const simlsh__rows *r, const uint64_t *h, size_t n)
 {
     if (n == 0)
         return;
-    if (sig->params.scheme == SIMLSH_SCHEME_OPH) {
+    if (r->scheme == SIMLSH_SCHEME_OPH) {
         uint32_t x[BATCH];
         for (size_t off = 0; off < n; off += BATCH) {
             size_t m = n - off < BATCH ? n - off : BATCH;
             for (size_t i = 0; i < m; i++)
                 x[i] = simlsh__fold64(h[off + i]);
-            simlsh__minhash_add32(sig, x, m);
+            simlsh__minhash_add32(r, x, m);
         }
         return;
     }
-    sig->empty = 0;
-    simlsh__classic_fn update = sig->kern->classic_update;
-    update(sig->raw, sig->coef, sig->coef + sig->num_perm, sig->num_perm, h, n);
+    *r->empty = 0;
+    simlsh__classic_fn update = r->kern->classic_update;
+    update(r->raw, *r->coef, *r->coef + r->num_perm, r->num_perm, h, n);
 }
 
 /* Optimal densification (Shrivastava 2017): the probe sequence depends on
@@ -144,34 +145,34 @@ void simlsh__minhash_add(struct simlsh_signature *sig, const uint64_t *h, size_t
  * source bin whenever both have it non-empty. After 32*P attempts (only
  * reachable with almost every bin empty) a circular scan from the last probe
  * finishes the job; it too depends only on (bin, seed). */
-void simlsh__minhash_finish(struct simlsh_signature *sig)
+void simlsh__minhash_finish(const simlsh__rows *r)
 {
-    uint32_t P = sig->num_perm;
-    if (sig->params.scheme != SIMLSH_SCHEME_OPH) {
-        if (sig->values != sig->raw)
-            memcpy(sig->values, sig->raw, P * sizeof *sig->raw);
+    uint32_t P = r->num_perm;
+    if (r->scheme != SIMLSH_SCHEME_OPH) {
+        if (r->values != r->raw)
+            memcpy(r->values, r->raw, P * sizeof *r->raw);
         return;
     }
-    memcpy(sig->values, sig->raw, P * sizeof *sig->raw);
-    if (sig->empty)
+    memcpy(r->values, r->raw, P * sizeof *r->raw);
+    if (*r->empty)
         return;
-    uint64_t salt = simlsh__fmix64(((uint64_t)sig->params.seed << 32) ^ PROBE_SALT);
+    uint64_t salt = simlsh__fmix64(((uint64_t)r->seed << 32) ^ PROBE_SALT);
     for (uint32_t i = 0; i < P; i++) {
-        if (sig->raw[i] != SIMLSH__EMPTY_VALUE)
+        if (r->raw[i] != SIMLSH__EMPTY_VALUE)
             continue;
         uint32_t j = i;
         uint32_t limit = 32 * P;
         for (uint32_t t = 1;; t++) {
             uint64_t h = simlsh__fmix64(salt ^ (((uint64_t)i << 32) | t));
             j = (uint32_t)(((h >> 32) * P) >> 32);
-            if (sig->raw[j] != SIMLSH__EMPTY_VALUE)
+            if (r->raw[j] != SIMLSH__EMPTY_VALUE)
                 break;
             if (t >= limit) {
-                while (sig->raw[j] == SIMLSH__EMPTY_VALUE)
+                while (r->raw[j] == SIMLSH__EMPTY_VALUE)
                     j = j + 1 == P ? 0 : j + 1;
                 break;
             }
         }
-        sig->values[i] = sig->raw[j];
+        r->values[i] = r->raw[j];
     }
 }

@@ -90,15 +90,37 @@ int simlsh_signature_copy(simlsh_signature **out, const simlsh_signature *src)
     return 0;
 }
 
+/* The signature's rows as minhash.c sees them. */
+static simlsh__rows rows_of(simlsh_signature *sig)
+{
+    return (simlsh__rows){sig->kern,        &sig->params.alloc, sig->params.scheme,
+                          sig->params.seed, sig->num_perm,      sig->raw,
+                          sig->values,      &sig->coef,         &sig->empty};
+}
+
+static int minhash_init(simlsh_signature *sig)
+{
+    simlsh__rows r = rows_of(sig);
+    return simlsh__minhash_init(&r);
+}
+
+static void minhash_finish(simlsh_signature *sig)
+{
+    simlsh__rows r = rows_of(sig);
+    simlsh__minhash_finish(&r);
+}
+
 static int sink64(void *ctx, const uint64_t *h, size_t n)
 {
-    simlsh__minhash_add(ctx, h, n);
+    simlsh__rows r = rows_of(ctx);
+    simlsh__minhash_add(&r, h, n);
     return 0;
 }
 
 static int sink32(void *ctx, const uint32_t *h, size_t n)
 {
-    simlsh__minhash_add32(ctx, h, n);
+    simlsh__rows r = rows_of(ctx);
+    simlsh__minhash_add32(&r, h, n);
     return 0;
 }
 
@@ -109,7 +131,7 @@ int simlsh_signature_begin(simlsh_signature *sig)
         return SIMLSH_EINVAL;
     if (sig->in_doc)
         return SIMLSH_ESTATE;
-    int rc = simlsh__minhash_init(sig);
+    int rc = minhash_init(sig);
     if (rc < 0)
         return rc;
     if (sig->shingler == NULL) {
@@ -166,7 +188,7 @@ int simlsh_signature_end(simlsh_signature *sig)
         return rc;
     }
     sig->in_doc = 0;
-    simlsh__minhash_finish(sig);
+    minhash_finish(sig);
     return 0;
 }
 
@@ -204,11 +226,12 @@ int simlsh_signature_add_features(simlsh_signature *sig, const uint64_t *feature
         return SIMLSH_EINVAL;
     if (sig->in_doc)
         return SIMLSH_ESTATE;
-    int rc = simlsh__minhash_init(sig);
+    int rc = minhash_init(sig);
     if (rc < 0)
         return rc;
-    simlsh__minhash_add(sig, features, n);
-    simlsh__minhash_finish(sig);
+    simlsh__rows r = rows_of(sig);
+    simlsh__minhash_add(&r, features, n);
+    minhash_finish(sig);
     return 0;
 }
 
@@ -239,7 +262,7 @@ int simlsh_signature_merge(simlsh_signature *dst, const simlsh_signature *src)
         if (src->raw[i] < dst->raw[i])
             dst->raw[i] = src->raw[i];
     dst->empty = dst->empty && src->empty;
-    simlsh__minhash_finish(dst);
+    minhash_finish(dst);
     return 0;
 }
 
@@ -376,7 +399,7 @@ int simlsh_signature_load(simlsh_signature **out, const void *buf, size_t len,
     for (uint32_t i = 0; i < P; i++)
         s->raw[i] = simlsh__rd32(pl + 8 + 4 * i);
     s->empty = flags == 1;
-    simlsh__minhash_finish(s);
+    minhash_finish(s);
     *out = s;
     return 0;
 }
@@ -428,7 +451,7 @@ int simlsh_signature_from_values(simlsh_signature **out, const simlsh_params *pa
         return rc;
     memcpy(s->raw, values, n * sizeof *values);
     s->empty = marks == n;
-    simlsh__minhash_finish(s);
+    minhash_finish(s);
     *out = s;
     return 0;
 }

@@ -36,9 +36,6 @@ STRICT_TOOLS = True
 # Circles that are reported but do not fail, each with why it stays for
 # now. One that is no longer found is reported as gone: delete its line.
 KNOWN = {
-    "lib/minhash <-> lib/signature":
-        "one object in two files: minhash.c updates the rows of the layout "
-        "signature.h declares, and signature.c calls minhash.c",
 }
 
 ROOT = os.environ.get("SIMLSH_SOURCE_ROOT") or os.path.dirname(
