@@ -276,21 +276,16 @@ static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, doubl
     }
     d->cands.n = 0;
     uint32_t need = simlsh__ix_need(d->num_perm, thr);
-    int rc;
-    if (d->cluster == SIMLSH_DEDUP_COMPONENTS) {
-        rc = simlsh__ix_mates_uf(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp,
-                                 &d->al, &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
-        if (rc == 0 && !d->link_kept && d->ids[x] < d->keep_below) {
-            /* two kept documents do not link: only the new mates */
-            size_t k = 0;
-            for (size_t i = 0; i < d->cands.n; i++)
-                if (d->ids[d->cands.v[i].slot] >= d->keep_below)
-                    d->cands.v[k++] = d->cands.v[i];
-            d->cands.n = k;
-        }
-    } else {
-        rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->seen, d->stamp, &d->al, &d->cands,
-                              &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+    /* components (d->parent set): only mates still apart from x */
+    int rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp, &d->al,
+                              &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+    if (rc == 0 && d->parent != NULL && !d->link_kept && d->ids[x] < d->keep_below) {
+        /* two kept documents do not link: only the new mates */
+        size_t k = 0;
+        for (size_t i = 0; i < d->cands.n; i++)
+            if (d->ids[d->cands.v[i].slot] >= d->keep_below)
+                d->cands.v[k++] = d->cands.v[i];
+        d->cands.n = k;
     }
     if (rc < 0)
         return rc;

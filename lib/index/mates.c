@@ -59,8 +59,8 @@ uint32_t simlsh__ix_need(uint32_t np, double thr)
     return need;
 }
 
-/* Member v of x's bucket in band b, met for the first time with equal
- * rows: scored, kept if it reaches need. */
+/* Member v of x's bucket, met for the first time with equal rows and
+ * still open: scored, kept if it reaches need. */
 static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
                             uint32_t need, uint32_t *seen, uint32_t stamp,
                             const simlsh_allocator *al, simlsh__matevec *out)
@@ -161,13 +161,14 @@ int simlsh__ix_unlike_lists(const struct simlsh_index *ix, size_t min_size, uint
     return 0;
 }
 
-int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, const uint8_t *skip,
-                     const uint8_t *closed, uint32_t *seen, uint32_t stamp,
+int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
+                     const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen, uint32_t stamp,
                      const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits)
 {
     uint32_t fps[SIMLSH__MAX_PERM];
     const uint32_t *xv = sig_of(ix, x);
     compute_fps_prefetch(ix, xv, fps, 0);
+    uint32_t rx = parent != NULL ? simlsh__uf_find(parent, x) : 0;
     uint64_t looked = 0;
     int rc = 0;
     seen[x] = stamp;
@@ -182,94 +183,29 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, c
             if (!is_ref(e.slot)) {
                 looked++;
                 uint32_t v = e.slot;
-                if (closed[v] || seen[v] == stamp || !rows_equal(ix, v, b, bv))
+                if (closed[v] || seen[v] == stamp || !rows_equal(ix, v, b, bv) ||
+                    (parent != NULL && simlsh__uf_find(parent, v) == rx))
                     continue;
                 rc = mate_meet(ix, xv, v, need, seen, stamp, al, out);
                 continue;
             }
             /* a list is one bucket: its first member's rows stand for all */
-            if (skip != NULL && skip[e.slot & ~REF_BIT])
+            uint32_t li = e.slot & ~REF_BIT;
+            if (lists != NULL && lists[li] != 0) /* set aside, or settled */
                 continue;
             const ovf_list *l = list_of(ix, e.slot);
             if (!rows_equal(ix, l->slots[0], b, bv))
                 continue;
             looked += l->n;
+            int one = parent != NULL; /* every member in x's component so far */
             for (uint32_t i = 0; i < l->n && rc == 0; i++) {
                 uint32_t v = l->slots[i];
+                if (parent != NULL && simlsh__uf_find(parent, v) == rx)
+                    continue; /* (also when closed or seen) */
+                one = 0;
                 if (closed[v] || seen[v] == stamp)
                     continue;
                 rc = mate_meet(ix, xv, v, need, seen, stamp, al, out);
-            }
-        }
-    }
-    *visits += looked;
-    return rc;
-}
-
-/* A components' mate v of x: kept when not closed, not yet in x's
- * component and sharing need values. */
-static inline int mate_uf(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
-                          uint32_t rx, uint32_t need, const uint8_t *closed,
-                          simlsh__uf_node *parent, uint32_t *seen, uint32_t stamp,
-                          const simlsh_allocator *al, simlsh__matevec *out)
-{
-    if (closed[v] || seen[v] == stamp)
-        return 0;
-    seen[v] = stamp;
-    if (simlsh__uf_find(parent, v) == rx)
-        return 0;
-    uint32_t eq = count_equal(sig_of(ix, v), xv, ix->num_perm);
-    if (eq < need)
-        return 0;
-    if (out->n == out->cap) {
-        int rc = simlsh__vec_reserve(al, out, out->n + 1, NULL);
-        if (rc < 0)
-            return rc;
-    }
-    out->v[out->n].slot = v;
-    out->v[out->n].eq = eq;
-    out->n++;
-    return 0;
-}
-
-int simlsh__ix_mates_uf(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
-                        const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen,
-                        uint32_t stamp, const simlsh_allocator *al, simlsh__matevec *out,
-                        uint64_t *visits)
-{
-    uint32_t fps[SIMLSH__MAX_PERM];
-    const uint32_t *xv = sig_of(ix, x);
-    compute_fps_prefetch(ix, xv, fps, 0);
-    uint32_t rx = simlsh__uf_find(parent, x);
-    uint64_t looked = 0;
-    int rc = 0;
-    seen[x] = stamp;
-    for (uint32_t b = 0; b < ix->bands && rc == 0; b++) {
-        const band_entry *t = band_tab(ix, b);
-        const uint32_t *bv = xv + (size_t)b * ix->rows;
-        for (size_t p = fastrange(fps[b], ix->tcap); t[p].slot != NO_SLOT && rc == 0;
-             p = next_pos(p, ix->tcap)) {
-            band_entry e = t[p];
-            if (e.fp != fps[b])
-                continue;
-            if (!is_ref(e.slot)) {
-                looked++;
-                if (rows_equal(ix, e.slot, b, bv))
-                    rc = mate_uf(ix, xv, e.slot, rx, need, closed, parent, seen, stamp, al, out);
-                continue;
-            }
-            uint32_t li = e.slot & ~REF_BIT;
-            if (lists[li] != 0) /* set aside, or settled */
-                continue;
-            const ovf_list *l = list_of(ix, e.slot);
-            if (!rows_equal(ix, l->slots[0], b, bv))
-                continue;
-            looked += l->n;
-            int one = 1; /* every member in x's component so far */
-            for (uint32_t i = 0; i < l->n && rc == 0; i++) {
-                uint32_t v = l->slots[i];
-                one = one && simlsh__uf_find(parent, v) == rx;
-                rc = mate_uf(ix, xv, v, rx, need, closed, parent, seen, stamp, al, out);
             }
             if (one && rc == 0)
                 lists[li] = 2;

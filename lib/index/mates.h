@@ -61,26 +61,20 @@ int simlsh__ix_unlike_lists(const struct simlsh_index *ix, size_t min_size, uint
                             const simlsh_allocator *al);
 
 /* Every document that shares a bucket with slot x in some band, once,
- * except x, the members of the lists whose skip[] byte is set (skip may
+ * except x, the members of the lists whose lists[] byte is set (lists may
  * be NULL), and the slots whose closed[] byte is set, whose signature
  * shares at least need values with x's, into out (appended, in no
- * particular order; grown with al). seen[] is scratch of nslots words,
- * all different from stamp before the call; the call leaves stamp in the
- * entries of the mates it visited. Needs stored signatures. *visits
- * grows by the bucket members looked at. 0 or SIMLSH_ENOMEM. */
-int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, const uint8_t *skip,
-                     const uint8_t *closed, uint32_t *seen, uint32_t stamp,
+ * particular order; grown with al). With parent (components, unionfind.h;
+ * NULL for stars) only the mates not yet in x's component, and a list
+ * whose members are all in it becomes settled, lists[l] = 2: connectivity
+ * only grows, so it never holds a pair to look at again. seen[] is
+ * scratch of nslots words, all different from stamp before the call; the
+ * call leaves stamp in the entries of the mates it scored. Needs stored
+ * signatures. *visits grows by the bucket members looked at. 0 or
+ * SIMLSH_ENOMEM. */
+int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
+                     const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen, uint32_t stamp,
                      const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
-
-/* The components' bucket-mates of slot x: as simlsh__ix_mates(), but only
- * the mates not yet in x's component (parent[], unionfind.h) and not
- * closed; lists[l] is 1 for a list set aside, and becomes 2 (settled) when
- * every member of list l is found in x's component: connectivity only
- * grows, so such a list never holds a pair to look at again. */
-int simlsh__ix_mates_uf(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
-                        const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen,
-                        uint32_t stamp, const simlsh_allocator *al, simlsh__matevec *out,
-                        uint64_t *visits);
 
 /* Buckets by size (the census of simlsh_index_largest_buckets()). */
 int simlsh__ix_census(const struct simlsh_index *ix, size_t k, size_t min_size, uint64_t *sizes,
