@@ -716,6 +716,30 @@ static void at_threshold(void)
 }
 
 /* One text in many copies: one group, the copies decided without shingling. */
+/* The pull loop, one text a call: document id's text is tx[id] (tx[0]
+ * for every id when same); the number of batches. */
+static int drain(simlsh_dedup *d, const simlsh_index *ix, char *const *tx, const size_t *tl,
+                 int same)
+{
+    simlsh_results *need = NULL;
+    CHECK_OK(simlsh_results_new(&need, NULL));
+    int batches = 0;
+    for (;;) {
+        CHECK_OK(simlsh_dedup_next(need, d, ix));
+        size_t n = simlsh_results_count(need);
+        if (n == 0)
+            break;
+        batches++;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t id = simlsh_results_a(need)[i];
+            const void *t = tx[same ? 0 : id];
+            CHECK_OK(simlsh_dedup_texts(d, &id, &t, &tl[same ? 0 : id], 1));
+        }
+    }
+    simlsh_results_free(need);
+    return batches;
+}
+
 static void copies(void)
 {
     simlsh_index *ix = NULL;
@@ -727,24 +751,11 @@ static void copies(void)
         CHECK_OK(simlsh_index_insert(ix, i, sig));
     simlsh_signature_free(sig);
     simlsh_dedup *d = NULL;
-    simlsh_results *need = NULL, *g = NULL;
-    CHECK_OK(simlsh_results_new(&need, NULL));
+    simlsh_results *g = NULL;
     CHECK_OK(simlsh_results_new(&g, NULL));
     CHECK_OK(simlsh_dedup_new(&d, ix, SIMLSH_DEDUP_EXACT, 0.9));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, 100 * 4096)); /* parts of 100 */
-    int batches = 0;
-    for (;;) {
-        CHECK_OK(simlsh_dedup_next(need, d, ix));
-        size_t n = simlsh_results_count(need);
-        if (n == 0)
-            break;
-        batches++;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t id = simlsh_results_a(need)[i];
-            const void *t = texts[0];
-            CHECK_OK(simlsh_dedup_texts(d, &id, &t, &lens[0], 1));
-        }
-    }
+    int batches = drain(d, ix, texts, lens, 1);
     size_t ng = 0;
     CHECK_OK(simlsh_dedup_groups(g, &ng, d));
     CHECK(ng == 1 && simlsh_results_count(g) == 300);
@@ -762,17 +773,7 @@ static void copies(void)
     simlsh_dedup *dc = NULL;
     CHECK_OK(simlsh_dedup_new(&dc, ix, SIMLSH_DEDUP_EXACT, 0.9));
     CHECK_OK(simlsh_dedup_set(dc, SIMLSH_DEDUP_CLUSTER, SIMLSH_DEDUP_COMPONENTS));
-    for (;;) {
-        CHECK_OK(simlsh_dedup_next(need, dc, ix));
-        size_t n = simlsh_results_count(need);
-        if (n == 0)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t id = simlsh_results_a(need)[i];
-            const void *t = texts[0];
-            CHECK_OK(simlsh_dedup_texts(dc, &id, &t, &lens[0], 1));
-        }
-    }
+    drain(dc, ix, texts, lens, 1);
     CHECK_OK(simlsh_dedup_groups(g, &ng, dc));
     CHECK(ng == 1 && simlsh_results_count(g) == 300);
     uint64_t verified = 0, looked = 0;
@@ -792,7 +793,6 @@ static void copies(void)
     CHECK_OK(simlsh_index_largest_buckets(g, &above, ix, 5, 301));
     CHECK(simlsh_results_count(g) == 0 && above == 0);
     simlsh_dedup_free(d);
-    simlsh_results_free(need);
     simlsh_results_free(g);
     simlsh_index_free(ix);
 }
@@ -1017,30 +1017,17 @@ static void run_tpl(simlsh_results *g, const simlsh_index *ix, int mode, double 
                     uint64_t *aside_members)
 {
     simlsh_dedup *d = NULL;
-    simlsh_results *need = NULL;
-    CHECK_OK(simlsh_results_new(&need, NULL));
     CHECK_OK(simlsh_dedup_new(&d, ix, mode, 0.8));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, giant));
     if (cost >= 0)
         CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, cost));
-    for (;;) {
-        CHECK_OK(simlsh_dedup_next(need, d, ix));
-        size_t n = simlsh_results_count(need);
-        if (n == 0)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t id = simlsh_results_a(need)[i];
-            const void *t = tx[id];
-            CHECK_OK(simlsh_dedup_texts(d, &id, &t, &tl[id], 1));
-        }
-    }
+    drain(d, ix, tx, tl, 0);
     CHECK_OK(simlsh_dedup_groups(g, NULL, d));
     CHECK_OK(simlsh_dedup_stat(visits, d, SIMLSH_DEDUP_STAT_VISITS));
     CHECK_OK(simlsh_dedup_stat(aside, d, SIMLSH_DEDUP_STAT_SET_ASIDE));
     CHECK_OK(simlsh_dedup_stat(aside_members, d, SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS));
     CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, 10), SIMLSH_ESTATE);
     simlsh_dedup_free(d);
-    simlsh_results_free(need);
 }
 
 /* Are the groups of g exactly the planted pairs (2i, 2i + 1), i < TPL_PAIRS? */
