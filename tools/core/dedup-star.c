@@ -135,23 +135,15 @@ static void cache_put(struct text_cache *c, uint64_t id, const char *s, size_t l
         c->qhead = 0;
         c->qcap = nc;
     }
-    /* a text never wraps: the tail that is too short is skipped */
+    /* A text never wraps: a tail too short for it is skipped, and charged
+     * to it. used counts every byte from the oldest text to head, so once
+     * used + skip + len fits, so does the text (at 0 when skipping: a ring
+     * that wraps cannot fit, and is emptied past its end first). */
     size_t skip = c->head + len > c->cap ? c->cap - c->head : 0;
     while (c->qn > 0 && c->used + skip + len > c->cap)
         cache_drop_oldest(c);
-    if (skip) {
+    if (skip)
         c->head = 0;
-        /* the oldest text left may start at 0: make room from there */
-        while (c->qn > 0 && c->used + skip + len > c->cap)
-            cache_drop_oldest(c);
-    }
-    /* held texts lie in [head, head + free) no more: drop those in the way */
-    while (c->qn > 0) {
-        const struct cache_ent *o = &c->q[c->qhead];
-        if (o->off >= c->head + len || o->off + o->len <= c->head)
-            break;
-        cache_drop_oldest(c);
-    }
     memcpy(c->ring + c->head, s, len);
     size_t slot = (c->qhead + c->qn) % c->qcap;
     c->q[slot] = (struct cache_ent){id, c->head, len, len + skip};
