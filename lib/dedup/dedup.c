@@ -106,6 +106,7 @@ void simlsh_dedup_free(simlsh_dedup *d)
     FREE_N(d->score, n);
     FREE_N(d->closed, n);
     FREE_N(d->seen, n);
+    FREE_N(d->low, d->nlow);
     FREE_N(d->pend, n);
     FREE_N(d->got, n);
     FREE_N(d->wpos, n);
@@ -266,6 +267,32 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
 
 /* ---- candidates ------------------------------------------------------------------ */
 
+/* Where large buckets of unlike documents stay (templates, boilerplate
+ * within the giant-bucket cost), most of the walk compares a centre with
+ * members it rules out: once the looks pass LOW_BYTES_AFTER a document
+ * and band, the values' low bytes (a quarter of the signatures' bytes)
+ * rule most of them out first. Not before: they cost num_perm bytes a
+ * slot, and copies, claimed as they are met, need few looks. They change
+ * no answer, so without the memory the walk goes on without them. */
+#define LOW_BYTES_AFTER 4
+
+static void low_bytes_when_due(simlsh_dedup *d, const simlsh_index *ix)
+{
+    if (d->low != NULL || d->low_tried || d->mode == SIMLSH_DEDUP_NONE)
+        return;
+    uint32_t bands = 0, rows = 0;
+    simlsh_index_bands(&bands, &rows, ix);
+    if ((double)d->st[SIMLSH_DEDUP_STAT_VISITS] <= LOW_BYTES_AFTER * (double)d->nlive * bands)
+        return;
+    d->low_tried = 1;
+    size_t bytes;
+    if (!simlsh__mul_ok(d->nslots, d->num_perm, &bytes) ||
+        (d->low = simlsh__malloc(&d->al, bytes)) == NULL)
+        return;
+    d->nlow = bytes;
+    simlsh__ix_low_bytes(ix, d->low);
+}
+
 /* The candidates of centre x into d->cands: unplaced bucket-mates whose
  * estimate reaches thr. */
 static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, double thr)
@@ -277,8 +304,10 @@ static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, doubl
     d->cands.n = 0;
     uint32_t need = simlsh__ix_need(d->num_perm, thr);
     /* components (d->parent set): only mates still apart from x */
-    int rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp, &d->al,
-                              &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+    int rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp, d->low,
+                              &d->al, &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+    if (rc == 0)
+        low_bytes_when_due(d, ix);
     if (rc == 0 && d->parent != NULL && !d->link_kept && d->ids[x] < d->keep_below) {
         /* two kept documents do not link: only the new mates */
         size_t k = 0;

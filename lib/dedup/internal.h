@@ -141,6 +141,9 @@ struct simlsh_dedup {
     double *score;
     uint8_t *closed; /* not a candidate: placed, or kept (keep_below) */
     uint32_t *seen, stamp;
+    uint8_t *low;   /* the values' low bytes (simlsh__ix_low_bytes), or NULL */
+    size_t nlow;    /* its bytes */
+    int low_tried;  /* low was due once (built, or no memory for it) */
     uint32_t *pend; /* == win: a candidate of the batch */
     uint32_t *got;  /* == win: its text (or its absence) is in */
     uint32_t *wpos; /* in the batch: index of a centre or a candidate */

@@ -59,13 +59,24 @@ uint32_t simlsh__ix_need(uint32_t np, double thr)
     return need;
 }
 
+/* Equal bytes of a and b (n each): a loop the compiler makes wide. */
+static inline uint32_t count_equal8(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+    uint32_t eq = 0;
+    for (uint32_t i = 0; i < n; i++)
+        eq += a[i] == b[i];
+    return eq;
+}
+
 /* Member v of x's bucket, met for the first time with equal rows and
  * still open: scored, kept if it reaches need. */
 static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
-                            uint32_t need, uint32_t *seen, uint32_t stamp,
-                            const simlsh_allocator *al, simlsh__matevec *out)
+                            uint32_t need, uint32_t *seen, uint32_t stamp, const uint8_t *low,
+                            const uint8_t *xlow, const simlsh_allocator *al, simlsh__matevec *out)
 {
     seen[v] = stamp;
+    if (low != NULL && count_equal8(low + (size_t)v * ix->num_perm, xlow, ix->num_perm) < need)
+        return 0;
     uint32_t eq = count_equal(sig_of(ix, v), xv, ix->num_perm);
     if (eq < need)
         return 0;
@@ -78,6 +89,13 @@ static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, u
     out->v[out->n].eq = eq;
     out->n++;
     return 0;
+}
+
+void simlsh__ix_low_bytes(const struct simlsh_index *ix, uint8_t *low)
+{
+    size_t all = ix->nslots * (size_t)ix->num_perm;
+    for (size_t i = 0; i < all; i++)
+        low[i] = (uint8_t)ix->sigs[i];
 }
 
 size_t simlsh__ix_nlists(const struct simlsh_index *ix)
@@ -163,10 +181,12 @@ int simlsh__ix_unlike_lists(const struct simlsh_index *ix, size_t min_size, uint
 
 int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
                      const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen, uint32_t stamp,
-                     const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits)
+                     const uint8_t *low, const simlsh_allocator *al, simlsh__matevec *out,
+                     uint64_t *visits)
 {
     uint32_t fps[SIMLSH__MAX_PERM];
     const uint32_t *xv = sig_of(ix, x);
+    const uint8_t *xlow = low != NULL ? low + (size_t)x * ix->num_perm : NULL;
     compute_fps_prefetch(ix, xv, fps, 0);
     uint32_t rx = parent != NULL ? simlsh__uf_find(parent, x) : 0;
     uint64_t looked = 0;
@@ -186,7 +206,7 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, u
                 if (closed[v] || seen[v] == stamp || !rows_equal(ix, v, b, bv) ||
                     (parent != NULL && simlsh__uf_find(parent, v) == rx))
                     continue;
-                rc = mate_meet(ix, xv, v, need, seen, stamp, al, out);
+                rc = mate_meet(ix, xv, v, need, seen, stamp, low, xlow, al, out);
                 continue;
             }
             /* a list is one bucket: its first member's rows stand for all */
@@ -205,7 +225,7 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, u
                 one = 0;
                 if (closed[v] || seen[v] == stamp)
                     continue;
-                rc = mate_meet(ix, xv, v, need, seen, stamp, al, out);
+                rc = mate_meet(ix, xv, v, need, seen, stamp, low, xlow, al, out);
             }
             if (one && rc == 0)
                 lists[li] = 2;

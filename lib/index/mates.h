@@ -74,7 +74,16 @@ int simlsh__ix_unlike_lists(const struct simlsh_index *ix, size_t min_size, uint
  * SIMLSH_ENOMEM. */
 int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, uint8_t *lists,
                      const uint8_t *closed, simlsh__uf_node *parent, uint32_t *seen, uint32_t stamp,
-                     const simlsh_allocator *al, simlsh__matevec *out, uint64_t *visits);
+                     const uint8_t *low, const simlsh_allocator *al, simlsh__matevec *out,
+                     uint64_t *visits);
+
+/* The lowest byte of every value of every slot's signature, num_perm
+ * bytes a slot, into low (nslots x num_perm bytes): simlsh__ix_mates()'s
+ * first test when low is given. Two signatures agree on at most as many
+ * values as on these bytes, so a mate whose bytes agree fewer than need
+ * times is out, decided from a quarter of the bytes; the others are
+ * scored on their whole signatures, as without. */
+void simlsh__ix_low_bytes(const struct simlsh_index *ix, uint8_t *low);
 
 /* Buckets by size (the census of simlsh_index_largest_buckets()). */
 int simlsh__ix_census(const struct simlsh_index *ix, size_t k, size_t min_size, uint64_t *sizes,
