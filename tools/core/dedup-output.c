@@ -128,38 +128,18 @@ void write_pair(const struct run *r, FILE *out, const struct pair *p)
     put_pair(r, out, p);
 }
 
-/* Groups the verified edges (--cluster) and writes --output. Groups are
- * listed by their smallest id, members in id order. */
-static int write_grouped(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
-                         int from_buckets, uint64_t *clusters, uint64_t *duplicates)
+/* --output from groups made (label[id]: the smallest id of id's group,
+ * kept[id]: the id its group keeps, for stars its centre; components get
+ * theirs here by --keep), and the counts. Groups are listed by their
+ * smallest id, members in id order. */
+static int write_labels(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
+                        const uint64_t *label, uint64_t *kept, uint64_t *clusters,
+                        uint64_t *duplicates)
 {
-    phase_switch(&r->stats, PH_GROUP);
     size_t n = r->names.count;
     uint64_t first_new = r->first_new;
-    uint64_t *label = xmalloc((n ? n : 1) * sizeof *label);
-    uint64_t *order = NULL, *start = NULL;
-    uint64_t *kept = xmalloc((n ? n : 1) * sizeof *kept);
-    int ret = -1;
     int star = r->opt->cluster == CLUSTER_STAR;
-    if (n)
-        ensure_idmeta(r, n - 1);
-    if (from_buckets) {
-        /* the engine verifies as it groups: its phase is the verify one */
-        phase_switch(&r->stats, r->opt->verify == VERIFY_EXACT ? PH_VERIFY : PH_PAIRS);
-        int rc = star_from_buckets(r, label, kept);
-        phase_switch(&r->stats, PH_GROUP);
-        if (rc != 0) {
-            ret = rc; /* 1: the index cannot be grouped so */
-            goto done;
-        }
-    } else if (star) {
-        if (star_groups(r, edges, n_edges, label, kept))
-            goto done;
-    } else {
-        if (component_labels(r, edges, n_edges, label))
-            goto done;
-    }
-
+    uint64_t *order = NULL, *start = NULL;
     /* Ids grouped by label, each group in id order (a stable counting
      * sort), groups in order of their smallest id. */
     start = calloc(n + 1, sizeof *start);
@@ -276,13 +256,54 @@ static int write_grouped(struct run *r, FILE *out, const struct pair *edges, siz
             if (edges[i].b >= first_new)
                 put_pair(r, out, &edges[i]);
     }
-    ret = 0;
+    free(order);
+    free(start);
+    return 0;
+}
+
+/* Groups the verified edges (--cluster) and writes --output. Groups are
+ * listed by their smallest id, members in id order. */
+static int write_grouped(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,
+                         int from_buckets, uint64_t *clusters, uint64_t *duplicates)
+{
+    phase_switch(&r->stats, PH_GROUP);
+    size_t n = r->names.count;
+    uint64_t *label = xmalloc((n ? n : 1) * sizeof *label);
+    uint64_t *kept = xmalloc((n ? n : 1) * sizeof *kept);
+    int ret = -1;
+    int star = r->opt->cluster == CLUSTER_STAR;
+    if (n)
+        ensure_idmeta(r, n - 1);
+    if (from_buckets) {
+        /* the engine verifies as it groups: its phase is the verify one */
+        phase_switch(&r->stats, r->opt->verify == VERIFY_EXACT ? PH_VERIFY : PH_PAIRS);
+        int rc = star_from_buckets(r, label, kept);
+        phase_switch(&r->stats, PH_GROUP);
+        if (rc != 0) {
+            ret = rc; /* 1: the index cannot be grouped so */
+            goto done;
+        }
+    } else if (star) {
+        if (star_groups(r, edges, n_edges, label, kept))
+            goto done;
+    } else {
+        if (component_labels(r, edges, n_edges, label))
+            goto done;
+    }
+    ret = write_labels(r, out, edges, n_edges, label, kept, clusters, duplicates);
 done:
     free(kept);
     free(label);
-    free(order);
-    free(start);
     return ret;
+}
+
+int write_labelled(struct run *r, FILE *out, const uint64_t *label, uint64_t *kept,
+                   uint64_t *clusters, uint64_t *duplicates)
+{
+    phase_switch(&r->stats, PH_GROUP);
+    if (r->names.count)
+        ensure_idmeta(r, r->names.count - 1);
+    return write_labels(r, out, NULL, 0, label, kept, clusters, duplicates);
 }
 
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n_edges,

@@ -162,21 +162,74 @@ static void cache_free(struct text_cache *c)
     free(c->at);
 }
 
+/* One run of the engine, a batch of texts at a time. */
+struct star_session {
+    struct run *r;
+    simlsh_dedup *d;
+    int mode;
+    simlsh_results *need;
+    struct texts t; /* the batch's texts */
+    uint64_t *gone; /* and the ids that have none */
+    size_t ngone, capgone;
+    uint8_t *warned; /* per new document: said unreadable */
+};
+
 /* Document id cannot be read again: said once, as the pairs' pass says it. */
-static void unread(struct run *r, uint8_t *warned, uint64_t id, const char *msg)
+void star_unread(struct star_session *s, uint64_t id, const char *msg)
 {
-    if (warned[id - r->first_new])
-        return;
-    warned[id - r->first_new] = 1;
-    r->stats.vs.docs_unread++;
-    size_t nl = 0;
-    const char *name = strlist_get(&r->names, id, &nl);
-    warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl), msg);
+    struct run *r = s->r;
+    if (id >= r->first_new && !s->warned[id - r->first_new]) {
+        s->warned[id - r->first_new] = 1;
+        r->stats.vs.docs_unread++;
+        size_t nl = 0;
+        const char *name = strlist_get(&r->names, id, &nl);
+        warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl),
+                  msg && *msg ? msg : strerror(EIO));
+    }
+    if (s->ngone == s->capgone) {
+        s->capgone = s->capgone ? 2 * s->capgone : 64;
+        s->gone = xrealloc(s->gone, s->capgone * sizeof *s->gone);
+    }
+    s->gone[s->ngone++] = id;
+}
+
+void star_text(struct star_session *s, uint64_t id, const char *text, size_t len)
+{
+    texts_add(&s->t, id, text, len);
+}
+
+int star_wanted(struct star_session *s, const uint64_t **ids, size_t *n)
+{
+    *n = 0;
+    s->t.n = s->t.len = 0;
+    s->ngone = 0;
+    int rc = simlsh_dedup_next(s->need, s->d, s->r->index);
+    if (rc != 0)
+        return lib_fail("grouping", rc);
+    if (s->mode == SIMLSH_DEDUP_EXACT) {
+        *n = simlsh_results_count(s->need);
+        *ids = simlsh_results_a(s->need);
+    }
+    return 0;
+}
+
+int star_submit(struct star_session *s)
+{
+    struct texts *t = &s->t;
+    for (size_t i = 0; i < t->n; i++)
+        t->ptr[i] = t->arena + t->off[i];
+    int rc = simlsh_dedup_texts(s->d, t->ids, t->ptr, t->lens, t->n);
+    if (rc == 0 && s->ngone > 0)
+        rc = simlsh_dedup_missing(s->d, s->gone, s->ngone);
+    if (rc != 0 && rc != SIMLSH_EUTF8)
+        return lib_fail("verifying", rc);
+    return 0;
 }
 
 /* The exact mode's pull loop: texts in, until the engine needs none. */
-static int feed_texts(struct run *r, simlsh_dedup *d)
+static int feed_texts(struct star_session *s)
 {
+    struct run *r = s->r;
     size_t ndocs = r->names.count - r->first_new;
     uint64_t *all = xmalloc((ndocs ? ndocs : 1) * sizeof *all);
     for (size_t i = 0; i < ndocs; i++)
@@ -184,31 +237,16 @@ static int feed_texts(struct run *r, simlsh_dedup *d)
     /* every new document may be asked for: sources open once */
     struct text_source *src = text_source_open(r, all, ndocs, ndocs);
     free(all);
-    uint8_t *warned = calloc(ndocs ? ndocs : 1, 1);
-    simlsh_results *need = NULL;
-    int rc = simlsh_results_new(&need, NULL), ret = -1;
-    struct texts t = {0};
-    uint64_t *gone = NULL;
-    size_t ngone = 0, capgone = 0;
+    int ret = -1;
     struct text_cache cache;
     cache_init(&cache, r, ndocs);
-    if (!warned)
-        die_oom();
-    if (rc != 0) {
-        lib_fail("results", rc);
-        goto out;
-    }
     for (;;) {
-        if ((rc = simlsh_dedup_next(need, d, r->index)) != 0) {
-            lib_fail("grouping", rc);
+        const uint64_t *ids = NULL;
+        size_t n = 0;
+        if (star_wanted(s, &ids, &n) != 0)
             goto out;
-        }
-        size_t n = simlsh_results_count(need);
         if (n == 0)
             break;
-        const uint64_t *ids = simlsh_results_a(need);
-        t.n = t.len = 0;
-        ngone = 0;
         for (size_t i = 0; i < n; i++) {
             uint64_t id = ids[i];
             const char *text = NULL;
@@ -216,47 +254,32 @@ static int feed_texts(struct run *r, simlsh_dedup *d)
             char msg[160];
             msg[0] = 0;
             if (id >= r->first_new && (text = cache_get(&cache, id, &len)) != NULL) {
-                texts_add(&t, id, text, len);
+                star_text(s, id, text, len);
                 r->stats.vs.cached++;
                 continue;
             }
             if (id >= r->first_new &&
                 text_source_read(src, id, &text, &len, msg, sizeof msg) == 0) {
-                texts_add(&t, id, text, len);
+                star_text(s, id, text, len);
                 if (r->in.locs[id - r->first_new].kind == DOCK_PATH)
                     cache_put(&cache, id, text, len);
                 continue;
             }
-            if (id >= r->first_new)
-                unread(r, warned, id, msg[0] ? msg : strerror(errno ? errno : EIO));
-            if (ngone == capgone) {
-                capgone = capgone ? 2 * capgone : 64;
-                gone = xrealloc(gone, capgone * sizeof *gone);
-            }
-            gone[ngone++] = id;
+            if (id >= r->first_new && !msg[0])
+                snprintf(msg, sizeof msg, "%s", strerror(errno ? errno : EIO));
+            star_unread(s, id, msg);
         }
-        for (size_t i = 0; i < t.n; i++)
-            t.ptr[i] = t.arena + t.off[i];
-        rc = simlsh_dedup_texts(d, t.ids, t.ptr, t.lens, t.n);
-        if (rc == 0 && ngone > 0)
-            rc = simlsh_dedup_missing(d, gone, ngone);
-        if (rc != 0 && rc != SIMLSH_EUTF8) {
-            lib_fail("verifying", rc);
+        if (star_submit(s) != 0)
             goto out;
-        }
     }
     ret = 0;
 out:
-    simlsh_results_free(need);
     text_source_close(src);
-    texts_free(&t);
     cache_free(&cache);
-    free(gone);
-    free(warned);
     return ret;
 }
 
-int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
+int star_open(struct run *r, struct star_session **out)
 {
     size_t n = r->names.count;
     int mode = r->opt->verify == VERIFY_EXACT      ? SIMLSH_DEDUP_EXACT
@@ -268,8 +291,17 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
         return 1;
     if (rc != 0)
         return lib_fail("grouping", rc);
-    int ret = -1;
-    simlsh_results *res = NULL;
+    struct star_session *s = xmalloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+    s->r = r;
+    s->d = d;
+    s->mode = mode;
+    size_t ndocs = n - r->first_new;
+    s->warned = calloc(ndocs ? ndocs : 1, 1);
+    if (!s->warned)
+        die_oom();
+    if ((rc = simlsh_results_new(&s->need, NULL)) != 0)
+        goto lib;
     uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
     if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, nt)) != 0 ||
         (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)r->first_new)) != 0)
@@ -297,11 +329,10 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
         r->stats.vs.bytes_per_shingle = 8;
         if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, (double)r->stats.vs.budget)) != 0)
             goto lib;
-        size_t nnew = n - r->first_new;
-        uint64_t *ids = xmalloc((nnew ? nnew : 1) * sizeof *ids);
-        for (size_t i = 0; i < nnew; i++)
+        uint64_t *ids = xmalloc((ndocs ? ndocs : 1) * sizeof *ids);
+        for (size_t i = 0; i < ndocs; i++)
             ids[i] = r->first_new + i;
-        rc = simlsh_dedup_sizes(d, ids, r->id_bytes + r->first_new, nnew);
+        rc = simlsh_dedup_sizes(d, ids, r->id_bytes + r->first_new, ndocs);
         free(ids);
         if (rc != 0)
             goto lib;
@@ -313,20 +344,29 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
         if (rc != 0)
             goto lib;
     }
-    if (mode == SIMLSH_DEDUP_EXACT) {
-        if (feed_texts(r, d) != 0)
-            goto out;
-    } else {
-        simlsh_results *none = NULL;
-        if ((rc = simlsh_results_new(&none, NULL)) == 0)
-            rc = simlsh_dedup_next(none, d, r->index);
-        simlsh_results_free(none);
-        if (rc != 0)
-            goto lib;
-    }
+    *out = s;
+    return 0;
+lib:
+    lib_fail("grouping", rc);
+    star_close(s, NULL, NULL);
+    return -1;
+}
+
+int star_close(struct star_session *s, uint64_t *label, uint64_t *kept)
+{
+    struct run *r = s->r;
+    int ret = -1, rc = 0;
+    simlsh_results *res = NULL;
     size_t ng = 0;
-    if ((rc = simlsh_results_new(&res, NULL)) != 0 || (rc = simlsh_dedup_groups(res, &ng, d)) != 0)
-        goto lib;
+    if (label == NULL) {
+        ret = 0;
+        goto out;
+    }
+    if ((rc = simlsh_results_new(&res, NULL)) != 0 ||
+        (rc = simlsh_dedup_groups(res, &ng, s->d)) != 0) {
+        lib_fail("grouping", rc);
+        goto out;
+    }
     /* the engine's counters, as the summary and --stats name them */
     const struct {
         int key;
@@ -345,16 +385,40 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
         {SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS, &r->stats.vs.set_aside_docs},
     };
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
-        simlsh_dedup_stat(counters[i].to, d, counters[i].key);
+        simlsh_dedup_stat(counters[i].to, s->d, counters[i].key);
     if (star_labels(r, res, ng, label, kept) == 0)
         ret = 0;
-    goto out;
-lib:
-    lib_fail("grouping", rc);
 out:
     simlsh_results_free(res);
-    simlsh_dedup_free(d);
+    simlsh_results_free(s->need);
+    simlsh_dedup_free(s->d);
+    texts_free(&s->t);
+    free(s->gone);
+    free(s->warned);
+    free(s);
     return ret;
+}
+
+int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
+{
+    struct star_session *s = NULL;
+    int rc = star_open(r, &s);
+    if (rc != 0)
+        return rc;
+    if (s->mode == SIMLSH_DEDUP_EXACT) {
+        if (feed_texts(s) != 0) {
+            star_close(s, NULL, NULL);
+            return -1;
+        }
+    } else {
+        const uint64_t *ids;
+        size_t n;
+        if (star_wanted(s, &ids, &n) != 0) {
+            star_close(s, NULL, NULL);
+            return -1;
+        }
+    }
+    return star_close(s, label, kept);
 }
 
 int bucket_census(struct run *r, struct census *c)

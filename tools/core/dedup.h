@@ -600,6 +600,24 @@ void text_source_close(struct text_source *t);
  * serve this index (no stored signatures): group the pairs instead. */
 int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept);
 
+/* The same run in steps, for a front end that brings the texts itself
+ * (simlsh-dedup-mpi: from the ranks that read them). star_open(): 0 and
+ * *s, -1 on failure (reported), 1 as above. star_wanted(): the ids whose
+ * texts the engine needs next (valid until the next call), *n = 0 once
+ * it needs none (at once outside exact mode); 0 or -1. Each of them is
+ * then given, star_text() (copied) or star_unread() (said once, as the
+ * pass says it; msg may be NULL), and star_submit() hands the batch
+ * over. star_close(): the groups into label and kept (as above; both
+ * NULL: nothing but freed), the engine's counters into r->stats; 0 or
+ * -1. */
+struct star_session;
+int star_open(struct run *r, struct star_session **s);
+int star_wanted(struct star_session *s, const uint64_t **ids, size_t *n);
+void star_text(struct star_session *s, uint64_t id, const char *text, size_t len);
+void star_unread(struct star_session *s, uint64_t id, const char *msg);
+int star_submit(struct star_session *s);
+int star_close(struct star_session *s, uint64_t *label, uint64_t *kept);
+
 /* The largest buckets of r->index (--stats, and the summary's note on a
  * bucket that holds a large share of the corpus). */
 #define CENSUS_TOP 5
@@ -612,6 +630,10 @@ struct census {
 int bucket_census(struct run *r, struct census *c);
 
 /* dedup-output.c */
+/* --output from groups already made (label and kept as star_from_buckets()
+ * gives them), and the counts; 0 or -1 (said why). */
+int write_labelled(struct run *r, FILE *out, const uint64_t *label, uint64_t *kept,
+                   uint64_t *clusters, uint64_t *duplicates);
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, uint64_t *clusters,
                  uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
