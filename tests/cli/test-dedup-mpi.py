@@ -543,6 +543,26 @@ def case_heavy():
                                   ["--keep", "longest", "--output", "drop"],
                                   ["--max-pairs", "10"])):
             same(["-q", "--lines", "h.txt"] + args, tmp, expect=0, ranks=SOME[i % 3])
+        # The groups come from rank 0's engine, as simlsh-dedup's do: no
+        # pair is routed, no large bucket scored (the group of 400 would
+        # give 79,800 pairs), and rank 0 gets exactly the texts the
+        # engine of simlsh-dedup reads again.
+        one = single(["-q", "--lines", "h.txt", "--stats", "one.json"], tmp)
+        check(one.returncode == 0, "simlsh-dedup --stats", one)
+        with open(os.path.join(tmp, "one.json")) as f:
+            reads = json.load(f)["verification"]["reads"]
+        check(reads > 0, "texts read again", one)
+        for n in (2, 3):
+            p = mpi(n, ["-q", "--lines", "h.txt", "--stats", "st.json"], tmp)
+            check(p.returncode == 0 and p.stdout == one.stdout, "-np %d --stats" % n, p)
+            with open(os.path.join(tmp, "st.json")) as f:
+                ranks = json.load(f)["per_rank"]
+            check(all(r["pairs_routed"] == 0 and r["large_buckets"] == 0 for r in ranks),
+                  "-np %d: pairs made for the groups: %s" % (n, ranks), p)
+            check(ranks[0]["texts_fetched"] == reads and
+                  all(r["texts_fetched"] == 0 for r in ranks[1:]),
+                  "-np %d: rank 0 got %d texts, simlsh-dedup read %d"
+                  % (n, ranks[0]["texts_fetched"], reads), p)
 
 
 def case_buckets():

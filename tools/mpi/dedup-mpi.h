@@ -129,9 +129,26 @@ int mpi_spool_stdin(struct mpi_ctx *c);
  * id was gone before the inputs were read (--remove). Returns the number
  * of names replaced, as simlsh-dedup counts them. */
 uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before);
-/* --save-index: the other ranks' signatures into rank 0's index, which
- * rank 0 then saves when save is non-zero (it has every name and size by
- * then); rank 0's status. */
-int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np, int save);
+/* The other ranks' signatures into rank 0's index (which must hold the
+ * real bands), under their global ids: rank 0's index is then the one
+ * simlsh-dedup makes. */
+void mpi_gather_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np);
+/* --save-index: mpi_gather_index() unless gathered already, then rank 0
+ * saves when save is non-zero (it has every name and size by then); rank
+ * 0's status. */
+int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np, int save,
+                   int gathered);
+
+/* mpi-engine.c: the groups of every grouping output, made as simlsh-dedup
+ * makes them (the library's dedup engine, over rank 0's index of every
+ * document, after mpi_gather_index()). Under --verify exact the engine
+ * asks for texts a batch at a time: rank 0 broadcasts the ids, each rank
+ * reads those it read first (r->in.locs indexed by global id - first[0],
+ * as for mpi_fetch_texts) and sends the texts, or why it could not read
+ * them, to rank 0. Collective; rank 0 gets label and kept (n ids, as
+ * star_from_buckets() gives them); 0, or -1 on every rank when rank 0
+ * failed (said why). */
+int mpi_engine_groups(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint64_t **label,
+                      uint64_t **kept);
 
 #endif

@@ -213,7 +213,12 @@ static int dedup_mpi(struct run *r, struct options *opt)
     uint32_t bands = 0, rows = 0;
     simlsh_params *lean = NULL;
     simlsh_index_bands(&bands, &rows, r->index);
-    int keep_full = opt->load_index || (ctx.rank == 0 && opt->save_index) || ctx.size == 1;
+    /* Grouping outputs are made at rank 0 by the library's dedup engine,
+     * over the index of every document (mpi-engine.c); --output pairs
+     * lists the pairs the owners of the band keys make. */
+    int engine = opt->output != OUT_PAIRS;
+    int keep_full =
+        opt->load_index || (ctx.rank == 0 && (opt->save_index || engine)) || ctx.size == 1;
     rc = keep_full ? 0 : simlsh_params_copy(&lean, r->params);
     if (rc == 0 && !keep_full)
         rc = simlsh_params_set_int(lean, SIMLSH_PARAM_BANDS, 1);
@@ -313,21 +318,31 @@ static int dedup_mpi(struct run *r, struct options *opt)
     struct pair *edges = NULL;
     size_t nedges = 0;
     int cut = 0;
-    mpi_match(&ctx, r, (size_t)nlocal, np, bands, rows, first, keep_min, &edges, &nedges);
-    if (!opt->save_index) { /* else its signatures go to rank 0 at the end */
-        simlsh_index_free(r->index);
-        r->index = NULL;
-        sigstore_free(r->sigs);
+    if (engine) {
+        /* every signature to rank 0's index; nothing else needs them */
+        mpi_phase(&ctx, MP_SIGS);
+        mpi_gather_index(&ctx, r, first, np);
+        if (ctx.rank != 0) {
+            simlsh_index_free(r->index);
+            r->index = NULL;
+            sigstore_free(r->sigs);
+            r->sigs = NULL;
+        }
+    } else {
+        mpi_match(&ctx, r, (size_t)nlocal, np, bands, rows, first, keep_min, &edges, &nedges);
+        if (!opt->save_index) { /* else its signatures go to rank 0 at the end */
+            simlsh_index_free(r->index);
+            r->index = NULL;
+            sigstore_free(r->sigs);
+            r->sigs = NULL;
+        }
+        /* The candidates become one sorted list held in equal ranges by
+         * the ranks in order: owners of different bands may give the same
+         * pair; the library's rows are in (a, b) order, and --max-pairs
+         * keeps their prefix. */
+        mpi_phase(&ctx, MP_GATHER);
+        cut = mpi_sort_pairs(&ctx, first[ctx.size], opt->max_pairs, &edges, &nedges);
     }
-
-    /* The candidates become one sorted list held in equal ranges by the
-     * ranks in order: owners of different bands may give the same pair;
-     * the library's rows are in (a, b) order, and --max-pairs keeps their
-     * prefix. */
-    mpi_phase(&ctx, MP_GATHER);
-    /* --max-pairs bounds --output pairs only: groups are never cut short */
-    cut = mpi_sort_pairs(&ctx, first[ctx.size], opt->output == OUT_PAIRS ? opt->max_pairs : 0,
-                         &edges, &nedges);
     if (cut) {
         r->truncated = 1;
         if (ctx.rank == 0)
@@ -385,19 +400,22 @@ static int dedup_mpi(struct run *r, struct options *opt)
             }
             MPI_Barrier(MPI_COMM_WORLD);
         }
-        mpi_fetch_texts(&ctx, r, first, edges, nedges);
-        mpi_phase(&ctx, MP_VERIFY);
-        struct pair *ver = NULL;
-        size_t nver = 0;
-        status = verify_exact_pairs(r, edges, nedges, (size_t)(total - first_new), &ver, &nver) != 0
-                     ? EXIT_DEDUP_INTERNAL
-                     : 0;
-        free(edges);
-        if (status != 0)
-            mpi_die(&ctx, status, "%s", "verification failed");
-        /* ranges are in order and each sorted: the whole list is sorted */
-        edges = ver;
-        nedges = nver;
+        if (!engine) { /* (the engine asks for its texts as it groups) */
+            mpi_fetch_texts(&ctx, r, first, edges, nedges);
+            mpi_phase(&ctx, MP_VERIFY);
+            struct pair *ver = NULL;
+            size_t nver = 0;
+            status =
+                verify_exact_pairs(r, edges, nedges, (size_t)(total - first_new), &ver, &nver) != 0
+                    ? EXIT_DEDUP_INTERNAL
+                    : 0;
+            free(edges);
+            if (status != 0)
+                mpi_die(&ctx, status, "%s", "verification failed");
+            /* ranges are in order and each sorted: the whole list is sorted */
+            edges = ver;
+            nedges = nver;
+        }
     }
     mpi_phase(&ctx, MP_GATHER);
     gather_strlist(&r->names, (size_t)first_new);
@@ -437,11 +455,17 @@ static int dedup_mpi(struct run *r, struct options *opt)
 
     /* The groups, formed across ranks; rank 0 gets them finished. */
     mpi_phase(&ctx, MP_GROUP);
-    struct pair *stars = NULL;
-    size_t nstars = 0;
     uint64_t clusters = 0, dups = 0;
-    mpi_group(&ctx, r, edges, nedges, &stars, &nstars, &clusters, &dups);
+    uint64_t *label = NULL, *kept = NULL;
     status = 0;
+    if (engine && mpi_engine_groups(&ctx, r, first, &label, &kept) != 0)
+        status = EXIT_DEDUP_INTERNAL; /* said why */
+    if (!engine) {                    /* --output pairs: the groups' counts, for the summary */
+        struct pair *stars = NULL;
+        size_t nstars = 0;
+        mpi_group(&ctx, r, edges, nedges, &stars, &nstars, &clusters, &dups);
+        free(stars);
+    }
     mpi_phase(&ctx, MP_WRITE);
     if (ctx.rank == 0) {
         r->stats.docs = sum[0];
@@ -449,13 +473,12 @@ static int dedup_mpi(struct run *r, struct options *opt)
         r->stats.skipped = sum[2];
         r->stats.already_indexed = sum[3];
         r->inputs_cut = sum[4];
-        /* the pairs come from every rank below; write_groups() writes the
-         * other outputs from the finished groups alone */
-        if (opt->output != OUT_PAIRS &&
-            write_groups(r, out.f, stars, nstars, &clusters, &dups) != 0)
+        /* the pairs come from every rank below */
+        if (engine && status == 0 && write_labelled(r, out.f, label, kept, &clusters, &dups) != 0)
             status = EXIT_DEDUP_INTERNAL; /* said why; a write error is seen at the finish */
     }
-    free(stars);
+    free(label);
+    free(kept);
     if (opt->output == OUT_PAIRS) {
         int err = mpi_write_pairs(&ctx, r, out.f, edges, nedges);
         if (err != 0) { /* rank 0 only: it alone writes */
@@ -468,7 +491,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     /* --save-index: the whole index at rank 0, saved there unless the run
      * failed (simlsh-dedup saves after the groups, before --skipped) */
     if (opt->save_index) {
-        int saved = mpi_save_index(&ctx, r, first, np, status == 0);
+        int saved = mpi_save_index(&ctx, r, first, np, status == 0, engine);
         if (ctx.rank == 0 && status == 0)
             status = saved;
     }

@@ -142,7 +142,7 @@ uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before)
     return replaced;
 }
 
-int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np, int save)
+void mpi_gather_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np)
 {
     size_t sig_bytes = (size_t)np * sizeof(uint32_t);
     size_t per = SAVE_CHUNK / sig_bytes;
@@ -162,7 +162,7 @@ int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint
             c->bytes_sent += m * sig_bytes;
         }
         free(vals);
-        return 0;
+        return;
     }
     uint64_t *ids = xmalloc(per * sizeof *ids);
     uint32_t nt = r->lib_threads;
@@ -177,12 +177,20 @@ int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint
                 ids[i] = first[k] + at + i;
             int rc = simlsh_index_insert_values(r->index, ids, vals, m, nt);
             if (rc != 0)
-                mpi_die(c, EXIT_DEDUP_INTERNAL, "index for --save-index: %s", simlsh_strerror(rc));
+                mpi_die(c, EXIT_DEDUP_INTERNAL, "the index of every document: %s",
+                        simlsh_strerror(rc));
         }
     }
     free(ids);
     free(vals);
-    if (!save)
+}
+
+int mpi_save_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint32_t np, int save,
+                   int gathered)
+{
+    if (!gathered)
+        mpi_gather_index(c, r, first, np);
+    if (c->rank != 0 || !save)
         return 0;
     return store_save(r, r->opt->save_index) != 0 ? EXIT_DEDUP_INTERNAL : 0;
 }

@@ -1,0 +1,186 @@
+/*
+ * simlsh-dedup-mpi: the groups of every grouping output, made at rank 0 by
+ * the library's dedup engine, exactly as simlsh-dedup makes them.
+ *
+ * Rank 0 holds the index of every document (mpi_gather_index()), so the
+ * engine walks the same buckets in the same --keep order and claims the
+ * same members: the groups are simlsh-dedup's for any number of ranks, at
+ * the engine's cost (about documents x bands bucket visits and one
+ * verification a claim, never the pairs of a group). Under --verify exact
+ * the engine asks for texts a bounded batch at a time; each round rank 0
+ * broadcasts the ids it needs, every rank reads those of its own share
+ * (as the second pass reads them: sources opened once, size and time
+ * checked) and sends rank 0 a record per document: (id, length, bytes),
+ * or the reason it could not read it, which rank 0 reports as simlsh-dedup
+ * does. So no rank opens another's share, and only the texts the engine
+ * verifies move (docs/scale-out.md).
+ */
+#include "dedup-mpi.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAILED_BIT (UINT64_C(1) << 63)
+/* rank 0's word for "stop: the engine failed" */
+#define ROUND_FAILED UINT64_MAX
+
+static void put64(char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+static uint64_t get64(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* This rank's records for the ids of a round that it read first. */
+static char *serve(struct mpi_ctx *c, struct run *r, const uint64_t *first, struct text_source *ts,
+                   const uint64_t *ids, size_t n, size_t *len)
+{
+    uint64_t lo = first[c->rank], hi = first[c->rank + 1];
+    size_t cap = 1u << 16, at = 0;
+    char *buf = xmalloc(cap);
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] < lo || ids[i] >= hi)
+            continue;
+        const char *text = NULL;
+        size_t tl = 0;
+        char why[200];
+        uint64_t flag = 0;
+        why[0] = 0;
+        if (text_source_read(ts, ids[i], &text, &tl, why, sizeof why) != 0) {
+            if (!why[0])
+                snprintf(why, sizeof why, "%s", strerror(errno ? errno : EIO));
+            text = why;
+            tl = strlen(why);
+            flag = FAILED_BIT;
+        }
+        if (at + 16 + tl > cap) {
+            while (at + 16 + tl > cap)
+                cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        put64(buf + at, ids[i]);
+        put64(buf + at + 8, (uint64_t)tl | flag);
+        memcpy(buf + at + 16, text, tl);
+        at += 16 + tl;
+    }
+    *len = at;
+    return buf;
+}
+
+/* Rank 0: a round's records, from every rank, to the engine. */
+static void take(struct mpi_ctx *c, struct star_session *s, const char *rec, size_t len)
+{
+    for (size_t at = 0; at < len;) {
+        if (len - at < 16)
+            mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record was cut short");
+        uint64_t id = get64(rec + at), lf = get64(rec + at + 8);
+        uint64_t tl = lf & ~FAILED_BIT;
+        if (tl > len - at - 16)
+            mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record does not fit");
+        if (lf & FAILED_BIT) {
+            char why[256];
+            size_t wl = tl < sizeof why - 1 ? (size_t)tl : sizeof why - 1;
+            memcpy(why, rec + at + 16, wl);
+            why[wl] = 0;
+            star_unread(s, id, why);
+        } else {
+            star_text(s, id, rec + at + 16, (size_t)tl);
+            c->texts_fetched++;
+        }
+        at += 16 + (size_t)tl;
+    }
+}
+
+int mpi_engine_groups(struct mpi_ctx *c, struct run *r, const uint64_t *first, uint64_t **label,
+                      uint64_t **kept)
+{
+    *label = *kept = NULL;
+    struct star_session *s = NULL;
+    uint64_t head = 0;
+    int failed = 0;
+    if (c->rank == 0) {
+        int rc = star_open(r, &s);
+        if (rc == 1) { /* cannot happen: rank 0's index stores signatures */
+            fprintf(stderr, MPI_PROG ": grouping: the index stores no signatures\n");
+            rc = -1;
+        }
+        failed = rc != 0;
+    }
+    /* the sources of this rank's share, opened once (exact mode) */
+    struct text_source *ts = NULL;
+    uint64_t first_new = first[0], total = first[c->size];
+    if (r->opt->verify == VERIFY_EXACT && first[c->rank + 1] > first[c->rank]) {
+        size_t mine = (size_t)(first[c->rank + 1] - first[c->rank]);
+        uint64_t *ids = xmalloc(mine * sizeof *ids);
+        for (size_t i = 0; i < mine; i++)
+            ids[i] = first[c->rank] + i;
+        ts = text_source_open(r, ids, mine, (size_t)(total - first_new));
+        free(ids);
+    }
+    uint64_t *ids = NULL;
+    size_t cap = 0;
+    for (;;) {
+        const uint64_t *want = NULL;
+        size_t n = 0;
+        if (c->rank == 0) {
+            if (!failed && star_wanted(s, &want, &n) != 0)
+                failed = 1;
+            head = failed ? ROUND_FAILED : (uint64_t)n;
+        }
+        MPI_Bcast(&head, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        if (head == 0 || head == ROUND_FAILED)
+            break;
+        n = (size_t)head;
+        if (n > cap) {
+            cap = n;
+            ids = xrealloc(ids, cap * sizeof *ids);
+        }
+        if (c->rank == 0)
+            memcpy(ids, want, n * sizeof *ids);
+        for (size_t o = 0; o < n; o += 1u << 24) {
+            size_t m = n - o < (1u << 24) ? n - o : (1u << 24);
+            MPI_Bcast(ids + o, (int)m, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        }
+        size_t len = 0, alen = 0;
+        char *mine = serve(c, r, first, ts, ids, n, &len), *all = NULL;
+        mpi_gather0(c, mine, len, &all, &alen);
+        free(mine);
+        if (c->rank == 0) {
+            /* documents of --index have no text here: decided by estimate */
+            for (size_t i = 0; i < n; i++)
+                if (ids[i] < first_new)
+                    star_unread(s, ids[i], NULL);
+            take(c, s, all, alen);
+            if (!failed && star_submit(s) != 0)
+                failed = 1;
+        }
+        free(all);
+    }
+    free(ids);
+    text_source_close(ts);
+    int ret = 0;
+    if (c->rank == 0) {
+        size_t nd = r->names.count;
+        if (!failed) {
+            *label = xmalloc((nd ? nd : 1) * sizeof **label);
+            *kept = xmalloc((nd ? nd : 1) * sizeof **kept);
+            if (star_close(s, *label, *kept) != 0)
+                failed = 1;
+        } else if (s != NULL)
+            star_close(s, NULL, NULL);
+        if (failed) {
+            free(*label);
+            free(*kept);
+            *label = *kept = NULL;
+        }
+        ret = failed ? -1 : 0;
+    }
+    MPI_Bcast(&ret, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return ret;
+}
