@@ -7,7 +7,11 @@ ratios of each shape to the random one.
   bench-shapes.py --dedup PATH [--docs N] [--words W] [--threads J]
                   [--shapes random,heavy,template,copies] [--repeat R]
                   [--timeout S] [--tmpdir DIR] [--verify MODE] [--keep]
-                  [--args "MORE OPTIONS"]
+                  [--args "MORE OPTIONS"] [--mpi N [--mpirun PATH]]
+
+With --mpi N, PATH is simlsh-dedup-mpi, run on N ranks by mpirun (peak
+RSS is then that of the largest process of the job; phases are rank
+0's).
 
 Shapes (bench/gen-shapes.py writes them, one document per line):
   random    N unrelated documents;
@@ -82,6 +86,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--tmpdir")
     ap.add_argument("--keep", action="store_true", help="keep the generated corpora")
+    ap.add_argument("--mpi", type=int, default=0, help="ranks: --dedup is simlsh-dedup-mpi")
+    ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--args", default="",
                     help="more simlsh-dedup options for every run, e.g."
                          " '--giant-buckets 16 --giant-cost 0'")
@@ -89,7 +95,7 @@ def main():
     shapes = a.shapes.split(",")
     tmp = tempfile.mkdtemp(prefix="bench-shapes-", dir=a.tmpdir)
     result = {"benchmark": "shapes", "docs": a.docs, "words": a.words, "threads": a.threads,
-              "args": a.args,
+              "args": a.args, "ranks": a.mpi,
               "verify": a.verify, "repeat": a.repeat, "shapes": {}}
     try:
         corpora = {}
@@ -106,15 +112,22 @@ def main():
             for s in shapes:
                 lines = corpora[s][0]
                 stats = os.path.join(tmp, s + ".json")
-                r = measured([a.dedup, "--lines", lines, "--quiet", "-j", a.threads,
-                              "--verify", a.verify, "--stats", stats] + shlex.split(a.args),
-                             a.timeout)
+                launch = ([a.mpirun, "--oversubscribe", "--allow-run-as-root", "-n",
+                           str(a.mpi)] if a.mpi > 0 else [])
+                r = measured(launch + [a.dedup, "--lines", lines, "--quiet", "-j", a.threads,
+                                       "--verify", a.verify, "--stats", stats]
+                             + shlex.split(a.args), a.timeout)
                 if r is None:
                     runs[s].append({"timeout": a.timeout})
                     continue
                 with open(stats) as f:
                     st = json.load(f)
-                r["phases"] = {k: v["cpu_seconds"] for k, v in st["phases"].items()}
+                if "per_rank" in st:  # simlsh-dedup-mpi: wall seconds of each phase
+                    r["phases"] = st["per_rank"][0]["phases"]
+                    r["peak_rss_mb_per_rank"] = [round(k["peak_memory_bytes"] / 2**20, 1)
+                                                 for k in st["per_rank"]]
+                else:
+                    r["phases"] = {k: v["cpu_seconds"] for k, v in st["phases"].items()}
                 r["verification"] = st.get("verification", {})
                 r["clusters_ok"] = groups_of(r.pop("stdout")) == corpora[s][1]
                 runs[s].append(r)
