@@ -527,12 +527,14 @@ uint64_t reader_offset(const struct reader *rd);
 ssize_t reader_read(struct reader *rd, char *out, size_t cap);
 void reader_close(struct reader *rd);
 
+struct simlsh__afile; /* lib/util/atomic-file.h, known to dedup-io.c only */
 struct outfile {
     const char *prog; /* the program named in messages */
     const char *path;
-    char *tmp;  /* the temporary file renamed over path, or NULL */
-    FILE *f;    /* stdout, stderr, a device or FIFO opened in place, or tmp */
-    int direct; /* written in place: no fsync, no rename */
+    char *dir;                /* path's directory, while af is */
+    struct simlsh__afile *af; /* the temporary file renamed over path, or NULL */
+    FILE *f;                  /* stdout, stderr, a device or FIFO opened in place, or af's */
+    int direct;               /* written in place: no fsync, no rename */
 };
 int outfile_open(struct outfile *o, const char *path);
 int outfile_open_as(struct outfile *o, const char *path, const char *prog);
@@ -543,7 +545,6 @@ void outfile_abort(struct outfile *o);
 /* "PROG: NAME: cannot write: CAUSE" for a write to o that failed with
  * errno err (EIO when 0): a writer that stops at ferror() says why. */
 void outfile_write_error(const struct outfile *o, int err);
-int fsync_dir_of(const char *path);
 
 void fileids_add(struct fileids *s, const struct stat *st);
 int fileids_has(struct fileids *s, const struct stat *st);
