@@ -35,10 +35,10 @@ int64_t mtime_ns(const struct stat *st)
 /* Read a whole stream into w->buf, at most max bytes: one more byte than
  * that and the document is skipped, even if the file grew since the walk.
  * Returns 0, or -1 with d->status set. */
-int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_t hint,
+int read_bounded(struct worker *w, const struct options *o, struct reader *rd, size_t hint,
                  struct doc *d, size_t *len)
 {
-    uint64_t max = r->opt->max_doc_bytes;
+    uint64_t max = o->max_doc_bytes;
     size_t limit = max >= SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)max + 1;
     size_t want = hint < limit ? hint + 1 : limit;
     if (want < 4096)
@@ -48,7 +48,7 @@ int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_
         w->cap = want;
     }
     size_t n = 0;
-    int probed = r->opt->binary;
+    int probed = o->binary;
     for (;;) {
         if (n == w->cap) {
             if (w->cap >= limit)
@@ -93,7 +93,7 @@ int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_
     return 0;
 }
 
-int read_path_doc(struct worker *w, const struct run *r, const char *path, struct doc *d,
+int read_path_doc(struct worker *w, const struct options *o, const char *path, struct doc *d,
                   size_t *len)
 {
     struct stat st;
@@ -103,10 +103,10 @@ int read_path_doc(struct worker *w, const struct run *r, const char *path, struc
         return -1;
     }
     d->mtime_ns = mtime_ns(&st);
-    if ((uint64_t)st.st_size > r->opt->max_doc_bytes) {
+    if ((uint64_t)st.st_size > o->max_doc_bytes) {
         close(fd);
         doc_skip(d, "larger than --max-doc-bytes (%llu > %llu bytes), skipped",
-                 (unsigned long long)st.st_size, (unsigned long long)r->opt->max_doc_bytes);
+                 (unsigned long long)st.st_size, (unsigned long long)o->max_doc_bytes);
         return -1;
     }
     struct reader rd;
@@ -114,7 +114,7 @@ int read_path_doc(struct worker *w, const struct run *r, const char *path, struc
     if (rc != 0)
         doc_skip(d, "%s", rd.msg);
     else
-        rc = read_bounded(w, r, &rd, (size_t)st.st_size, d, len);
+        rc = read_bounded(w, o, &rd, (size_t)st.st_size, d, len);
     reader_close(&rd);
     close(fd);
     return rc;

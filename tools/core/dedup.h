@@ -362,6 +362,12 @@ struct run_stats {
  * only), what reading found (struct run_inputs), the store, the counters
  * (struct run_stats) and the first pass's pipeline (struct pipeline,
  * private to it). */
+/* The index file a run replaces, locked (flock) from before --index loads
+ * it to after --save-index renames over it (dedup-store.c). */
+struct index_lock {
+    int held, fd;
+};
+
 struct run {
     const struct options *opt;
     struct run_inputs in;
@@ -374,9 +380,7 @@ struct run {
     struct strlist names;  /* output name of each indexed id (id = position) */
     uint64_t first_new;    /* ids below this came from --index */
     struct store *store;   /* dedup-store.c: names of the loaded ids, removals */
-    /* the index file this run replaces, locked (flock) from before --index
-     * loads it to after --save-index renames over it */
-    int lock_held, lock_fd;
+    struct index_lock lock;
     uint64_t *id_bytes; /* per id: text bytes and mtime, for --keep (dedup-keep.c) */
     int64_t *id_mtime;
     size_t idmeta_cap;
@@ -616,7 +620,7 @@ int bucket_census(struct run *r, struct census *c);
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, uint64_t *clusters,
                  uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
-int write_skipped(const struct run *r, FILE *out);
+int write_skipped(const struct run_inputs *in, const struct options *o, FILE *out);
 /* One --output pairs line. */
 void write_pair(const struct run *r, FILE *out, const struct pair *p);
 
@@ -646,10 +650,10 @@ int store_apply_drops(struct run *r);
 /* Locks the file at path for a run that replaces it (nothing when there is
  * none yet), waiting for another run that holds it; 0, or -1 with a
  * message. store_save() takes it if the run does not hold it already. */
-int store_lock(struct run *r, const char *path);
+int store_lock(struct index_lock *lk, const struct options *o, const char *path);
 /* store_lock() of the --index file when --save-index names it too: call
  * it before store_load(), on one process of a run. */
-int store_lock_update(struct run *r);
+int store_lock_update(struct index_lock *lk, const struct options *o);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
 /* Is a loaded id still indexed named name? */

@@ -473,7 +473,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
             status = saved;
     }
     if (ctx.rank == 0) {
-        if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0) {
+        if (status == 0 && skipped.f && write_skipped(&r->in, r->opt, skipped.f) != 0) {
             outfile_write_error(&skipped, errno);
             status = EXIT_DEDUP_INTERNAL;
         }
@@ -602,7 +602,7 @@ int main(int argc, char **argv)
     /* --save-index of the --index file: rank 0, which saves, holds its
      * lock before any rank loads it (dedup-store.c) */
     if (opt.load_index && opt.save_index) {
-        if (st == 0 && ctx.rank == 0 && store_lock_update(&run) != 0)
+        if (st == 0 && ctx.rank == 0 && store_lock_update(&run.lock, &opt) != 0)
             st = EXIT_DEDUP_INTERNAL;
         st = mpi_agree(&ctx, st);
     }
