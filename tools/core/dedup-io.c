@@ -32,20 +32,17 @@
 
 const char *file_type_name(mode_t mode)
 {
-    if (S_ISREG(mode))
-        return "regular file";
-    if (S_ISDIR(mode))
-        return "directory";
-    if (S_ISLNK(mode))
-        return "symbolic link";
-    if (S_ISFIFO(mode))
-        return "FIFO";
-    if (S_ISCHR(mode))
-        return "character device";
-    if (S_ISBLK(mode))
-        return "block device";
-    if (S_ISSOCK(mode))
-        return "socket";
+    static const struct {
+        mode_t type;
+        const char *name;
+    } types[] = {
+        {S_IFREG, "regular file"}, {S_IFDIR, "directory"},        {S_IFLNK, "symbolic link"},
+        {S_IFIFO, "FIFO"},         {S_IFCHR, "character device"}, {S_IFBLK, "block device"},
+        {S_IFSOCK, "socket"},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if ((mode & S_IFMT) == types[i].type)
+            return types[i].name;
     return "special file";
 }
 
@@ -639,11 +636,8 @@ int outfile_commit(struct outfile *o)
 static int cmp_fileid(const void *a, const void *b)
 {
     const struct fileid *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev < y->dev ? -1 : 1;
-    if (x->ino != y->ino)
-        return x->ino < y->ino ? -1 : 1;
-    return 0;
+    int c = order_u64(x->dev, y->dev);
+    return c != 0 ? c : order_u64(x->ino, y->ino);
 }
 
 void fileids_add(struct fileids *s, const struct stat *st)
@@ -689,6 +683,15 @@ static const char *compressed_suffix(const char *path)
     return NULL;
 }
 
+static int refuse_input(const char *what, const char *path)
+{
+    fprintf(stderr,
+            "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing to "
+            "overwrite it\n",
+            what, qname(path));
+    return -1;
+}
+
 /* May PATH be an output? It must not exist, or be a regular file (not a
  * symbolic link: the rename would replace the link, not its target) that
  * is none of the inputs; with DIRECT_OK also a device, FIFO or standard
@@ -708,14 +711,7 @@ int output_path_ok(struct fileids *inputs, const char *path, const char *what,
         return -1;
     }
     if (direct_ok && is_direct_output(path, &st)) {
-        if (fileids_has(inputs, &st)) {
-            fprintf(stderr,
-                    "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
-                    "to overwrite it\n",
-                    what, qname(path));
-            return -1;
-        }
-        return 0;
+        return fileids_has(inputs, &st) ? refuse_input(what, path) : 0;
     }
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT)
@@ -742,12 +738,5 @@ int output_path_ok(struct fileids *inputs, const char *path, const char *what,
         if (stat(allowed_same, &st2) == 0 && st2.st_dev == st.st_dev && st2.st_ino == st.st_ino)
             return 0;
     }
-    if (fileids_has(inputs, &st)) {
-        fprintf(stderr,
-                "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
-                "to overwrite it\n",
-                what, qname(path));
-        return -1;
-    }
-    return 0;
+    return fileids_has(inputs, &st) ? refuse_input(what, path) : 0;
 }

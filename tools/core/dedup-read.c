@@ -173,6 +173,29 @@ ssize_t pread_full(int fd, char *buf, size_t len, uint64_t off)
     }
 }
 
+/* The document of line number line of a range: arena[p .. p + l), which
+ * starts at file offset lstart and ends with newline (0 or 1) newline
+ * bytes; skipped when longer than max. */
+static void range_line(struct batch *b, uint64_t line, uint64_t lstart, size_t p, size_t l,
+                       size_t newline, int json, uint64_t max)
+{
+    if (l > max) {
+        struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+        d->line = line;
+        doc_skip(d, "line longer than --max-doc-bytes, skipped");
+    } else if (!json || !is_blank(b->arena + p, l)) {
+        /* Blank lines between JSON objects are tolerated, as most JSONL
+         * writers and readers do. */
+        struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
+        d->line = line;
+        d->src_off = lstart;
+        d->text_off = p;
+        d->text_len = !json && l > 0 && b->arena[p + l - 1] == '\r' ? l - 1 : l; /* CRLF */
+        d->bytes = l + newline;
+        d->mtime_ns = b->mtime;
+    }
+}
+
 /* A worker's half of reading a line file: the lines that start in
  * [b->start, b->end) (the last range: to the end of the file), read with
  * pread into the batch's arena and split there, so the main thread never
@@ -229,23 +252,8 @@ void read_range(const struct options *o, struct batch *b)
             break;
         char *nl = memchr(b->arena + p, '\n', have - p);
         if (!nl && eof) {
-            if (have > p) { /* a last line without its newline */
-                line++;
-                size_t l = have - p;
-                if (l > max) {
-                    struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
-                    d->line = line;
-                    doc_skip(d, "line longer than --max-doc-bytes, skipped");
-                } else if (!json || !is_blank(b->arena + p, l)) {
-                    struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
-                    d->line = line;
-                    d->src_off = lstart;
-                    d->text_off = p;
-                    d->text_len = !json && b->arena[p + l - 1] == '\r' ? l - 1 : l;
-                    d->bytes = l;
-                    d->mtime_ns = b->mtime;
-                }
-            }
+            if (have > p) /* a last line without its newline */
+                range_line(b, ++line, lstart, p, have - p, 0, json, max);
             break;
         }
         if (!nl) {
@@ -302,23 +310,8 @@ void read_range(const struct options *o, struct batch *b)
             continue;
         }
         size_t l = (size_t)(nl - (b->arena + p));
-        line++;
         newlines++;
-        if (l > max) {
-            struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
-            d->line = line;
-            doc_skip(d, "line longer than --max-doc-bytes, skipped");
-        } else if (!json || !is_blank(b->arena + p, l)) {
-            /* Blank lines between JSON objects are tolerated, as most JSONL
-             * writers and readers do. */
-            struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
-            d->line = line;
-            d->src_off = lstart;
-            d->text_off = p;
-            d->text_len = !json && l > 0 && b->arena[p + l - 1] == '\r' ? l - 1 : l; /* CRLF */
-            d->bytes = l + 1;
-            d->mtime_ns = b->mtime;
-        }
+        range_line(b, ++line, lstart, p, l, 1, json, max);
         p += l + 1;
     }
     b->arena_len = have;

@@ -468,6 +468,11 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
 /* dedup-util.c */
+/* -1, 0 or 1 as x is below, equal to or above y: comparators chain it. */
+static inline int order_u64(uint64_t x, uint64_t y)
+{
+    return (x > y) - (x < y);
+}
 int cmp_u64(const void *x, const void *y);  /* qsort() order of uint64_t */
 int cmp_pair(const void *x, const void *y); /* qsort() order of struct pair: a, b */
 double now_seconds(void);

@@ -56,11 +56,10 @@ static uint64_t mix64(uint64_t z)
 static int cmp_gedge(const void *x, const void *y)
 {
     const struct gedge *p = x, *q = y;
-    if (p->label != q->label)
-        return p->label < q->label ? -1 : 1;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : p->b > q->b;
+    int c = order_u64(p->label, q->label);
+    if (c == 0)
+        c = order_u64(p->a, q->a);
+    return c != 0 ? c : order_u64(p->b, q->b);
 }
 
 static size_t find_id(const uint64_t *v, size_t n, uint64_t x)
@@ -79,7 +78,7 @@ static size_t find_id(const uint64_t *v, size_t n, uint64_t x)
 static int cmp_link(const void *x, const void *y)
 {
     const struct link *p = x, *q = y;
-    return p->id < q->id ? -1 : p->id > q->id;
+    return order_u64(p->id, q->id);
 }
 
 /* The spanning forest of n links (any pairs of distinct ids): (id,
