@@ -241,7 +241,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
         mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "%s", "standard input cannot be read again");
 
     mpi_phase(&ctx, MP_SPLIT);
-    status = mpi_split(&ctx, r);
+    status = mpi_split(&ctx, opt, &r->in);
     if (status != 0)
         goto fail; /* the same status on every rank */
 
