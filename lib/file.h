@@ -1,6 +1,8 @@
 /* Whole-file I/O for the *_save_file / *_load_file calls: the only place
  * that talks to the file system, so a port replaces this file alone.
  *
+ * The atomic replacement is the steps of util/atomic-file.h (shared with
+ * the tools) over one buffer, the target's symlinks followed first.
  * Both calls take the public SIMLSH_FILE_* flags and report the errno of
  * a failing system call in *sys_errno (when not NULL; 0 when the failure
  * was not a system call's). */
@@ -38,15 +40,8 @@ int simlsh__file_write_atomic(const char *path, const void *buf, size_t size, in
 int simlsh__file_read_all(const char *path, int flags, int *sys_errno, const simlsh_allocator *al,
                           uint8_t **buf, size_t *len);
 
-#ifdef SIMLSH_FILE_FAULTS
-/* Test builds only (tests/test-save-fault.c compiles file.c with this
- * defined): called before each system call that can fail with the name of
- * the operation ("open", "tmpfile", "write", "chmod", "fsync", "close",
- * "link", "rename", "dirsync"); a non-zero return is the errno that call
- * then fails with. Writes are also cut into chunks of at most
- * SIMLSH__FILE_FAULT_CHUNK bytes, so a small file has many write points. */
-#define SIMLSH__FILE_FAULT_CHUNK 4096
-extern int (*simlsh__file_fault)(const char *op);
-#endif
+/* Test builds' fault hook (SIMLSH_FILE_FAULTS, simlsh__file_fault) is the
+ * one of the writer's steps. */
+#include "util/atomic-file.h"
 
 #endif

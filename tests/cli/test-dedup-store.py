@@ -625,6 +625,50 @@ def case_corrupt_index():
         check(p.stdout != b"", "the intact file answers")
 
 
+def case_output_enospc():
+    """ENOSPC at the k-th system call of the tool's output files (-o and
+    --skipped, replaced by the library's atomic writer, lib/util/atomic-file.c,
+    whose fault hook the faults build has), for every k: exit 4 with the
+    system's message; each output is its old bytes or its complete new ones,
+    both old when the fault comes before the first rename (outputs are all
+    synced before any is renamed); no temporary file is left."""
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = os.path.join(tmp, "empty.txt")
+        open(empty, "wb").close()
+        out, skipped = os.path.join(tmp, "out.tsv"), os.path.join(tmp, "skipped.tsv")
+        args = sample_files() + [empty, "-o", out, "--skipped", skipped, "-q", "-j", "1"]
+        run(args)
+        new = {q: open(q, "rb").read() for q in (out, skipped)}
+        old = {out: b"old output\n", skipped: b"old list\n"}
+        check(all(new[q] not in (b"", old[q]) for q in old), "fixture: new outputs differ")
+        k = 0
+        while True:
+            k += 1
+            check(k < 1000, "no end to the fault points")
+            for q, data in old.items():
+                with open(q, "wb") as f:
+                    f.write(data)
+            p = run(args, expect=None, prog=FAULTS, env={"SIMLSH_FAULT_AT": str(k)})
+            fault = [l for l in p.stderr.decode().splitlines() if l.startswith("fault: ")]
+            got = {q: open(q, "rb").read() for q in old}
+            left = [n for n in os.listdir(tmp) if ".simlsh-" in n]
+            check(left == [], "k=%d: left %s" % (k, left), p)
+            if not fault:
+                check(p.returncode == 0, "k=%d without a fault fails" % k, p)
+                check(got == new, "k=%d without a fault: outputs" % k, p)
+                break
+            check(p.returncode == 4, "k=%d (%s): exit %d" % (k, fault[0], p.returncode), p)
+            check(b": No space left on device" in p.stderr, "k=%d: the cause" % k, p)
+            for q in old:
+                check(got[q] in (old[q], new[q]), "k=%d (%s): %s is neither the old nor the "
+                      "new output" % (k, fault[0], q), p)
+            if fault[0] in ("fault: open", "fault: fsync"):
+                check(got == old, "k=%d (%s): an output was replaced" % (k, fault[0]), p)
+        # per output: the directory, the temporary file, its fsync, the
+        # rename and the directory's sync
+        check(k == 11, "%d fault points, not 10" % (k - 1))
+
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:

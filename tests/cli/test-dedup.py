@@ -1386,15 +1386,21 @@ def case_faults():
         check(not os.path.exists(skipped), "--skipped: no partial list", p)
         no_temp_files(tmp, p)
 
-        # a temporary file of a run that no longer exists is cleaned up
+        # a temporary file of a run that no longer exists is cleaned up, by
+        # the names of the shared writer (lib/util/atomic-file.c) and of
+        # earlier versions of the tool
         stale = os.path.join(tmp, ".out.tsv.simlsh-999999999-abcdef")
+        stale_new = os.path.join(tmp, ".out.tsv.simlsh-tmp.999999999.0123456789abcdef")
         live = os.path.join(tmp, ".out.tsv.simlsh-%d-ghijkl" % os.getpid())
-        for n in (stale, live):
+        live_new = os.path.join(tmp, ".out.tsv.simlsh-tmp.%d.0123456789abcdef" % os.getpid())
+        for n in (stale, stale_new, live, live_new):
             with open(n, "w") as f:
                 f.write("partial")
         run([SAMPLE, "-o", out, "-q"])
         check(not os.path.exists(stale), "stale temporary file not removed")
+        check(not os.path.exists(stale_new), "stale temporary file (shared writer) not removed")
         check(os.path.exists(live), "a live run's temporary file was removed")
+        check(os.path.exists(live_new), "a live run's temporary file (shared writer) was removed")
 
 
 def index_names(path):

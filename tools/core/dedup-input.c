@@ -277,7 +277,7 @@ static int read_stdin_doc(struct run *r, size_t input)
     if (bad)
         doc_skip(&d, "%s", rd.msg);
     else
-        bad = read_bounded(&w, r, &rd, 0, &d, &len);
+        bad = read_bounded(&w, r->opt, &rd, 0, &d, &len);
     reader_close(&rd);
     int rc = bad ? skip_input(r, "<stdin>", 7, "%s", d.msg)
                  : add_text_doc(r, input, DOCK_TEXT, 0, 0, w.buf, len, len, 0);

@@ -86,11 +86,12 @@ size_t doc_name_cap(const struct options *o, uint32_t input)
 }
 
 /* Where a message about document d points: "FILE:LINE" or the path. */
-static void doc_where(struct run *r, const struct doc *d, char *buf, size_t cap)
+static void doc_where(const struct options *o, const struct run_inputs *inputs, const struct doc *d,
+                      char *buf, size_t cap)
 {
-    const struct input *in = &r->opt->inputs[d->input];
+    const struct input *in = &o->inputs[d->input];
     if (d->kind == DOCK_PATH)
-        snprintf(buf, cap, "%s", strlist_get(&r->in.paths, d->path, NULL));
+        snprintf(buf, cap, "%s", strlist_get(&inputs->paths, d->path, NULL));
     else if (in->kind == INPUT_STDIN)
         snprintf(buf, cap, "<stdin>");
     else
@@ -344,7 +345,7 @@ static int consume(struct run *r, struct batch *b)
         }
         if (d->status != DOC_OK) {
             char *where = namebuf;
-            doc_where(r, d, where, namebuf_cap);
+            doc_where(r->opt, &r->in, d, where, namebuf_cap);
             int rc;
             switch (d->status) {
             case DOC_EEMPTY:

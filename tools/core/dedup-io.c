@@ -5,6 +5,8 @@
  * input (the escaping of names in diagnostics is dedup-escape.c).
  */
 #include "dedup.h"
+/* The library's atomic writer, compiled into the core (tools/README.md). */
+#include "atomic-file.h"
 
 #if DEDUP_HAVE_ZLIB
 #include <zlib.h>
@@ -13,7 +15,6 @@
 #include <zstd.h>
 #endif
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,20 +32,17 @@
 
 const char *file_type_name(mode_t mode)
 {
-    if (S_ISREG(mode))
-        return "regular file";
-    if (S_ISDIR(mode))
-        return "directory";
-    if (S_ISLNK(mode))
-        return "symbolic link";
-    if (S_ISFIFO(mode))
-        return "FIFO";
-    if (S_ISCHR(mode))
-        return "character device";
-    if (S_ISBLK(mode))
-        return "block device";
-    if (S_ISSOCK(mode))
-        return "socket";
+    static const struct {
+        mode_t type;
+        const char *name;
+    } types[] = {
+        {S_IFREG, "regular file"}, {S_IFDIR, "directory"},        {S_IFLNK, "symbolic link"},
+        {S_IFIFO, "FIFO"},         {S_IFCHR, "character device"}, {S_IFBLK, "block device"},
+        {S_IFSOCK, "socket"},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if ((mode & S_IFMT) == types[i].type)
+            return types[i].name;
     return "special file";
 }
 
@@ -360,16 +358,17 @@ int open_regular(const char *path, struct stat *st, char *msg, size_t msgcap)
 /* ------------------------------------------------------------------------ */
 
 /* Every temporary output still to be removed if the run dies (exit paths
- * and SIGINT/SIGTERM/SIGHUP). Names only: unlink() is async-signal-safe. */
+ * and SIGINT/SIGTERM/SIGHUP): simlsh__af_unlink_on_signal() is
+ * async-signal-safe. */
 #define MAX_OUTFILES 8
-static char *volatile pending_tmp[MAX_OUTFILES];
+static struct simlsh__afile *volatile pending_tmp[MAX_OUTFILES];
 
 static void remove_pending(void)
 {
     for (int i = 0; i < MAX_OUTFILES; i++) {
-        char *p = pending_tmp[i];
-        if (p)
-            unlink(p);
+        struct simlsh__afile *af = pending_tmp[i];
+        if (af)
+            simlsh__af_unlink_on_signal(af);
     }
 }
 
@@ -396,20 +395,20 @@ static void install_cleanup(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-static void track_tmp(char *p)
+static void track_tmp(struct simlsh__afile *af)
 {
     for (int i = 0; i < MAX_OUTFILES; i++) {
         if (!pending_tmp[i]) {
-            pending_tmp[i] = p;
+            pending_tmp[i] = af;
             return;
         }
     }
 }
 
-static void untrack_tmp(const char *p)
+static void untrack_tmp(const struct simlsh__afile *af)
 {
     for (int i = 0; i < MAX_OUTFILES; i++)
-        if (pending_tmp[i] == p)
+        if (pending_tmp[i] == af)
             pending_tmp[i] = NULL;
 }
 
@@ -423,54 +422,6 @@ static char *dir_of(const char *path)
     memcpy(d, path, n);
     d[n] = '\0';
     return d;
-}
-
-int fsync_dir_of(const char *path)
-{
-    char *d = dir_of(path);
-    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(d);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    /* some file systems cannot sync a directory; the rename is done */
-    if (rc != 0 && (errno == EINVAL || errno == ENOTSUP))
-        rc = 0;
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
-/* Temporary files of this target left by a run that was killed (SIGKILL,
- * a crash, a power cut): ".BASE.simlsh-PID-XXXXXX" whose PID is no
- * process. A live run's file is never touched (kill(PID, 0) succeeds, or
- * fails with EPERM for another user's process). */
-static void remove_stale(const char *dir, const char *base)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    size_t bl = strlen(base);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const char *n = e->d_name;
-        if (n[0] != '.' || strncmp(n + 1, base, bl) || strncmp(n + 1 + bl, ".simlsh-", 8))
-            continue;
-        char *end;
-        errno = 0;
-        long pid = strtol(n + 1 + bl + 8, &end, 10);
-        if (errno || pid <= 0 || end[0] != '-' || strlen(end + 1) != 6)
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        size_t dl = strlen(dir), nl = strlen(n);
-        char *p = xmalloc(dl + nl + 2);
-        snprintf(p, dl + nl + 2, "%s/%s", dir, n);
-        unlink(p);
-        free(p);
-    }
-    closedir(d);
 }
 
 /* The standard stream that PATH names (/dev/stdout, /dev/fd/2,
@@ -502,6 +453,19 @@ static int is_direct_output(const char *path, struct stat *target)
     if (S_ISLNK(lst.st_mode) && S_ISREG(target->st_mode))
         return std_stream_of(target) != NULL;
     return !S_ISDIR(target->st_mode);
+}
+
+/* The writer's state and its directory, once published or aborted. */
+static void free_afile(struct outfile *o)
+{
+    if (o->af) {
+        untrack_tmp(o->af);
+        simlsh__af_end(o->af);
+        free(o->af);
+        o->af = NULL;
+    }
+    free(o->dir);
+    o->dir = NULL;
 }
 
 /* "-" or NULL is standard output, written in place, and so is a device,
@@ -540,19 +504,16 @@ int outfile_open_as(struct outfile *o, const char *path, const char *prog)
         return 0;
     }
     const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    char *dir = dir_of(path);
-    remove_stale(dir, base);
-    size_t dl = strlen(dir), bl = strlen(base);
-    o->tmp = xmalloc(dl + bl + 48);
-    snprintf(o->tmp, dl + bl + 48, "%s/.%s.simlsh-%ld-XXXXXX", dir, base, (long)getpid());
-    free(dir);
-    mode_t mask = umask(0);
-    umask(mask);
-    mode_t mode = 0666 & ~mask;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        mode = st.st_mode & 07777;
+    o->dir = dir_of(path);
+    o->af = xmalloc(sizeof *o->af);
+    /* A directory we may write but not read (-wx) is written all the same,
+     * as a file created in it by name would be. */
+    if (simlsh__af_begin(o->af, o->dir, slash ? slash + 1 : path, SIMLSH__AF_DIR_WX) != 0) {
+        fprintf(stderr, "%s: %s: cannot create a file in its directory: %s\n", o->prog, qname(path),
+                strerror(errno));
+        free_afile(o);
+        return -1;
+    }
     /* Signals wait while the file is created and recorded: one arriving in
      * between would otherwise leave the file behind. */
     install_cleanup();
@@ -562,25 +523,26 @@ int outfile_open_as(struct outfile *o, const char *path, const char *prog)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    int fd = mkstemp(o->tmp);
+    int rc = simlsh__af_create_named(o->af, o);
     int e = errno;
-    if (fd >= 0)
-        track_tmp(o->tmp);
+    if (rc == 0)
+        track_tmp(o->af);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (fd < 0) {
+    if (rc != 0) {
         fprintf(stderr, "%s: %s: cannot create a file in its directory: %s\n", o->prog, qname(path),
                 strerror(e));
-        free(o->tmp);
-        o->tmp = NULL;
+        free_afile(o);
         return -1;
     }
-    if (fchmod(fd, mode) != 0) {
-        /* not fatal: the file keeps mkstemp's 0600 */
+    /* The mode of the file replaced (a link followed), or 0666 less the
+     * umask, as created. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && fchmod(o->af->fd, st.st_mode & 07777) != 0) {
+        /* not fatal: the file keeps the mode it was created with */
     }
-    o->f = fdopen(fd, "w");
+    o->f = fdopen(o->af->fd, "w");
     if (!o->f) {
         e = errno;
-        close(fd);
         outfile_abort(o);
         fprintf(stderr, "%s: %s: %s\n", o->prog, qname(path), strerror(e));
         return -1;
@@ -592,13 +554,12 @@ void outfile_abort(struct outfile *o)
 {
     if (o->f && o->f != stdout && o->f != stderr)
         fclose(o->f);
+    if (o->f && o->af)
+        o->af->fd = -1; /* closed with its stream */
     o->f = NULL;
-    if (o->tmp) {
-        unlink(o->tmp);
-        untrack_tmp(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-    }
+    if (o->af)
+        simlsh__af_abort(o->af);
+    free_afile(o);
 }
 
 /* Flush and fsync; then only the rename is left, so a run with several
@@ -620,10 +581,12 @@ int outfile_finish(struct outfile *o)
         return 0;
     }
     /* a device or FIFO has nothing to sync (fsync fails with EINVAL) */
-    if (!e && !o->direct && fsync(fileno(o->f)) != 0)
+    if (!e && !o->direct && simlsh__af_sync(o->af) != 0)
         e = errno;
     if (fclose(o->f) != 0 && !e)
         e = errno;
+    if (o->af)
+        o->af->fd = -1; /* closed with its stream */
     o->f = NULL;
     if (e) {
         fprintf(stderr, "%s: %s: cannot write: %s\n", o->prog, qname(shown), strerror(e));
@@ -642,20 +605,20 @@ void outfile_write_error(const struct outfile *o, int err)
 /* Rename the finished file over the target, fsync the directory. */
 int outfile_publish(struct outfile *o)
 {
-    if (!o->tmp)
+    if (!o->af)
         return 0; /* standard output, or nothing opened */
-    if (rename(o->tmp, o->path) != 0) {
-        int e = errno;
+    int rc = simlsh__af_publish(o->af);
+    int e = errno;
+    untrack_tmp(o->af);
+    if (rc == -1) {
         fprintf(stderr, "%s: %s: cannot write: %s\n", o->prog, qname(o->path), strerror(e));
         outfile_abort(o);
         return -1;
     }
-    untrack_tmp(o->tmp);
-    free(o->tmp);
-    o->tmp = NULL;
-    if (fsync_dir_of(o->path) != 0) {
+    free_afile(o);
+    if (rc != 0) {
         fprintf(stderr, "%s: %s: cannot sync its directory: %s\n", o->prog, qname(o->path),
-                strerror(errno));
+                strerror(e));
         return -1;
     }
     return 0;
@@ -673,11 +636,8 @@ int outfile_commit(struct outfile *o)
 static int cmp_fileid(const void *a, const void *b)
 {
     const struct fileid *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev < y->dev ? -1 : 1;
-    if (x->ino != y->ino)
-        return x->ino < y->ino ? -1 : 1;
-    return 0;
+    int c = order_u64(x->dev, y->dev);
+    return c != 0 ? c : order_u64(x->ino, y->ino);
 }
 
 void fileids_add(struct fileids *s, const struct stat *st)
@@ -723,6 +683,15 @@ static const char *compressed_suffix(const char *path)
     return NULL;
 }
 
+static int refuse_input(const char *what, const char *path)
+{
+    fprintf(stderr,
+            "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing to "
+            "overwrite it\n",
+            what, qname(path));
+    return -1;
+}
+
 /* May PATH be an output? It must not exist, or be a regular file (not a
  * symbolic link: the rename would replace the link, not its target) that
  * is none of the inputs; with DIRECT_OK also a device, FIFO or standard
@@ -742,14 +711,7 @@ int output_path_ok(struct fileids *inputs, const char *path, const char *what,
         return -1;
     }
     if (direct_ok && is_direct_output(path, &st)) {
-        if (fileids_has(inputs, &st)) {
-            fprintf(stderr,
-                    "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
-                    "to overwrite it\n",
-                    what, qname(path));
-            return -1;
-        }
-        return 0;
+        return fileids_has(inputs, &st) ? refuse_input(what, path) : 0;
     }
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT)
@@ -776,12 +738,5 @@ int output_path_ok(struct fileids *inputs, const char *path, const char *what,
         if (stat(allowed_same, &st2) == 0 && st2.st_dev == st.st_dev && st2.st_ino == st.st_ino)
             return 0;
     }
-    if (fileids_has(inputs, &st)) {
-        fprintf(stderr,
-                "simlsh-dedup: %s %s: is one of the inputs (the same file); refusing "
-                "to overwrite it\n",
-                what, qname(path));
-        return -1;
-    }
-    return 0;
+    return fileids_has(inputs, &st) ? refuse_input(what, path) : 0;
 }

@@ -333,12 +333,12 @@ int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplic
 /* --skipped: one line per input that was not read, with the reason; in
  * TSV "NAME<TAB>REASON" (NAME escaped as in every output), in JSONL
  * {"name":...,"reason":...}. */
-int write_skipped(const struct run *r, FILE *out)
+int write_skipped(const struct run_inputs *in, const struct options *o, FILE *out)
 {
-    for (size_t i = 0; i < r->in.skips.count; i++) {
+    for (size_t i = 0; i < in->skips.count; i++) {
         size_t len;
-        const char *s = strlist_get(&r->in.skips, i, &len);
-        if (r->opt->format == FMT_TSV) {
+        const char *s = strlist_get(&in->skips, i, &len);
+        if (o->format == FMT_TSV) {
             fwrite(s, 1, len, out);
             fputc('\n', out);
             continue;

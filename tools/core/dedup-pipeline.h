@@ -78,9 +78,9 @@ int64_t mtime_ns(const struct stat *st);
 /* Read a whole stream into w->buf, at most max bytes: one more byte than
  * that and the document is skipped, even if the file grew since the walk.
  * Returns 0, or -1 with d->status set. */
-int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_t hint,
+int read_bounded(struct worker *w, const struct options *o, struct reader *rd, size_t hint,
                  struct doc *d, size_t *len);
-int read_path_doc(struct worker *w, const struct run *r, const char *path, struct doc *d,
+int read_path_doc(struct worker *w, const struct options *o, const char *path, struct doc *d,
                   size_t *len);
 /* Room for n documents in b (their signatures are made when first used). */
 void batch_room(struct batch *b, size_t n);

@@ -35,10 +35,10 @@ int64_t mtime_ns(const struct stat *st)
 /* Read a whole stream into w->buf, at most max bytes: one more byte than
  * that and the document is skipped, even if the file grew since the walk.
  * Returns 0, or -1 with d->status set. */
-int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_t hint,
+int read_bounded(struct worker *w, const struct options *o, struct reader *rd, size_t hint,
                  struct doc *d, size_t *len)
 {
-    uint64_t max = r->opt->max_doc_bytes;
+    uint64_t max = o->max_doc_bytes;
     size_t limit = max >= SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)max + 1;
     size_t want = hint < limit ? hint + 1 : limit;
     if (want < 4096)
@@ -48,7 +48,7 @@ int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_
         w->cap = want;
     }
     size_t n = 0;
-    int probed = r->opt->binary;
+    int probed = o->binary;
     for (;;) {
         if (n == w->cap) {
             if (w->cap >= limit)
@@ -93,7 +93,7 @@ int read_bounded(struct worker *w, const struct run *r, struct reader *rd, size_
     return 0;
 }
 
-int read_path_doc(struct worker *w, const struct run *r, const char *path, struct doc *d,
+int read_path_doc(struct worker *w, const struct options *o, const char *path, struct doc *d,
                   size_t *len)
 {
     struct stat st;
@@ -103,10 +103,10 @@ int read_path_doc(struct worker *w, const struct run *r, const char *path, struc
         return -1;
     }
     d->mtime_ns = mtime_ns(&st);
-    if ((uint64_t)st.st_size > r->opt->max_doc_bytes) {
+    if ((uint64_t)st.st_size > o->max_doc_bytes) {
         close(fd);
         doc_skip(d, "larger than --max-doc-bytes (%llu > %llu bytes), skipped",
-                 (unsigned long long)st.st_size, (unsigned long long)r->opt->max_doc_bytes);
+                 (unsigned long long)st.st_size, (unsigned long long)o->max_doc_bytes);
         return -1;
     }
     struct reader rd;
@@ -114,7 +114,7 @@ int read_path_doc(struct worker *w, const struct run *r, const char *path, struc
     if (rc != 0)
         doc_skip(d, "%s", rd.msg);
     else
-        rc = read_bounded(w, r, &rd, (size_t)st.st_size, d, len);
+        rc = read_bounded(w, o, &rd, (size_t)st.st_size, d, len);
     reader_close(&rd);
     close(fd);
     return rc;
@@ -170,6 +170,29 @@ ssize_t pread_full(int fd, char *buf, size_t len, uint64_t off)
         ssize_t got = pread(fd, buf, len, (off_t)off);
         if (got >= 0 || errno != EINTR)
             return got;
+    }
+}
+
+/* The document of line number line of a range: arena[p .. p + l), which
+ * starts at file offset lstart and ends with newline (0 or 1) newline
+ * bytes; skipped when longer than max. */
+static void range_line(struct batch *b, uint64_t line, uint64_t lstart, size_t p, size_t l,
+                       size_t newline, int json, uint64_t max)
+{
+    if (l > max) {
+        struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
+        d->line = line;
+        doc_skip(d, "line longer than --max-doc-bytes, skipped");
+    } else if (!json || !is_blank(b->arena + p, l)) {
+        /* Blank lines between JSON objects are tolerated, as most JSONL
+         * writers and readers do. */
+        struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
+        d->line = line;
+        d->src_off = lstart;
+        d->text_off = p;
+        d->text_len = !json && l > 0 && b->arena[p + l - 1] == '\r' ? l - 1 : l; /* CRLF */
+        d->bytes = l + newline;
+        d->mtime_ns = b->mtime;
     }
 }
 
@@ -229,23 +252,8 @@ void read_range(const struct options *o, struct batch *b)
             break;
         char *nl = memchr(b->arena + p, '\n', have - p);
         if (!nl && eof) {
-            if (have > p) { /* a last line without its newline */
-                line++;
-                size_t l = have - p;
-                if (l > max) {
-                    struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
-                    d->line = line;
-                    doc_skip(d, "line longer than --max-doc-bytes, skipped");
-                } else if (!json || !is_blank(b->arena + p, l)) {
-                    struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
-                    d->line = line;
-                    d->src_off = lstart;
-                    d->text_off = p;
-                    d->text_len = !json && b->arena[p + l - 1] == '\r' ? l - 1 : l;
-                    d->bytes = l;
-                    d->mtime_ns = b->mtime;
-                }
-            }
+            if (have > p) /* a last line without its newline */
+                range_line(b, ++line, lstart, p, have - p, 0, json, max);
             break;
         }
         if (!nl) {
@@ -302,23 +310,8 @@ void read_range(const struct options *o, struct batch *b)
             continue;
         }
         size_t l = (size_t)(nl - (b->arena + p));
-        line++;
         newlines++;
-        if (l > max) {
-            struct doc *d = batch_doc(b, b->input, DOCK_TEXT);
-            d->line = line;
-            doc_skip(d, "line longer than --max-doc-bytes, skipped");
-        } else if (!json || !is_blank(b->arena + p, l)) {
-            /* Blank lines between JSON objects are tolerated, as most JSONL
-             * writers and readers do. */
-            struct doc *d = batch_doc(b, b->input, json ? DOCK_JSON : DOCK_TEXT);
-            d->line = line;
-            d->src_off = lstart;
-            d->text_off = p;
-            d->text_len = !json && l > 0 && b->arena[p + l - 1] == '\r' ? l - 1 : l; /* CRLF */
-            d->bytes = l + 1;
-            d->mtime_ns = b->mtime;
-        }
+        range_line(b, ++line, lstart, p, l, 1, json, max);
         p += l + 1;
     }
     b->arena_len = have;

@@ -19,8 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void sign_text(struct run *r, struct doc *d, simlsh_signature *sig, const char *text,
-                      size_t len)
+static void sign_text(struct doc *d, simlsh_signature *sig, const char *text, size_t len)
 {
     /* Exact verification reads the document again later (dedup-verify.c):
      * the first pass keeps signatures only. */
@@ -62,15 +61,14 @@ static void batch_ids_room(struct batch *b, size_t n)
 }
 
 /* 1 if the record was signed here, 0 to hand it to jansson. */
-static int sign_json_fast(struct worker *w, struct run *r, struct batch *b, struct doc *d,
-                          simlsh_signature *sig)
+static int sign_json_fast(struct worker *w, const struct options *opt, struct batch *b,
+                          struct doc *d, simlsh_signature *sig)
 {
     const char *line = b->arena + d->text_off;
-    int by_line = !strcmp(r->opt->id_field, "-");
+    int by_line = !strcmp(opt->id_field, "-");
     struct jstr id = {NULL, 0, 0}, text = {NULL, 0, 0};
     int id_int = 0;
-    if (js_record(line, d->text_len, r->opt->id_field, r->opt->text_field, by_line, &id, &id_int,
-                  &text))
+    if (js_record(line, d->text_len, opt->id_field, opt->text_field, by_line, &id, &id_int, &text))
         return 0;
     if (!by_line) {
         batch_ids_room(b, id.len + 24);
@@ -88,7 +86,7 @@ static int sign_json_fast(struct worker *w, struct run *r, struct batch *b, stru
         b->ids_len += n;
     }
     if (!text.esc) {
-        sign_text(r, d, sig, (const char *)text.s, text.len);
+        sign_text(d, sig, (const char *)text.s, text.len);
         return 1;
     }
     if (w->jcap < text.len) {
@@ -96,7 +94,7 @@ static int sign_json_fast(struct worker *w, struct run *r, struct batch *b, stru
         w->jbuf = xrealloc(w->jbuf, w->jcap);
     }
     size_t n = js_decode(&text, w->jbuf);
-    sign_text(r, d, sig, w->jbuf, n);
+    sign_text(d, sig, w->jbuf, n);
     return 1;
 }
 
@@ -114,7 +112,8 @@ static void skip_bom(struct batch *b, struct doc *d)
     }
 }
 
-static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_signature *sig)
+static void sign_json(const struct options *o, struct batch *b, struct doc *d,
+                      simlsh_signature *sig)
 {
     json_error_t jerr;
     json_t *obj = json_loadb(b->arena + d->text_off, d->text_len, JSON_ALLOW_NUL, &jerr);
@@ -123,7 +122,7 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
         snprintf(d->msg, sizeof d->msg, "invalid JSON: %.80s (column %d)", jerr.text, jerr.column);
         return;
     }
-    const char *idf = r->opt->id_field, *tf = r->opt->text_field;
+    const char *idf = o->id_field, *tf = o->text_field;
     json_t *id = NULL, *text = NULL;
     int by_line = !strcmp(idf, "-"); /* the line number is the id */
     if (!json_is_object(obj)) {
@@ -134,7 +133,7 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
         else if (!json_is_string(text))
             set_msg(d, DOC_EFIELD, "field \"%s\" is not a string", tf);
         else
-            sign_text(r, d, sig, json_string_value(text), json_string_length(text));
+            sign_text(d, sig, json_string_value(text), json_string_length(text));
     } else if (!(id = json_object_get(obj, idf))) {
         set_msg(d, DOC_EFIELD, "missing field \"%s\"", idf);
     } else if (!json_is_string(id) && !json_is_integer(id)) {
@@ -167,7 +166,7 @@ static void sign_json(struct run *r, struct batch *b, struct doc *d, simlsh_sign
         d->id_len = idl;
         d->id_type = json_is_string(id) ? ID_STRING : ID_INT;
         b->ids_len += idl;
-        sign_text(r, d, sig, json_string_value(text), json_string_length(text));
+        sign_text(d, sig, json_string_value(text), json_string_length(text));
     }
     json_decref(obj);
 }
@@ -206,20 +205,20 @@ void sign_batch(struct worker *w, struct batch *b)
         case DOCK_PATH: {
             size_t len = 0;
             const char *path = strlist_get(&r->in.paths, d->path, NULL);
-            if (read_path_doc(w, r, path, d, &len) != 0)
+            if (read_path_doc(w, r->opt, path, d, &len) != 0)
                 break;
             d->bytes = len;
-            sign_text(r, d, sig, w->buf, len);
+            sign_text(d, sig, w->buf, len);
             break;
         }
         case DOCK_TEXT:
-            sign_text(r, d, sig, b->arena + d->text_off, d->text_len);
+            sign_text(d, sig, b->arena + d->text_off, d->text_len);
             break;
 #if DEDUP_HAVE_JANSSON
         case DOCK_JSON:
             skip_bom(b, d);
-            if (r->pipe->json_slow || !sign_json_fast(w, r, b, d, sig))
-                sign_json(r, b, d, sig);
+            if (r->pipe->json_slow || !sign_json_fast(w, r->opt, b, d, sig))
+                sign_json(r->opt, b, d, sig);
             break;
 #endif
         default:

@@ -469,9 +469,9 @@ static int compact(struct run *r, simlsh_index **out)
  * path, and locks the new one otherwise: whoever renames holds the lock
  * on the file it replaces. Advisory, like every flock: it orders runs of
  * simlsh-dedup and simlsh-dedup-mpi, not other programs. */
-int store_lock(struct run *r, const char *path)
+int store_lock(struct index_lock *lk, const struct options *o, const char *path)
 {
-    if (r->lock_held)
+    if (lk->held)
         return 0;
     int waited = 0;
     for (;;) {
@@ -480,7 +480,7 @@ int store_lock(struct run *r, const char *path)
             return 0; /* nothing to replace yet, or the save reports why */
         int rc = flock(fd, LOCK_EX | LOCK_NB);
         if (rc != 0 && errno == EWOULDBLOCK) {
-            if (!waited && !r->opt->quiet)
+            if (!waited && !o->quiet)
                 fprintf(stderr, PROG ": %s: waiting for another run that replaces it\n",
                         qname(path));
             waited = 1;
@@ -495,36 +495,35 @@ int store_lock(struct run *r, const char *path)
         struct stat held, now;
         if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev &&
             held.st_ino == now.st_ino) {
-            r->lock_fd = fd;
-            r->lock_held = 1;
+            lk->fd = fd;
+            lk->held = 1;
             return 0;
         }
         close(fd); /* replaced while we waited: lock the new file */
     }
 }
 
-int store_lock_update(struct run *r)
+int store_lock_update(struct index_lock *lk, const struct options *o)
 {
-    const struct options *o = r->opt;
     if (!o->load_index || !o->save_index)
         return 0;
     struct stat a, b;
     int same = !strcmp(o->load_index, o->save_index) ||
                (stat(o->load_index, &a) == 0 && stat(o->save_index, &b) == 0 &&
                 a.st_dev == b.st_dev && a.st_ino == b.st_ino);
-    return same ? store_lock(r, o->load_index) : 0;
+    return same ? store_lock(lk, o, o->load_index) : 0;
 }
 
-static void store_unlock(struct run *r)
+static void store_unlock(struct index_lock *lk)
 {
-    if (r->lock_held)
-        close(r->lock_fd);
-    r->lock_held = 0;
+    if (lk->held)
+        close(lk->fd);
+    lk->held = 0;
 }
 
 int store_save(struct run *r, const char *path)
 {
-    if (store_lock(r, path) != 0)
+    if (store_lock(&r->lock, r->opt, path) != 0)
         return -1;
     const uint8_t *gone = r->store ? r->store->gone : NULL;
     uint64_t removed = 0;
@@ -548,7 +547,7 @@ int store_save(struct run *r, const char *path)
     /* the path was checked like every output (no symbolic link); NOFOLLOW
      * keeps it so if one appears meanwhile */
     rc = simlsh_index_save_file_v2(&err, ix, path, SIMLSH_FILE_NOFOLLOW);
-    store_unlock(r); /* renamed (or not): the next run may load it */
+    store_unlock(&r->lock); /* renamed (or not): the next run may load it */
     simlsh_index_free(copy);
     if (rc != 0) {
         fprintf(stderr, PROG ": %s: cannot save the index: %s\n", qname(path),

@@ -94,11 +94,8 @@ void pairvec_add(struct pairvec *p, uint64_t a, uint64_t b, double score)
 int cmp_pair(const void *x, const void *y)
 {
     const struct pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return 0;
+    int c = order_u64(p->a, q->a);
+    return c != 0 ? c : order_u64(p->b, q->b);
 }
 
 /* qsort() order of uint64_t values. */

@@ -159,11 +159,10 @@ struct alias_key {
 static int cmp_alias(const void *a, const void *b)
 {
     const struct alias_key *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev < y->dev ? -1 : 1;
-    if (x->ino != y->ino)
-        return x->ino < y->ino ? -1 : 1;
-    return x->path < y->path ? -1 : x->path > y->path;
+    int c = order_u64(x->dev, y->dev);
+    if (c == 0)
+        c = order_u64(x->ino, y->ino);
+    return c != 0 ? c : order_u64(x->path, y->path);
 }
 
 /* Names of one file (hard links, symbolic links, a file given twice) make

@@ -362,6 +362,12 @@ struct run_stats {
  * only), what reading found (struct run_inputs), the store, the counters
  * (struct run_stats) and the first pass's pipeline (struct pipeline,
  * private to it). */
+/* The index file a run replaces, locked (flock) from before --index loads
+ * it to after --save-index renames over it (dedup-store.c). */
+struct index_lock {
+    int held, fd;
+};
+
 struct run {
     const struct options *opt;
     struct run_inputs in;
@@ -374,9 +380,7 @@ struct run {
     struct strlist names;  /* output name of each indexed id (id = position) */
     uint64_t first_new;    /* ids below this came from --index */
     struct store *store;   /* dedup-store.c: names of the loaded ids, removals */
-    /* the index file this run replaces, locked (flock) from before --index
-     * loads it to after --save-index renames over it */
-    int lock_held, lock_fd;
+    struct index_lock lock;
     uint64_t *id_bytes; /* per id: text bytes and mtime, for --keep (dedup-keep.c) */
     int64_t *id_mtime;
     size_t idmeta_cap;
@@ -464,6 +468,11 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
 /* dedup-util.c */
+/* -1, 0 or 1 as x is below, equal to or above y: comparators chain it. */
+static inline int order_u64(uint64_t x, uint64_t y)
+{
+    return (x > y) - (x < y);
+}
 int cmp_u64(const void *x, const void *y);  /* qsort() order of uint64_t */
 int cmp_pair(const void *x, const void *y); /* qsort() order of struct pair: a, b */
 double now_seconds(void);
@@ -527,12 +536,14 @@ uint64_t reader_offset(const struct reader *rd);
 ssize_t reader_read(struct reader *rd, char *out, size_t cap);
 void reader_close(struct reader *rd);
 
+struct simlsh__afile; /* lib/util/atomic-file.h, known to dedup-io.c only */
 struct outfile {
     const char *prog; /* the program named in messages */
     const char *path;
-    char *tmp;  /* the temporary file renamed over path, or NULL */
-    FILE *f;    /* stdout, stderr, a device or FIFO opened in place, or tmp */
-    int direct; /* written in place: no fsync, no rename */
+    char *dir;                /* path's directory, while af is */
+    struct simlsh__afile *af; /* the temporary file renamed over path, or NULL */
+    FILE *f;                  /* stdout, stderr, a device or FIFO opened in place, or af's */
+    int direct;               /* written in place: no fsync, no rename */
 };
 int outfile_open(struct outfile *o, const char *path);
 int outfile_open_as(struct outfile *o, const char *path, const char *prog);
@@ -543,7 +554,6 @@ void outfile_abort(struct outfile *o);
 /* "PROG: NAME: cannot write: CAUSE" for a write to o that failed with
  * errno err (EIO when 0): a writer that stops at ferror() says why. */
 void outfile_write_error(const struct outfile *o, int err);
-int fsync_dir_of(const char *path);
 
 void fileids_add(struct fileids *s, const struct stat *st);
 int fileids_has(struct fileids *s, const struct stat *st);
@@ -637,7 +647,7 @@ int write_labelled(struct run *r, FILE *out, const uint64_t *label, uint64_t *ke
 int write_groups(struct run *r, FILE *out, const struct pair *edges, size_t n, uint64_t *clusters,
                  uint64_t *duplicates);
 int write_results(struct run *r, FILE *out, uint64_t *clusters, uint64_t *duplicates);
-int write_skipped(const struct run *r, FILE *out);
+int write_skipped(const struct run_inputs *in, const struct options *o, FILE *out);
 /* One --output pairs line. */
 void write_pair(const struct run *r, FILE *out, const struct pair *p);
 
@@ -667,10 +677,10 @@ int store_apply_drops(struct run *r);
 /* Locks the file at path for a run that replaces it (nothing when there is
  * none yet), waiting for another run that holds it; 0, or -1 with a
  * message. store_save() takes it if the run does not hold it already. */
-int store_lock(struct run *r, const char *path);
+int store_lock(struct index_lock *lk, const struct options *o, const char *path);
 /* store_lock() of the --index file when --save-index names it too: call
  * it before store_load(), on one process of a run. */
-int store_lock_update(struct run *r);
+int store_lock_update(struct index_lock *lk, const struct options *o);
 int store_save(struct run *r, const char *path);
 uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
 /* Is a loaded id still indexed named name? */

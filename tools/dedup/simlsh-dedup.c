@@ -427,7 +427,7 @@ static int dedup(struct run *r, const struct options *opt)
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
     }
-    if (skipped.f && write_skipped(r, skipped.f) != 0) {
+    if (skipped.f && write_skipped(&r->in, r->opt, skipped.f) != 0) {
         outfile_write_error(&skipped, errno);
         status = EXIT_DEDUP_INTERNAL;
         goto fail;
@@ -473,7 +473,7 @@ int main(int argc, char **argv)
     if (opt.load_index) {
         /* --save-index of the same file: no other run may replace it
          * between this load and this run's save */
-        if (store_lock_update(&run) != 0)
+        if (store_lock_update(&run.lock, &opt) != 0)
             exit(EXIT_DEDUP_INTERNAL);
         int code = setup_loaded(&run, &opt, PROG, 0);
         if (code != 0)

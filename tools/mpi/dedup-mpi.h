@@ -77,11 +77,12 @@ void mpi_exchange_counts(struct mpi_ctx *c, const char *send, const size_t *scou
  * other ranks get *recv NULL. */
 void mpi_gather0(struct mpi_ctx *c, const char *send, size_t len, char **recv, size_t *rlen);
 
-/* mpi-split.c: this rank's share of the inputs (struct input edited in
- * place: path subranges, byte ranges of line files, empty elsewhere).
+/* mpi-split.c: this rank's share of the inputs, of the paths the walk
+ * found (opt's struct input edited in place: path subranges, byte ranges
+ * of line files, empty elsewhere).
  * Returns 0, or on every rank EXIT_DEDUP_INPUT when a rank sees other
  * inputs than rank 0 (a message says which rank, path and cause). */
-int mpi_split(struct mpi_ctx *c, struct run *r);
+int mpi_split(struct mpi_ctx *c, struct options *opt, const struct run_inputs *found);
 
 /* mpi-match.c: this rank's band keys to their owners, and the candidate
  * pairs this rank scored (a < b, any order; another rank may have one

@@ -246,7 +246,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
         mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "%s", "standard input cannot be read again");
 
     mpi_phase(&ctx, MP_SPLIT);
-    status = mpi_split(&ctx, r);
+    status = mpi_split(&ctx, opt, &r->in);
     if (status != 0)
         goto fail; /* the same status on every rank */
 
@@ -496,7 +496,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
             status = saved;
     }
     if (ctx.rank == 0) {
-        if (status == 0 && skipped.f && write_skipped(r, skipped.f) != 0) {
+        if (status == 0 && skipped.f && write_skipped(&r->in, r->opt, skipped.f) != 0) {
             outfile_write_error(&skipped, errno);
             status = EXIT_DEDUP_INTERNAL;
         }
@@ -625,7 +625,7 @@ int main(int argc, char **argv)
     /* --save-index of the --index file: rank 0, which saves, holds its
      * lock before any rank loads it (dedup-store.c) */
     if (opt.load_index && opt.save_index) {
-        if (st == 0 && ctx.rank == 0 && store_lock_update(&run) != 0)
+        if (st == 0 && ctx.rank == 0 && store_lock_update(&run.lock, &opt) != 0)
             st = EXIT_DEDUP_INTERNAL;
         st = mpi_agree(&ctx, st);
     }

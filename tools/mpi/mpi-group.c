@@ -10,8 +10,8 @@
  * of the documents of one component is the order of the whole restricted
  * to them). So:
  *
- *  1. each rank reduces its edges to a spanning forest (union-find, each
- *     tree rooted at its smallest id), and the forests merge up a binary
+ *  1. each rank reduces its edges to a spanning forest (the library's
+ *     simlsh_group_components(), each tree rooted at its smallest id), and the forests merge up a binary
  *     tree of ranks (rank k takes the forest of rank k + s for s = 1, 2,
  *     4, ...) into rank 0's forest of the whole: component labels;
  *  2. rank 0 broadcasts the labels in bounded chunks; each rank keeps those
@@ -56,11 +56,10 @@ static uint64_t mix64(uint64_t z)
 static int cmp_gedge(const void *x, const void *y)
 {
     const struct gedge *p = x, *q = y;
-    if (p->label != q->label)
-        return p->label < q->label ? -1 : 1;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : p->b > q->b;
+    int c = order_u64(p->label, q->label);
+    if (c == 0)
+        c = order_u64(p->a, q->a);
+    return c != 0 ? c : order_u64(p->b, q->b);
 }
 
 static size_t find_id(const uint64_t *v, size_t n, uint64_t x)
@@ -76,46 +75,40 @@ static size_t find_id(const uint64_t *v, size_t n, uint64_t x)
     return lo;
 }
 
-static size_t uf_root(size_t *parent, size_t x)
+static int cmp_link(const void *x, const void *y)
 {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
+    const struct link *p = x, *q = y;
+    return order_u64(p->id, q->id);
 }
 
-/* The spanning forest of n links (any pairs of ids): (id, smallest id of
- * its tree) for every id that is not that smallest one, sorted by id. */
-static struct link *forest(const struct link *l, size_t n, size_t *nout)
+/* The spanning forest of n links (any pairs of distinct ids): (id,
+ * smallest id of its tree) for every id that is not that smallest one,
+ * sorted by id; the labels are simlsh_group_components()'s. */
+static struct link *forest(struct mpi_ctx *c, const struct link *l, size_t n, size_t *nout)
 {
-    uint64_t *ids = xmalloc((n ? 2 * n : 1) * sizeof *ids);
+    uint64_t *a = xmalloc((n ? n : 1) * sizeof *a), *b = xmalloc((n ? n : 1) * sizeof *b);
     for (size_t i = 0; i < n; i++) {
-        ids[2 * i] = l[i].id;
-        ids[2 * i + 1] = l[i].root;
+        a[i] = l[i].id;
+        b[i] = l[i].root;
     }
-    size_t m = mpi_uniq(ids, 2 * n);
-    size_t *parent = xmalloc((m ? m : 1) * sizeof *parent);
-    for (size_t i = 0; i < m; i++)
-        parent[i] = i;
-    for (size_t i = 0; i < n; i++) {
-        size_t x = uf_root(parent, find_id(ids, m, l[i].id));
-        size_t y = uf_root(parent, find_id(ids, m, l[i].root));
-        /* ids are sorted: the smaller index is the smaller id */
-        if (x < y)
-            parent[y] = x;
-        else if (y < x)
-            parent[x] = y;
-    }
+    simlsh_results *res = NULL;
+    int rc = simlsh_results_new(&res, NULL);
+    if (rc == 0)
+        rc = simlsh_group_components(res, NULL, a, b, n);
+    free(a);
+    free(b);
+    if (rc != 0)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "components: %s", simlsh_strerror(rc));
+    size_t m = simlsh_results_count(res), k = 0;
+    const uint64_t *id = simlsh_results_a(res), *label = simlsh_results_b(res);
     struct link *out = xmalloc((m ? m : 1) * sizeof *out);
-    size_t k = 0;
-    for (size_t i = 0; i < m; i++) {
-        size_t root = uf_root(parent, i);
-        if (root != i)
-            out[k++] = (struct link){ids[i], ids[root]};
-    }
-    free(parent);
-    free(ids);
+    for (size_t i = 0; i < m; i++)
+        if (id[i] != label[i])
+            out[k++] = (struct link){id[i], label[i]};
+    simlsh_results_free(res);
+    /* rows come by component: by id for the walk of mpi_group() */
+    if (k > 1)
+        qsort(out, k, sizeof *out, cmp_link);
     *nout = k;
     return out;
 }
@@ -408,7 +401,7 @@ void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_
         if (links(r, &edges[i]))
             l[nl++] = (struct link){edges[i].a, edges[i].b};
     size_t nf = 0;
-    struct link *f = forest(l, nl, &nf);
+    struct link *f = forest(c, l, nl, &nf);
     free(l);
     for (int s = 1; s < c->size; s *= 2) {
         if (c->rank % (2 * s) == s) {
@@ -418,7 +411,7 @@ void mpi_group(struct mpi_ctx *c, struct run *r, const struct pair *edges, size_
         }
         if (c->rank + s < c->size) {
             f = recv_links(c, f, &nf, c->rank + s);
-            struct link *g = forest(f, nf, &nf);
+            struct link *g = forest(c, f, nf, &nf);
             free(f);
             f = g;
         }

@@ -508,11 +508,10 @@ static struct pair *route_pairs(struct mpi_ctx *c, const struct pair *v, size_t 
 static int cmp_bkt(const void *x, const void *y)
 {
     const struct bkt *p = x, *q = y;
-    if (p->lead != q->lead)
-        return p->lead < q->lead ? -1 : 1;
-    if (p->band != q->band)
-        return p->band < q->band ? -1 : 1;
-    return p->at < q->at ? -1 : p->at > q->at;
+    int c = order_u64(p->lead, q->lead);
+    if (c == 0)
+        c = order_u64(p->band, q->band);
+    return c != 0 ? c : order_u64(p->at, q->at);
 }
 
 /* The pairs of this rank's buckets of more than SMALL_BUCKET members,

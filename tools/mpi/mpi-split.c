@@ -136,18 +136,19 @@ static void view_put(struct view *v, uint64_t x, int n)
         v->p[v->len++] = (unsigned char)(x >> (8 * i));
 }
 
-static const char *unit_name(const struct run *r, const struct unit *u)
+static const char *unit_name(const struct options *o, const struct run_inputs *in,
+                             const struct unit *u)
 {
     size_t len;
-    return u->kind == U_PATH ? strlist_get(&r->in.paths, u->path, &len)
-                             : r->opt->inputs[u->input].arg;
+    return u->kind == U_PATH ? strlist_get(&in->paths, u->path, &len) : o->inputs[u->input].arg;
 }
 
 /* A unit as bytes: input (4), kind (1), type (1), errno (4), size (8),
  * mtime (8), name length (4), name. */
-static void view_add(struct view *v, const struct run *r, const struct unit *u)
+static void view_add(struct view *v, const struct options *o, const struct run_inputs *in,
+                     const struct unit *u)
 {
-    const char *name = unit_name(r, u);
+    const char *name = unit_name(o, in, u);
     size_t len = strlen(name);
     view_put(v, u->input, 4);
     view_put(v, (uint64_t)u->kind, 1);
@@ -307,7 +308,8 @@ static void say_difference(const struct mpi_ctx *c, const struct vunit *v0, size
 /* Every rank's units against rank 0's: 0 when they agree, else (on every
  * rank) EXIT_DEDUP_INPUT, after the ranks that differ said how. Only a
  * digest travels unless a view differs. */
-static int agree_on_view(struct mpi_ctx *c, const struct run *r, const struct unit *u, size_t nu)
+static int agree_on_view(struct mpi_ctx *c, const struct options *o, const struct run_inputs *in,
+                         const struct unit *u, size_t nu)
 {
     /* the digest (FNV-1a 64 and the length) unit by unit: the whole view
      * (tens of bytes a file) is kept only when it must be compared */
@@ -315,7 +317,7 @@ static int agree_on_view(struct mpi_ctx *c, const struct run *r, const struct un
     uint64_t h[2] = {UINT64_C(14695981039346656037), 0};
     for (size_t k = 0; k < nu; k++) {
         v.len = 0;
-        view_add(&v, r, &u[k]);
+        view_add(&v, o, in, &u[k]);
         for (size_t i = 0; i < v.len; i++)
             h[0] = (h[0] ^ v.p[i]) * UINT64_C(1099511628211);
         h[1] += v.len;
@@ -334,7 +336,7 @@ static int agree_on_view(struct mpi_ctx *c, const struct run *r, const struct un
     v.len = 0;
     if (c->rank == 0 || all[2 * c->rank] != all[0] || all[2 * c->rank + 1] != all[1])
         for (size_t k = 0; k < nu; k++)
-            view_add(&v, r, &u[k]);
+            view_add(&v, o, in, &u[k]);
     /* rank 0's view to every rank, in pieces below 2 GiB */
     size_t len0 = (size_t)all[1];
     unsigned char *p0 = c->rank == 0 ? v.p : xmalloc(len0 ? len0 : 1);
@@ -371,9 +373,8 @@ static int agree_on_view(struct mpi_ctx *c, const struct run *r, const struct un
     return EXIT_DEDUP_INPUT;
 }
 
-int mpi_split(struct mpi_ctx *c, struct run *r)
+int mpi_split(struct mpi_ctx *c, struct options *opt, const struct run_inputs *found)
 {
-    struct options *opt = (struct options *)r->opt;
     size_t ni = opt->ninputs;
     struct unit *u = NULL;
     size_t nu = 0, cap = 0;
@@ -389,11 +390,11 @@ int mpi_split(struct mpi_ctx *c, struct run *r)
         }
         if (in->kind == INPUT_PATHS) {
             for (size_t p = in->first_path; p < in->first_path + in->npaths; p++) {
-                if (r->in.pmeta[p].alias_of != SIZE_MAX)
+                if (found->pmeta[p].alias_of != SIZE_MAX)
                     continue;
-                u[nu] = (struct unit){i, p,         U_PATH, r->in.paths.size[p],
-                                      w, T_REGULAR, 0,      r->in.pmeta[p].mtime_ns};
-                w += r->in.paths.size[p] + UNIT_EXTRA;
+                u[nu] = (struct unit){i, p,         U_PATH, found->paths.size[p],
+                                      w, T_REGULAR, 0,      found->pmeta[p].mtime_ns};
+                w += found->paths.size[p] + UNIT_EXTRA;
                 nu++;
             }
         } else if (in->kind == INPUT_STDIN) {
@@ -438,7 +439,7 @@ int mpi_split(struct mpi_ctx *c, struct run *r)
                 close(fd);
         }
     }
-    int status = agree_on_view(c, r, u, nu);
+    int status = agree_on_view(c, opt, found, u, nu);
     if (status != 0) {
         for (size_t i = 0; i < ni; i++)
             if (fds[i] >= 0)
