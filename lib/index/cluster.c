@@ -174,10 +174,8 @@ int simlsh_index_cluster_v2(simlsh_results *res, const simlsh_index *index, int 
     SIMLSH__CHECK_INDEX(index);
     if (res == NULL || index == NULL)
         return SIMLSH_EINVAL;
-    int rc = check_flags(index, flags);
     double thr;
-    if (rc == 0)
-        rc = call_threshold(index, flags, threshold, &thr);
+    int rc = whole_index_args(index, flags, threshold, &thr);
     if (rc < 0)
         return rc;
     const simlsh_allocator *al = &index->params.alloc;

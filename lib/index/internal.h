@@ -365,4 +365,13 @@ static inline int check_flags(const struct simlsh_index *ix, int flags)
     return 0;
 }
 
+/* The flags and threshold of a call over a whole index (pairs, clusters):
+ * check_flags(), then call_threshold() into *out. */
+static inline int whole_index_args(const struct simlsh_index *ix, int flags, double thr,
+                                   double *out)
+{
+    int rc = check_flags(ix, flags);
+    return rc < 0 ? rc : call_threshold(ix, flags, thr, out);
+}
+
 #endif
