@@ -134,7 +134,7 @@ static void recall_banding(struct run *r, const struct options *o)
     if (o->verify != VERIFY_EXACT ||
         (o->set_mask & ((UINT32_C(1) << SIMLSH_PARAM_BANDS) | (UINT32_C(1) << SIMLSH_PARAM_ROWS))))
         return;
-    int rc = simlsh_dedup_banding(r->params, SIMLSH_DEDUP_EXACT, o->recall, 0, 0, NULL, NULL);
+    int rc = simlsh_dedup_banding(r->store.params, SIMLSH_DEDUP_EXACT, o->recall, 0, 0, NULL, NULL);
     if (rc != 0)
         fatal_lib("banding for --recall", rc, EXIT_DEDUP_USAGE);
     r->stats.vs.recall_banding = 1;
@@ -144,31 +144,31 @@ static void recall_banding(struct run *r, const struct options *o)
  * normalisation: case and spacing rarely make documents different). */
 void setup_new(struct run *r, const struct options *o)
 {
-    int rc = simlsh_params_new(&r->params, NULL);
+    int rc = simlsh_params_new(&r->store.params, NULL);
     if (rc != 0)
         fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
-    rc = simlsh_params_set_int(r->params, SIMLSH_PARAM_NORMALIZE,
+    rc = simlsh_params_set_int(r->store.params, SIMLSH_PARAM_NORMALIZE,
                                SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_COLLAPSE_SPACE);
     if (rc == 0)
-        rc = simlsh_params_set_double(r->params, SIMLSH_PARAM_THRESHOLD, 0.8);
+        rc = simlsh_params_set_double(r->store.params, SIMLSH_PARAM_THRESHOLD, 0.8);
     /* Lean towards recall: --verify estimate (the default) drops the extra
      * false positives, while a missed pair is lost for good. At 0.8 this
      * picks 14 x 9 instead of 9 x 13: P(candidate) at J = 0.85 becomes
      * 0.975 instead of 0.69 (docs/tuning.md). */
     if (rc == 0)
-        rc = simlsh_params_set_double(r->params, SIMLSH_PARAM_FP_WEIGHT, 0.1);
+        rc = simlsh_params_set_double(r->store.params, SIMLSH_PARAM_FP_WEIGHT, 0.1);
     if (rc == 0)
-        rc = simlsh_params_set_double(r->params, SIMLSH_PARAM_FN_WEIGHT, 0.9);
+        rc = simlsh_params_set_double(r->store.params, SIMLSH_PARAM_FN_WEIGHT, 0.9);
     if (rc != 0)
         fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
-    apply_options(r->params, o);
+    apply_options(r->store.params, o);
     recall_banding(r, o);
     double wfp = 0, wfn = 0;
-    if (simlsh_params_get_double(r->params, SIMLSH_PARAM_FP_WEIGHT, &wfp) == 0 &&
-        simlsh_params_get_double(r->params, SIMLSH_PARAM_FN_WEIGHT, &wfn) == 0 && wfp == 0 &&
+    if (simlsh_params_get_double(r->store.params, SIMLSH_PARAM_FP_WEIGHT, &wfp) == 0 &&
+        simlsh_params_get_double(r->store.params, SIMLSH_PARAM_FN_WEIGHT, &wfn) == 0 && wfp == 0 &&
         wfn == 0)
         usage_error("%s", "--fp-weight and --fn-weight cannot both be 0");
-    rc = simlsh_index_new(&r->index, r->params);
+    rc = simlsh_index_new(&r->store.index, r->store.params);
     if (rc != 0)
         fatal_lib("cannot create the index", rc,
                   rc == SIMLSH_ENOMEM ? EXIT_DEDUP_INTERNAL : EXIT_DEDUP_USAGE);

@@ -30,8 +30,8 @@ void load_slot(struct vworker *w, size_t k)
     struct slot *sl = &v->slots[v->items[k]];
     const char *text = NULL;
     size_t len = 0;
-    int big = v->r->id_bytes[sl->id] > BIG_DOC;
-    int release = v->r->id_bytes[sl->id] > KEEP_DOC;
+    int big = v->r->store.id_bytes[sl->id] > BIG_DOC;
+    int release = v->r->store.id_bytes[sl->id] > KEEP_DOC;
     sl->loaded = -1;
     w->msg[0] = 0;
     if (big)
@@ -64,8 +64,8 @@ static uint64_t *set_hashes(struct vworker *w, const char *text, size_t len, siz
 {
     struct vctx *v = w->v;
     size_t n = 0;
-    int rc =
-        w->set ? simlsh_shingleset_clear(w->set) : simlsh_shingleset_new(&w->set, v->r->params);
+    int rc = w->set ? simlsh_shingleset_clear(w->set)
+                    : simlsh_shingleset_new(&w->set, v->r->store.params);
     if (rc == 0)
         rc = simlsh_shingleset_add_text(w->set, text, len);
     if (rc == 0)
@@ -110,7 +110,7 @@ static int text_hashes(struct vworker *w, uint64_t **buf, size_t *cap, const cha
 {
     struct vctx *v = w->v;
     *n = 0;
-    int rc = w->set ? 0 : simlsh_shingleset_new(&w->set, v->r->params);
+    int rc = w->set ? 0 : simlsh_shingleset_new(&w->set, v->r->store.params);
     /* room for the usual len + 1 hashes up front, so that a text is hashed
      * twice only when normalisation made more units than bytes */
     if (rc == 0 && *cap < len + 1) {

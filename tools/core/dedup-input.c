@@ -385,20 +385,22 @@ static void reserve_for_inputs(struct run *r)
     /* on the run's threads: the first touch of the tables (page faults,
      * and compaction for huge pages when memory is fragmented) took up to
      * half the main thread's CPU time on the 1 GiB benchmark at -j 16 */
-    if (!r->sigs)
-        simlsh_index_reserve_v2(r->index, (size_t)r->first_new + n,
+    if (!r->store.sigs)
+        simlsh_index_reserve_v2(r->store.index, (size_t)r->store.first_new + n,
                                 r->lib_threads); /* ENOMEM: grows later */
     ensure_locs(&r->in, n - 1);
-    ensure_idmeta(r, r->first_new + n - 1);
+    ensure_idmeta(r, r->store.first_new + n - 1);
     /* names of line documents are short: line numbers, ids */
-    if (r->names.cap_off < r->names.count + n + 2) {
-        r->names.cap_off = r->names.count + n + 2;
-        r->names.off = xrealloc(r->names.off, r->names.cap_off * sizeof *r->names.off);
-        r->names.size = xrealloc(r->names.size, r->names.cap_off * sizeof *r->names.size);
+    if (r->store.names.cap_off < r->store.names.count + n + 2) {
+        r->store.names.cap_off = r->store.names.count + n + 2;
+        r->store.names.off =
+            xrealloc(r->store.names.off, r->store.names.cap_off * sizeof *r->store.names.off);
+        r->store.names.size =
+            xrealloc(r->store.names.size, r->store.names.cap_off * sizeof *r->store.names.size);
     }
-    if (r->names.cap < r->names.len + n * 8) {
-        r->names.cap = r->names.len + n * 8;
-        r->names.buf = xrealloc(r->names.buf, r->names.cap);
+    if (r->store.names.cap < r->store.names.len + n * 8) {
+        r->store.names.cap = r->store.names.len + n * 8;
+        r->store.names.buf = xrealloc(r->store.names.buf, r->store.names.cap);
     }
 }
 
@@ -416,9 +418,9 @@ int run_pipeline_start(struct run *r)
     /* Insert calls get enough documents to use the run's threads: the
      * library gives a thread about 64 Ki band insertions. */
     uint32_t bands = 0, rows = 0;
-    simlsh_index_bands(&bands, &rows, r->index);
+    simlsh_index_bands(&bands, &rows, r->store.index);
     int64_t np = 0;
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_NUM_PERM, &np);
     r->pipe->num_perm = np > 0 ? (size_t)np : 1;
     uint64_t per = (UINT64_C(65536) * (uint64_t)r->nthreads) / ((uint64_t)bands + 1) + 1;
     r->pipe->ins_flush = per < 1024 ? 1024 : per > (1u << 17) ? (1u << 17) : (size_t)per;

@@ -151,7 +151,7 @@ static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
             if (!r->in.idset[i].id1)
                 continue;
             size_t l;
-            const char *s = strlist_get(&r->names, r->in.idset[i].id1 - 1, &l);
+            const char *s = strlist_get(&r->store.names, r->in.idset[i].id1 - 1, &l);
             size_t k = (size_t)hash_name(s, l) & (cap - 1);
             while (t[k].id1)
                 k = (k + 1) & (cap - 1);
@@ -162,10 +162,10 @@ static void check_duplicate_id(struct run *r, uint64_t id, const struct doc *d)
         r->in.idset_cap = cap;
     }
     size_t len, l2;
-    const char *s = strlist_get(&r->names, id, &len);
+    const char *s = strlist_get(&r->store.names, id, &len);
     size_t k = (size_t)hash_name(s, len) & (r->in.idset_cap - 1);
     while (r->in.idset[k].id1) {
-        const char *t = strlist_get(&r->names, r->in.idset[k].id1 - 1, &l2);
+        const char *t = strlist_get(&r->store.names, r->in.idset[k].id1 - 1, &l2);
         if (l2 == len && !memcmp(s, t, len)) {
             const char *a1 = r->opt->inputs[d->input].arg;
             const char *a0 = r->opt->inputs[r->in.idset[k].input].arg;
@@ -200,7 +200,7 @@ static int insert_now(struct run *r, const uint64_t *ids, const uint32_t *values
                       double *wall, double *cpu)
 {
     double t0 = now_seconds(), c0 = thread_cpu_seconds();
-    int rc = simlsh_index_insert_values(r->index, ids, values, n, r->lib_threads);
+    int rc = simlsh_index_insert_values(r->store.index, ids, values, n, r->lib_threads);
     *wall = now_seconds() - t0;
     *cpu = thread_cpu_seconds() - c0;
     return rc;
@@ -260,11 +260,12 @@ int flush_inserts(struct run *r)
         return -1;
     if (r->pipe->ins_n == 0)
         return 0;
-    if (r->sigs) { /* the MPI driver keeps values, no index */
-        if (r->pipe->ins_ids[0] != r->sigs->n ||
-            r->pipe->ins_ids[r->pipe->ins_n - 1] != r->sigs->n + r->pipe->ins_n - 1)
+    if (r->store.sigs) { /* the MPI driver keeps values, no index */
+        if (r->pipe->ins_ids[0] != r->store.sigs->n ||
+            r->pipe->ins_ids[r->pipe->ins_n - 1] != r->store.sigs->n + r->pipe->ins_n - 1)
             return insert_failed(r, r->pipe->ins_ids, r->pipe->ins_n, SIMLSH_EINVAL);
-        sigstore_append(r->sigs, r->pipe->ins_values, r->pipe->ins_n); /* ids are consecutive */
+        sigstore_append(r->store.sigs, r->pipe->ins_values,
+                        r->pipe->ins_n); /* ids are consecutive */
         r->pipe->ins_n = 0;
         return 0;
     }
@@ -375,25 +376,25 @@ static int consume(struct run *r, struct batch *b)
             return -1;
         if (admit == 0)
             continue;
-        uint64_t id = r->names.count;
+        uint64_t id = r->store.names.count;
         queue_insert(r, id, b, i);
         /* size 1 marks a name that is a JSON integer (--format jsonl) */
         int is_int = d->kind == DOCK_JSON &&
                      (d->id_type == ID_INT || (d->id_type == ID_NONE && !r->lines_prefix));
-        strlist_add(&r->names, name, len, (uint64_t)is_int);
+        strlist_add(&r->store.names, name, len, (uint64_t)is_int);
         if (d->kind == DOCK_JSON && d->id_type != ID_NONE)
             check_duplicate_id(r, id, d);
         if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS)
             strlist_add(&r->in.records, b->arena + d->text_off, d->text_len, 0);
         ensure_idmeta(r, id);
-        ensure_locs(&r->in, id - r->first_new);
-        struct docloc *loc = &r->in.locs[id - r->first_new];
+        ensure_locs(&r->in, id - r->store.first_new);
+        struct docloc *loc = &r->in.locs[id - r->store.first_new];
         loc->input = d->input;
         loc->kind = d->kind;
         loc->where = d->kind == DOCK_PATH ? (uint64_t)d->path : d->src_off;
         loc->len = d->kind == DOCK_PATH ? 0 : d->text_len;
-        r->id_bytes[id] = d->bytes;
-        r->id_mtime[id] = d->mtime_ns;
+        r->store.id_bytes[id] = d->bytes;
+        r->store.id_mtime[id] = d->mtime_ns;
         r->stats.docs++;
         r->stats.bytes += d->bytes;
     }

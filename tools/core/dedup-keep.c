@@ -7,19 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Room in r->id_bytes and r->id_mtime (what --keep compares) for id. */
+/* Room in r->store.id_bytes and r->store.id_mtime (what --keep compares) for id. */
 void ensure_idmeta(struct run *r, uint64_t id)
 {
-    if (id < r->idmeta_cap)
+    if (id < r->store.idmeta_cap)
         return;
-    size_t cap = r->idmeta_cap ? r->idmeta_cap * 2 : 4096;
+    size_t cap = r->store.idmeta_cap ? r->store.idmeta_cap * 2 : 4096;
     while (cap <= id)
         cap *= 2;
-    r->id_bytes = xrealloc(r->id_bytes, cap * sizeof *r->id_bytes);
-    r->id_mtime = xrealloc(r->id_mtime, cap * sizeof *r->id_mtime);
-    memset(r->id_bytes + r->idmeta_cap, 0, (cap - r->idmeta_cap) * sizeof *r->id_bytes);
-    memset(r->id_mtime + r->idmeta_cap, 0, (cap - r->idmeta_cap) * sizeof *r->id_mtime);
-    r->idmeta_cap = cap;
+    r->store.id_bytes = xrealloc(r->store.id_bytes, cap * sizeof *r->store.id_bytes);
+    r->store.id_mtime = xrealloc(r->store.id_mtime, cap * sizeof *r->store.id_mtime);
+    memset(r->store.id_bytes + r->store.idmeta_cap, 0,
+           (cap - r->store.idmeta_cap) * sizeof *r->store.id_bytes);
+    memset(r->store.id_mtime + r->store.idmeta_cap, 0,
+           (cap - r->store.idmeta_cap) * sizeof *r->store.id_mtime);
+    r->store.idmeta_cap = cap;
 }
 
 /* The priority of --keep, best first: ids from --index (already in the
@@ -32,12 +34,12 @@ static int cmp_keep(const void *x, const void *y)
 {
     const struct run *r = keep_run;
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    int old_a = a < r->first_new, old_b = b < r->first_new;
+    int old_a = a < r->store.first_new, old_b = b < r->store.first_new;
     if (old_a != old_b)
         return old_a ? -1 : 1;
     if (!old_a) {
-        uint64_t ba = r->id_bytes[a], bb = r->id_bytes[b];
-        int64_t ma = r->id_mtime[a], mb = r->id_mtime[b];
+        uint64_t ba = r->store.id_bytes[a], bb = r->store.id_bytes[b];
+        int64_t ma = r->store.id_mtime[a], mb = r->store.id_mtime[b];
         int c = 0;
         switch (r->opt->keep) {
         case KEEP_SHORTEST:
@@ -63,8 +65,8 @@ static int cmp_keep(const void *x, const void *y)
 
 uint64_t *keep_order(struct run *r)
 {
-    size_t n = r->names.count;
-    if (r->opt->keep == KEEP_FIRST && r->first_new == 0)
+    size_t n = r->store.names.count;
+    if (r->opt->keep == KEEP_FIRST && r->store.first_new == 0)
         return NULL;
     if (n)
         ensure_idmeta(r, n - 1);
@@ -79,7 +81,7 @@ uint64_t *keep_order(struct run *r)
 int star_labels(const struct run *r, const simlsh_results *res, size_t ng, uint64_t *label,
                 uint64_t *kept)
 {
-    size_t n = r->names.count;
+    size_t n = r->store.names.count;
     for (size_t i = 0; i < n; i++)
         label[i] = kept[i] = i;
     const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);

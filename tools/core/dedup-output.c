@@ -22,14 +22,14 @@ static int lib_fail(const char *what, int rc)
  * similarity. */
 static int pair_links(const struct run *r, const struct pair *p)
 {
-    return !r->opt->only_new || p->b >= r->first_new;
+    return !r->opt->only_new || p->b >= r->store.first_new;
 }
 
 /* --cluster components: label[id] = smallest id of id's component, by the
  * library's simlsh_group_components() over the pairs that link. */
 static int component_labels(struct run *r, const struct pair *p, size_t np, uint64_t *label)
 {
-    size_t n = r->names.count, k = 0, ng = 0;
+    size_t n = r->store.names.count, k = 0, ng = 0;
     for (size_t i = 0; i < n; i++)
         label[i] = i;
     uint64_t *a = xmalloc((np ? np : 1) * sizeof *a), *b = xmalloc((np ? np : 1) * sizeof *b);
@@ -56,14 +56,14 @@ static int component_labels(struct run *r, const struct pair *p, size_t np, uint
 static int star_groups(struct run *r, const struct pair *p, size_t np, uint64_t *label,
                        uint64_t *kept)
 {
-    size_t n = r->names.count;
+    size_t n = r->store.names.count;
     uint64_t *a = xmalloc((np ? np : 1) * sizeof *a), *b = xmalloc((np ? np : 1) * sizeof *b);
     double *s = xmalloc((np ? np : 1) * sizeof *s);
     size_t m = 0;
     for (size_t i = 0; i < np; i++) {
         /* Two documents from --index are both kept already: their edge
          * would only make one of them a member. */
-        if (p[i].b < r->first_new)
+        if (p[i].b < r->store.first_new)
             continue;
         a[m] = p[i].a;
         b[m] = p[i].b;
@@ -92,8 +92,8 @@ static int star_groups(struct run *r, const struct pair *p, size_t np, uint64_t 
 static void put_name(const struct run *r, FILE *out, uint64_t id)
 {
     size_t len;
-    const char *s = strlist_get(&r->names, id, &len);
-    if (r->opt->format == FMT_JSONL && r->names.size[id] == 1)
+    const char *s = strlist_get(&r->store.names, id, &len);
+    if (r->opt->format == FMT_JSONL && r->store.names.size[id] == 1)
         fwrite(s, 1, len, out); /* a JSONL id that was an integer stays one */
     else if (r->opt->format == FMT_JSONL)
         escape_json(out, s, len);
@@ -136,8 +136,8 @@ static int write_labels(struct run *r, FILE *out, const struct pair *edges, size
                         const uint64_t *label, uint64_t *kept, uint64_t *clusters,
                         uint64_t *duplicates)
 {
-    size_t n = r->names.count;
-    uint64_t first_new = r->first_new;
+    size_t n = r->store.names.count;
+    uint64_t first_new = r->store.first_new;
     int star = r->opt->cluster == CLUSTER_STAR;
     uint64_t *order = NULL, *start = NULL;
     /* Ids grouped by label, each group in id order (a stable counting
@@ -171,16 +171,16 @@ static int write_labels(struct run *r, FILE *out, const struct pair *edges, size
                 int better = 0;
                 switch (r->opt->keep) {
                 case KEEP_SHORTEST:
-                    better = r->id_bytes[id] < r->id_bytes[best];
+                    better = r->store.id_bytes[id] < r->store.id_bytes[best];
                     break;
                 case KEEP_LONGEST:
-                    better = r->id_bytes[id] > r->id_bytes[best];
+                    better = r->store.id_bytes[id] > r->store.id_bytes[best];
                     break;
                 case KEEP_OLDEST:
-                    better = r->id_mtime[id] < r->id_mtime[best];
+                    better = r->store.id_mtime[id] < r->store.id_mtime[best];
                     break;
                 case KEEP_NEWEST:
-                    better = r->id_mtime[id] > r->id_mtime[best];
+                    better = r->store.id_mtime[id] > r->store.id_mtime[best];
                     break;
                 default:
                     break;
@@ -267,7 +267,7 @@ static int write_grouped(struct run *r, FILE *out, const struct pair *edges, siz
                          int from_buckets, uint64_t *clusters, uint64_t *duplicates)
 {
     phase_switch(&r->stats, PH_GROUP);
-    size_t n = r->names.count;
+    size_t n = r->store.names.count;
     uint64_t *label = xmalloc((n ? n : 1) * sizeof *label);
     uint64_t *kept = xmalloc((n ? n : 1) * sizeof *kept);
     int ret = -1;
@@ -301,8 +301,8 @@ int write_labelled(struct run *r, FILE *out, const uint64_t *label, uint64_t *ke
                    uint64_t *clusters, uint64_t *duplicates)
 {
     phase_switch(&r->stats, PH_GROUP);
-    if (r->names.count)
-        ensure_idmeta(r, r->names.count - 1);
+    if (r->store.names.count)
+        ensure_idmeta(r, r->store.names.count - 1);
     return write_labels(r, out, NULL, 0, label, kept, clusters, duplicates);
 }
 

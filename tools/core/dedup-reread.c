@@ -154,7 +154,7 @@ int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *len, cha
 {
     struct vctx *v = w->v;
     struct run *r = v->r;
-    const struct docloc *loc = &r->in.locs[id - r->first_new];
+    const struct docloc *loc = &r->in.locs[id - r->store.first_new];
     if (loc->input == LOC_SPOOL) { /* its owner read it (simlsh-dedup-mpi) */
         size_t n = (size_t)loc->len;
         buf_room(w, n + 1);
@@ -177,7 +177,7 @@ int doc_text(struct vworker *w, uint64_t id, const char **text, size_t *len, cha
         const char *path = strlist_get(&r->in.paths, (size_t)loc->where, NULL);
         if (read_file(w, path, r->opt->max_doc_bytes, len, &mtime, msg, mcap) != 0)
             return -1;
-        if (*len != r->id_bytes[id] || mtime != r->id_mtime[id]) {
+        if (*len != r->store.id_bytes[id] || mtime != r->store.id_mtime[id]) {
             snprintf(msg, mcap, "changed since it was first read");
             return -1;
         }
@@ -266,7 +266,7 @@ void open_sources(struct vctx *v)
             struct stat st;
             s->fd = open_regular(in->arg, &st, s->msg, sizeof s->msg);
             int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + (int64_t)st.st_mtim.tv_nsec;
-            if (s->fd >= 0 && m != r->id_mtime[r->first_new + k]) {
+            if (s->fd >= 0 && m != r->store.id_mtime[r->store.first_new + k]) {
                 snprintf(s->msg, sizeof s->msg, "%s changed since it was first read",
                          qname(in->arg));
                 close(s->fd);
@@ -383,7 +383,7 @@ struct text_source *text_source_open(struct run *r, const uint64_t *ids, size_t 
     t->v.ndocs = ndocs;
     t->v.state = state;
     for (size_t i = 0; i < n; i++)
-        state[ids[i] - r->first_new] = DS_NEED;
+        state[ids[i] - r->store.first_new] = DS_NEED;
     open_sources(&t->v);
     t->w.v = &t->v;
     return t;

@@ -38,7 +38,7 @@ int setup_loaded(struct run *r, const struct options *o, const char *prog, int n
     if (code != 0)
         return code;
     uint64_t index_fp = 0, want_fp = 0;
-    int rc = simlsh_index_fingerprint(&index_fp, r->index);
+    int rc = simlsh_index_fingerprint(&index_fp, r->store.index);
     if (rc != 0) {
         fprintf(stderr, "%s: index: %s (%s)\n", prog, simlsh_strerror(rc), simlsh_error_name(rc));
         return EXIT_DEDUP_INTERNAL;
@@ -46,7 +46,7 @@ int setup_loaded(struct run *r, const struct options *o, const char *prog, int n
     if (need_signatures) {
         simlsh_params *ip = NULL;
         int64_t stored = 1;
-        rc = simlsh_index_params(&ip, r->index);
+        rc = simlsh_index_params(&ip, r->store.index);
         if (rc == 0)
             rc = simlsh_params_get_int(ip, SIMLSH_PARAM_STORE_SIGNATURES, &stored);
         simlsh_params_free(ip);
@@ -59,11 +59,11 @@ int setup_loaded(struct run *r, const struct options *o, const char *prog, int n
         }
     }
     double saved[SAVED_DOUBLES];
-    saved_doubles_get(r->params, saved);
-    apply_options(r->params, o);
-    if (saved_doubles_check(r->params, o, saved, prog) != 0)
+    saved_doubles_get(r->store.params, saved);
+    apply_options(r->store.params, o);
+    if (saved_doubles_check(r->store.params, o, saved, prog) != 0)
         return EXIT_DEDUP_USAGE;
-    rc = simlsh_params_fingerprint(&want_fp, r->params, SIMLSH_SCOPE_INDEX);
+    rc = simlsh_params_fingerprint(&want_fp, r->store.params, SIMLSH_SCOPE_INDEX);
     if (rc != 0 || want_fp != index_fp) {
         fprintf(stderr,
                 "%s: the hashing options given differ from those %s was built "
@@ -86,7 +86,7 @@ int run_threads(int requested)
 
 void setup_run(struct run *r, const struct options *o)
 {
-    int rc = simlsh_params_get_double(r->params, SIMLSH_PARAM_THRESHOLD, &r->threshold);
+    int rc = simlsh_params_get_double(r->store.params, SIMLSH_PARAM_THRESHOLD, &r->threshold);
     if (rc != 0)
         fatal_lib("params", rc, EXIT_DEDUP_INTERNAL);
     size_t lines_inputs = 0;

@@ -187,7 +187,7 @@ void sign_batch(struct worker *w, struct batch *b)
         /* One signature object per thread: its buffers grow with the
          * documents signed, too large to keep one per queued document. */
         if (!w->sig) {
-            int rc = simlsh_signature_new(&w->sig, r->params);
+            int rc = simlsh_signature_new(&w->sig, r->store.params);
             if (rc != 0) {
                 d->status = DOC_ELIB;
                 d->err = rc;

@@ -93,7 +93,7 @@ static void cache_init(struct text_cache *c, const struct run *r, size_t ndocs)
 {
     memset(c, 0, sizeof *c);
     c->cap = r->stats.vs.budget < SIZE_MAX / 2 ? (size_t)r->stats.vs.budget : SIZE_MAX / 2;
-    c->first_new = r->first_new;
+    c->first_new = r->store.first_new;
     c->at = calloc(ndocs ? ndocs : 1, sizeof *c->at);
     if (!c->at)
         die_oom();
@@ -178,11 +178,11 @@ struct star_session {
 void star_unread(struct star_session *s, uint64_t id, const char *msg)
 {
     struct run *r = s->r;
-    if (id >= r->first_new && !s->warned[id - r->first_new]) {
-        s->warned[id - r->first_new] = 1;
+    if (id >= r->store.first_new && !s->warned[id - r->store.first_new]) {
+        s->warned[id - r->store.first_new] = 1;
         r->stats.vs.docs_unread++;
         size_t nl = 0;
-        const char *name = strlist_get(&r->names, id, &nl);
+        const char *name = strlist_get(&r->store.names, id, &nl);
         warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl),
                   msg && *msg ? msg : strerror(EIO));
     }
@@ -203,7 +203,7 @@ int star_wanted(struct star_session *s, const uint64_t **ids, size_t *n)
     *n = 0;
     s->t.n = s->t.len = 0;
     s->ngone = 0;
-    int rc = simlsh_dedup_next(s->need, s->d, s->r->index);
+    int rc = simlsh_dedup_next(s->need, s->d, s->r->store.index);
     if (rc != 0)
         return lib_fail("grouping", rc);
     if (s->mode == SIMLSH_DEDUP_EXACT) {
@@ -230,10 +230,10 @@ int star_submit(struct star_session *s)
 static int feed_texts(struct star_session *s)
 {
     struct run *r = s->r;
-    size_t ndocs = r->names.count - r->first_new;
+    size_t ndocs = r->store.names.count - r->store.first_new;
     uint64_t *all = xmalloc((ndocs ? ndocs : 1) * sizeof *all);
     for (size_t i = 0; i < ndocs; i++)
-        all[i] = r->first_new + i;
+        all[i] = r->store.first_new + i;
     /* every new document may be asked for: sources open once */
     struct text_source *src = text_source_open(r, all, ndocs, ndocs);
     free(all);
@@ -253,19 +253,19 @@ static int feed_texts(struct star_session *s)
             size_t len = 0;
             char msg[160];
             msg[0] = 0;
-            if (id >= r->first_new && (text = cache_get(&cache, id, &len)) != NULL) {
+            if (id >= r->store.first_new && (text = cache_get(&cache, id, &len)) != NULL) {
                 star_text(s, id, text, len);
                 r->stats.vs.cached++;
                 continue;
             }
-            if (id >= r->first_new &&
+            if (id >= r->store.first_new &&
                 text_source_read(src, id, &text, &len, msg, sizeof msg) == 0) {
                 star_text(s, id, text, len);
-                if (r->in.locs[id - r->first_new].kind == DOCK_PATH)
+                if (r->in.locs[id - r->store.first_new].kind == DOCK_PATH)
                     cache_put(&cache, id, text, len);
                 continue;
             }
-            if (id >= r->first_new && !msg[0])
+            if (id >= r->store.first_new && !msg[0])
                 snprintf(msg, sizeof msg, "%s", strerror(errno ? errno : EIO));
             star_unread(s, id, msg);
         }
@@ -281,12 +281,12 @@ out:
 
 int star_open(struct run *r, struct star_session **out)
 {
-    size_t n = r->names.count;
+    size_t n = r->store.names.count;
     int mode = r->opt->verify == VERIFY_EXACT      ? SIMLSH_DEDUP_EXACT
                : r->opt->verify == VERIFY_ESTIMATE ? SIMLSH_DEDUP_ESTIMATE
                                                    : SIMLSH_DEDUP_NONE;
     simlsh_dedup *d = NULL;
-    int rc = simlsh_dedup_new(&d, r->index, mode, r->threshold);
+    int rc = simlsh_dedup_new(&d, r->store.index, mode, r->threshold);
     if (rc == SIMLSH_EUNSUPPORTED)
         return 1;
     if (rc != 0)
@@ -296,7 +296,7 @@ int star_open(struct run *r, struct star_session **out)
     s->r = r;
     s->d = d;
     s->mode = mode;
-    size_t ndocs = n - r->first_new;
+    size_t ndocs = n - r->store.first_new;
     s->warned = calloc(ndocs ? ndocs : 1, 1);
     if (!s->warned)
         die_oom();
@@ -304,7 +304,7 @@ int star_open(struct run *r, struct star_session **out)
         goto lib;
     uint32_t nt = r->nthreads > 0 ? (uint32_t)r->nthreads : 1;
     if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, nt)) != 0 ||
-        (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)r->first_new)) != 0)
+        (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_KEEP_BELOW, (double)r->store.first_new)) != 0)
         goto lib;
     if (r->opt->giant_buckets >= 0 &&
         (rc = simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, (double)r->opt->giant_buckets)) != 0)
@@ -319,7 +319,7 @@ int star_open(struct run *r, struct star_session **out)
         goto lib;
     if (mode == SIMLSH_DEDUP_EXACT) {
         int64_t np = 128;
-        simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+        simlsh_params_get_int(r->store.params, SIMLSH_PARAM_NUM_PERM, &np);
         r->stats.vs.prefilter = simlsh_dedup_prefilter(r->threshold, (uint32_t)np);
         /* texts are read a batch at a time into one buffer: small
          * batches keep it in cache and add little to the peak */
@@ -331,8 +331,8 @@ int star_open(struct run *r, struct star_session **out)
             goto lib;
         uint64_t *ids = xmalloc((ndocs ? ndocs : 1) * sizeof *ids);
         for (size_t i = 0; i < ndocs; i++)
-            ids[i] = r->first_new + i;
-        rc = simlsh_dedup_sizes(d, ids, r->id_bytes + r->first_new, ndocs);
+            ids[i] = r->store.first_new + i;
+        rc = simlsh_dedup_sizes(d, ids, r->store.id_bytes + r->store.first_new, ndocs);
         free(ids);
         if (rc != 0)
             goto lib;
@@ -425,14 +425,14 @@ int bucket_census(struct run *r, struct census *c)
 {
     memset(c, 0, sizeof *c);
     size_t n = 0;
-    simlsh_index_count(&n, r->index);
+    simlsh_index_count(&n, r->store.index);
     /* large: 1 % of the corpus, and at least 100 documents */
     c->min_size = n / 100 > 100 ? n / 100 : 100;
     simlsh_results *res = NULL;
     int rc = simlsh_results_new(&res, NULL);
     if (rc == 0) {
         /* the top buckets of any size, then the count above min_size */
-        rc = simlsh_index_largest_buckets(res, NULL, r->index, CENSUS_TOP, 2);
+        rc = simlsh_index_largest_buckets(res, NULL, r->store.index, CENSUS_TOP, 2);
         c->n = rc == 0 ? simlsh_results_count(res) : 0;
         for (size_t i = 0; i < c->n; i++) {
             c->size[i] = (uint64_t)simlsh_results_scores(res)[i];
@@ -440,7 +440,8 @@ int bucket_census(struct run *r, struct census *c)
             c->sample[i] = simlsh_results_a(res)[i];
         }
         if (rc == 0)
-            rc = simlsh_index_largest_buckets(res, &c->docs_in_large, r->index, 0, c->min_size);
+            rc = simlsh_index_largest_buckets(res, &c->docs_in_large, r->store.index, 0,
+                                              c->min_size);
     }
     simlsh_results_free(res);
     return rc == 0 ? 0 : lib_fail("bucket sizes", rc);

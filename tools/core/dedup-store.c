@@ -117,8 +117,8 @@ static uint64_t get_le(struct cur *c, int n)
 
 static void map_build(struct run *r)
 {
-    struct store *s = r->store;
-    size_t n = (size_t)r->first_new;
+    struct store *s = r->store.loaded;
+    size_t n = (size_t)r->store.first_new;
     s->cap = 16;
     while (s->cap < 2 * n)
         s->cap *= 2;
@@ -128,7 +128,7 @@ static void map_build(struct run *r)
         die_oom();
     for (size_t id = 0; id < n; id++) {
         size_t len;
-        const char *name = strlist_get(&r->names, id, &len);
+        const char *name = strlist_get(&r->store.names, id, &len);
         size_t k = (size_t)fnv1a(FNV_INIT, name, len) & (s->cap - 1);
         while (s->slot[k])
             k = (k + 1) & (s->cap - 1);
@@ -141,7 +141,7 @@ static void map_build(struct run *r)
 static uint64_t map_each(struct run *r, const char *name, size_t len,
                          int (*fn)(struct run *, uint64_t), int *err)
 {
-    struct store *s = r->store;
+    struct store *s = r->store.loaded;
     uint64_t hits = 0;
     if (!s || !s->cap)
         return 0;
@@ -149,7 +149,7 @@ static uint64_t map_each(struct run *r, const char *name, size_t len,
     for (; s->slot[k]; k = (k + 1) & (s->cap - 1)) {
         uint64_t id = s->slot[k] - 1;
         size_t l;
-        const char *t = strlist_get(&r->names, id, &l);
+        const char *t = strlist_get(&r->store.names, id, &l);
         if (s->gone[id] || l != len || memcmp(t, name, len))
             continue;
         hits++;
@@ -165,11 +165,11 @@ static uint64_t map_each(struct run *r, const char *name, size_t len,
  * save renumbers the ids. */
 static int drop_id(struct run *r, uint64_t id)
 {
-    int rc = simlsh_index_remove(r->index, id);
+    int rc = simlsh_index_remove(r->store.index, id);
     if (rc != 0)
         return lib_fail("removing a document from the index", rc);
-    r->store->gone[id] = 1;
-    r->store->ngone++;
+    r->store.loaded->gone[id] = 1;
+    r->store.loaded->ngone++;
     return 0;
 }
 
@@ -179,7 +179,7 @@ static int drop_id(struct run *r, uint64_t id)
  * The index has one writer at a time, and the insert thread is one. */
 static int queue_drop(struct run *r, uint64_t id)
 {
-    struct store *s = r->store;
+    struct store *s = r->store.loaded;
     if (s->ndrops == s->drops_cap) {
         s->drops_cap = s->drops_cap ? 2 * s->drops_cap : 1024;
         s->drops = xrealloc(s->drops, s->drops_cap * sizeof *s->drops);
@@ -192,11 +192,11 @@ static int queue_drop(struct run *r, uint64_t id)
 
 int store_apply_drops(struct run *r)
 {
-    struct store *s = r->store;
+    struct store *s = r->store.loaded;
     if (!s || !s->ndrops)
         return 0;
     for (size_t i = 0; i < s->ndrops; i++) {
-        int rc = simlsh_index_remove(r->index, s->drops[i]);
+        int rc = simlsh_index_remove(r->store.index, s->drops[i]);
         if (rc != 0) {
             s->ndrops = 0;
             r->failed = EXIT_DEDUP_INTERNAL;
@@ -211,12 +211,14 @@ int store_apply_drops(struct run *r)
  * that --replace dropped on one rank must be dropped on all of them. */
 int store_is_gone(const struct run *r, uint64_t id)
 {
-    return r->store && r->store->gone && id < r->first_new && r->store->gone[id];
+    return r->store.loaded && r->store.loaded->gone && id < r->store.first_new &&
+           r->store.loaded->gone[id];
 }
 
 int store_drop(struct run *r, uint64_t id)
 {
-    if (!r->store || !r->store->gone || id >= r->first_new || r->store->gone[id])
+    if (!r->store.loaded || !r->store.loaded->gone || id >= r->store.first_new ||
+        r->store.loaded->gone[id])
         return 0;
     return drop_id(r, id);
 }
@@ -229,21 +231,21 @@ int store_has(struct run *r, const char *name, size_t len)
 
 uint64_t store_old_count(const struct run *r)
 {
-    return r->first_new - (r->store ? r->store->ngone : 0);
+    return r->store.first_new - (r->store.loaded ? r->store.loaded->ngone : 0);
 }
 
 /* Notes how a loaded id differs from the document store_admit() looks at.
  * A size of 0 is unknown (an index of simlsh-dedup 0.1/0.2). */
 static int note_change(struct run *r, uint64_t id)
 {
-    struct store *s = r->store;
-    if (!s->check || id >= r->idmeta_cap || r->id_bytes[id] == 0)
+    struct store *s = r->store.loaded;
+    if (!s->check || id >= r->store.idmeta_cap || r->store.id_bytes[id] == 0)
         return 0;
-    if (r->id_bytes[id] != s->want_bytes) {
+    if (r->store.id_bytes[id] != s->want_bytes) {
         s->changed_from |= 1;
-        s->old_bytes = r->id_bytes[id];
+        s->old_bytes = r->store.id_bytes[id];
     }
-    if (r->id_mtime[id] != s->want_mtime)
+    if (r->store.id_mtime[id] != s->want_mtime)
         s->changed_from |= 2;
     return 0;
 }
@@ -273,10 +275,10 @@ static void warn_changed(struct run *r, const char *name, size_t len, uint64_t w
 int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int64_t mtime,
                 int is_file)
 {
-    if (!r->store || !r->store->cap)
+    if (!r->store.loaded || !r->store.loaded->cap)
         return 1;
     int err = 0;
-    struct store *s = r->store;
+    struct store *s = r->store.loaded;
     if (!r->opt->replace) {
         s->want_bytes = bytes;
         s->want_mtime = mtime;
@@ -367,13 +369,13 @@ int store_remove(struct run *r)
 
 void store_free(struct run *r)
 {
-    if (!r->store)
+    if (!r->store.loaded)
         return;
-    free(r->store->slot);
-    free(r->store->gone);
-    free(r->store->drops);
-    free(r->store);
-    r->store = NULL;
+    free(r->store.loaded->slot);
+    free(r->store.loaded->gone);
+    free(r->store.loaded->drops);
+    free(r->store.loaded);
+    r->store.loaded = NULL;
 }
 
 /* ---- save ------------------------------------------------------------------- */
@@ -392,11 +394,11 @@ static void encode(struct run *r, struct buf *b, const uint8_t *gone, uint64_t k
         double dv;
         if (!simlsh_params_key_name(key) || key == SIMLSH_PARAM_ISA)
             continue; /* ISA is not part of the contract */
-        if (simlsh_params_get_int(r->params, key, &iv) == 0) {
+        if (simlsh_params_get_int(r->store.params, key, &iv) == 0) {
             put_le(b, (uint64_t)key, 2);
             put_le(b, 0, 6);
             put_le(b, (uint64_t)iv, 8);
-        } else if (simlsh_params_get_double(r->params, key, &dv) == 0) {
+        } else if (simlsh_params_get_double(r->store.params, key, &dv) == 0) {
             uint64_t bits;
             memcpy(&bits, &dv, sizeof bits);
             put_le(b, (uint64_t)key, 2);
@@ -411,16 +413,16 @@ static void encode(struct run *r, struct buf *b, const uint8_t *gone, uint64_t k
     for (int i = 0; i < 4; i++)
         b->p[at_p + i] = (unsigned char)(np >> (8 * i));
     put_le(b, kept, 8);
-    if (r->names.count)
-        ensure_idmeta(r, r->names.count - 1);
-    for (size_t id = 0; id < r->names.count; id++) {
-        if (gone && id < r->first_new && gone[id])
+    if (r->store.names.count)
+        ensure_idmeta(r, r->store.names.count - 1);
+    for (size_t id = 0; id < r->store.names.count; id++) {
+        if (gone && id < r->store.first_new && gone[id])
             continue;
         size_t len;
-        const char *name = strlist_get(&r->names, id, &len);
-        put_le(b, r->id_bytes[id], 8);
-        put_le(b, (uint64_t)r->id_mtime[id], 8);
-        put_le(b, r->names.size[id] == 1 ? 1 : 0, 1);
+        const char *name = strlist_get(&r->store.names, id, &len);
+        put_le(b, r->store.id_bytes[id], 8);
+        put_le(b, (uint64_t)r->store.id_mtime[id], 8);
+        put_le(b, r->store.names.size[id] == 1 ? 1 : 0, 1);
         put_le(b, len, 4);
         put(b, name, len);
     }
@@ -432,22 +434,22 @@ static int compact(struct run *r, simlsh_index **out)
 {
     simlsh_params *p = NULL;
     simlsh_index *c = NULL;
-    int rc = simlsh_index_params(&p, r->index);
+    int rc = simlsh_index_params(&p, r->store.index);
     if (rc == 0)
         rc = simlsh_index_new(&c, p);
     simlsh_params_free(p);
     uint64_t next = 0;
-    for (size_t id = 0; rc == 0 && id < r->names.count; id++) {
-        if (id < r->first_new && r->store->gone[id])
+    for (size_t id = 0; rc == 0 && id < r->store.names.count; id++) {
+        if (id < r->store.first_new && r->store.loaded->gone[id])
             continue;
         simlsh_signature *sig = NULL;
-        rc = simlsh_index_signature(&sig, r->index, id);
+        rc = simlsh_index_signature(&sig, r->store.index, id);
         if (rc == 0)
             rc = simlsh_index_insert(c, next++, sig);
         simlsh_signature_free(sig);
     }
     uint64_t f1 = 0, f2 = 0;
-    if (rc == 0 && (simlsh_index_fingerprint(&f1, r->index) != 0 ||
+    if (rc == 0 && (simlsh_index_fingerprint(&f1, r->store.index) != 0 ||
                     simlsh_index_fingerprint(&f2, c) != 0 || f1 != f2))
         rc = SIMLSH_EMISMATCH;
     if (rc != 0) {
@@ -523,20 +525,20 @@ static void store_unlock(struct index_lock *lk)
 
 int store_save(struct run *r, const char *path)
 {
-    if (store_lock(&r->lock, r->opt, path) != 0)
+    if (store_lock(&r->store.lock, r->opt, path) != 0)
         return -1;
-    const uint8_t *gone = r->store ? r->store->gone : NULL;
+    const uint8_t *gone = r->store.loaded ? r->store.loaded->gone : NULL;
     uint64_t removed = 0;
-    for (uint64_t id = 0; gone && id < r->first_new; id++)
+    for (uint64_t id = 0; gone && id < r->store.first_new; id++)
         removed += gone[id];
-    simlsh_index *ix = r->index, *copy = NULL;
+    simlsh_index *ix = r->store.index, *copy = NULL;
     if (removed) {
         if (compact(r, &copy) != 0)
             return -1;
         ix = copy;
     }
     struct buf b = {NULL, 0, 0};
-    encode(r, &b, gone, (uint64_t)r->names.count - removed);
+    encode(r, &b, gone, (uint64_t)r->store.names.count - removed);
     int rc = simlsh_index_set_userdata(ix, b.p, b.len);
     free(b.p);
     if (rc != 0) {
@@ -547,7 +549,7 @@ int store_save(struct run *r, const char *path)
     /* the path was checked like every output (no symbolic link); NOFOLLOW
      * keeps it so if one appears meanwhile */
     rc = simlsh_index_save_file_v2(&err, ix, path, SIMLSH_FILE_NOFOLLOW);
-    store_unlock(&r->lock); /* renamed (or not): the next run may load it */
+    store_unlock(&r->store.lock); /* renamed (or not): the next run may load it */
     simlsh_index_free(copy);
     if (rc != 0) {
         fprintf(stderr, PROG ": %s: cannot save the index: %s\n", qname(path),
@@ -568,7 +570,7 @@ static int apply_key(simlsh_params *p, int key, int type, uint64_t v)
     return simlsh_params_set_double(p, key, d);
 }
 
-/* Parses the user data into r->params, r->names and the per-id sizes and
+/* Parses the user data into r->store.params, r->store.names and the per-id sizes and
  * times. Returns a reason, or NULL. */
 static const char *decode(struct run *r, const void *data, size_t len, size_t count)
 {
@@ -581,7 +583,7 @@ static const char *decode(struct run *r, const void *data, size_t len, size_t co
     uint32_t np = (uint32_t)get_le(&c, 4);
     if (get_le(&c, 4) != 0)
         return "bad user data header";
-    int rc = simlsh_params_new(&r->params, NULL);
+    int rc = simlsh_params_new(&r->store.params, NULL);
     if (rc != 0)
         return "out of memory";
     for (uint32_t i = 0; i < np && !c.bad; i++) {
@@ -592,7 +594,7 @@ static const char *decode(struct run *r, const void *data, size_t len, size_t co
             break;
         if (pad != 0 || type > 1 || !simlsh_params_key_name(key) || key == SIMLSH_PARAM_ISA)
             return "unknown contract entry (saved by a newer simlsh-dedup?)";
-        if (apply_key(r->params, key, type, v) != 0)
+        if (apply_key(r->store.params, key, type, v) != 0)
             return "a contract value the library refuses";
     }
     uint64_t n = get_le(&c, 8);
@@ -605,10 +607,10 @@ static const char *decode(struct run *r, const void *data, size_t len, size_t co
         uint64_t l = get_le(&c, 4);
         if (c.bad || flags > 1 || l > c.len - c.pos)
             return "truncated or damaged names";
-        strlist_add(&r->names, (const char *)c.p + c.pos, (size_t)l, flags);
+        strlist_add(&r->store.names, (const char *)c.p + c.pos, (size_t)l, flags);
         c.pos += (size_t)l;
-        r->id_bytes[id] = bytes;
-        r->id_mtime[id] = (int64_t)mtime;
+        r->store.id_bytes[id] = bytes;
+        r->store.id_mtime[id] = (int64_t)mtime;
     }
     if (c.bad || c.pos != c.len)
         return "trailing bytes after the names";
@@ -669,7 +671,7 @@ static int key_by_name(const char *name)
     return -1;
 }
 
-/* Reads INDEX.names: the contract into *params, the names into r->names. */
+/* Reads INDEX.names: the contract into *params, the names into r->store.names. */
 static int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
                         uint64_t *fingerprint, char index_sum[17])
 {
@@ -762,7 +764,7 @@ static int sidecar_load(struct run *r, const char *index_path, simlsh_params **p
                 state = 3;
         } else if (state == 2) {
             size_t l = unescape_name(line, (size_t)len);
-            strlist_add(&r->names, line, l, 0);
+            strlist_add(&r->store.names, line, l, 0);
             if (++names == count)
                 state = 3;
         } else if (state == 3 && !strcmp(line, "end")) {
@@ -795,7 +797,7 @@ static int legacy_load(struct run *r, const char *path, size_t count)
     char saved_sum[17], before[17], after[17];
     /* FILE read before and after, so a save replacing it meanwhile is seen */
     if (index_file_checksum(path, before) != 0 ||
-        sidecar_load(r, path, &r->params, &saved_fp, saved_sum) != 0 ||
+        sidecar_load(r, path, &r->store.params, &saved_fp, saved_sum) != 0 ||
         index_file_checksum(path, after) != 0)
         return EXIT_DEDUP_INPUT;
     /* a version 1 names file has no index checksum to compare */
@@ -806,28 +808,28 @@ static int legacy_load(struct run *r, const char *path, size_t count)
                 qname(path), qname(path));
         return EXIT_DEDUP_INPUT;
     }
-    int rc = simlsh_index_fingerprint(&index_fp, r->index);
+    int rc = simlsh_index_fingerprint(&index_fp, r->store.index);
     if (rc != 0)
         return lib_fail("index", rc), EXIT_DEDUP_INTERNAL;
-    if (index_fp != saved_fp || count != r->names.count) {
+    if (index_fp != saved_fp || count != r->store.names.count) {
         fprintf(stderr,
                 PROG ": %s.names does not belong to %s (index has %zu ids, the "
                      "names file %zu)\n",
-                qname(path), qname(path), count, r->names.count);
+                qname(path), qname(path), count, r->store.names.count);
         return EXIT_DEDUP_INPUT;
     }
     return 0;
 }
 
-/* --index FILE: the index, its contract into r->params and its names;
+/* --index FILE: the index, its contract into r->store.params and its names;
  * returns 0 or the exit status. */
 int store_load(struct run *r, const char *path)
 {
-    r->store = calloc(1, sizeof *r->store);
-    if (!r->store)
+    r->store.loaded = calloc(1, sizeof *r->store.loaded);
+    if (!r->store.loaded)
         die_oom();
     int err = 0;
-    int rc = simlsh_index_load_file_v2(&r->index, &err, path, 0, NULL);
+    int rc = simlsh_index_load_file_v2(&r->store.index, &err, path, 0, NULL);
     if (rc != 0) {
         fprintf(stderr, PROG ": %s: cannot load the index: %s\n", qname(path),
                 rc == SIMLSH_EIO && err ? strerror(err) : simlsh_strerror(rc));
@@ -835,9 +837,9 @@ int store_load(struct run *r, const char *path)
     }
     size_t count = 0, ulen = 0;
     const void *ud = NULL;
-    rc = simlsh_index_count(&count, r->index);
+    rc = simlsh_index_count(&count, r->store.index);
     if (rc == 0)
-        rc = simlsh_index_userdata(&ud, &ulen, r->index);
+        rc = simlsh_index_userdata(&ud, &ulen, r->store.index);
     if (rc != 0)
         return lib_fail("index", rc), EXIT_DEDUP_INTERNAL;
     if (ulen == 0) {
@@ -854,14 +856,15 @@ int store_load(struct run *r, const char *path)
     /* The contract must give the index's own fingerprint: the library
      * checks its half, this the tool's. */
     uint64_t want = 0, have = 0;
-    rc = simlsh_index_fingerprint(&have, r->index);
+    rc = simlsh_index_fingerprint(&have, r->store.index);
     if (rc != 0)
         return lib_fail("index", rc), EXIT_DEDUP_INTERNAL;
-    if (simlsh_params_fingerprint(&want, r->params, SIMLSH_SCOPE_INDEX) != 0 || want != have) {
+    if (simlsh_params_fingerprint(&want, r->store.params, SIMLSH_SCOPE_INDEX) != 0 ||
+        want != have) {
         fprintf(stderr, PROG ": %s: its saved contract does not match its index\n", qname(path));
         return EXIT_DEDUP_INPUT;
     }
-    r->first_new = r->names.count;
+    r->store.first_new = r->store.names.count;
     map_build(r);
     return 0;
 }

@@ -104,7 +104,7 @@ static void unload(struct vctx *v, struct slot *sl)
 static void report_unread(struct vctx *v, uint64_t id, const char *msg)
 {
     struct run *r = v->r;
-    uint8_t *st = &v->state[id - r->first_new];
+    uint8_t *st = &v->state[id - r->store.first_new];
     *st |= DS_BAD;
     if (*st & DS_WARNED)
         return;
@@ -112,8 +112,8 @@ static void report_unread(struct vctx *v, uint64_t id, const char *msg)
     r->stats.vs.docs_unread++;
     size_t nl = 0;
     const char *name = NULL;
-    if (id < r->names.count)
-        name = strlist_get(&r->names, id, &nl);
+    if (id < r->store.names.count)
+        name = strlist_get(&r->store.names, id, &nl);
     if (name)
         warnx_doc(r, "%s: %s; its pairs are verified by estimate", qnamen(name, nl), msg);
     else /* the MPI driver's ranks know only the names they read */
@@ -131,7 +131,7 @@ static void load_chunks(struct vctx *v, size_t ci, size_t cj)
         int want = sl->chunk == ci || sl->chunk == cj;
         if (!want && sl->loaded)
             unload(v, sl);
-        else if (want && !sl->loaded && !(v->state[sl->id - r->first_new] & DS_BAD))
+        else if (want && !sl->loaded && !(v->state[sl->id - r->store.first_new] & DS_BAD))
             v->items[n++] = i;
     }
     par_for(v, load_slot, n);
@@ -171,7 +171,7 @@ static void decide_by_estimate(struct run *r, struct pairvec *out, uint64_t a, u
 {
     r->stats.vs.estimated++;
     if (s != s)
-        s = index_estimate(r->index, a, b);
+        s = index_estimate(r->store.index, a, b);
     if (s < 0 || s >= r->threshold)
         pairvec_add(out, a, b, s);
 }
@@ -259,7 +259,7 @@ static void verify_batch(struct vctx *v, const uint64_t *ids, size_t nids, const
         struct slot *sl = &v->slots[i];
         memset(sl, 0, sizeof *sl);
         sl->id = ids[i];
-        sl->est = r->id_bytes[ids[i]] * v->elem;
+        sl->est = r->store.id_bytes[ids[i]] * v->elem;
         total += sl->est;
     }
     size_t nchunks = 1;
@@ -321,13 +321,13 @@ static void verify_batch(struct vctx *v, const uint64_t *ids, size_t nids, const
 static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *cs, size_t n,
                              size_t ndocs, int owned, struct pairvec *out)
 {
-    uint64_t first_new = r->first_new;
+    uint64_t first_new = r->store.first_new;
     struct vctx v;
     memset(&v, 0, sizeof v);
     v.r = r;
     v.ndocs = ndocs;
     int64_t bits = 32;
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_HASH_BITS, &bits);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_HASH_BITS, &bits);
     v.bits32 = bits == 32;
     v.elem = v.bits32 ? 4 : 8;
     r->stats.vs.bytes_per_shingle = (int)v.elem;
@@ -374,7 +374,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
         for (size_t i = 0; i < m; i++) {
             uint64_t x = wa[i], y = wb[i];
             int fuse = !((v.state[x - first_new] | v.state[y - first_new]) & DS_MULTI) &&
-                       r->id_bytes[x] <= KEEP_DOC && r->id_bytes[y] <= KEEP_DOC;
+                       r->store.id_bytes[x] <= KEEP_DOC && r->store.id_bytes[y] <= KEEP_DOC;
             if (pass == 0) {
                 nlone += (size_t)fuse;
                 continue;
@@ -405,7 +405,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
     uint64_t planned = 0, cdocs = 0;
     for (size_t k = 0; k < ndocs; k++)
         if ((v.state[k] & DS_NEED) && !(v.state[k] & DS_LONE)) {
-            planned += r->id_bytes[first_new + k] * v.elem;
+            planned += r->store.id_bytes[first_new + k] * v.elem;
             cdocs++;
         }
     /* Batches of whole components while they fit: max_docs from the mean
@@ -546,7 +546,7 @@ static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *o
 #if defined(__GLIBC__)
     malloc_trim(0); /* what the pairs' threads freed, before the batches */
 #endif
-    return verify_exact_cols(r, ca, cb, NULL, n, r->names.count - r->first_new, 1, out);
+    return verify_exact_cols(r, ca, cb, NULL, n, r->store.names.count - r->store.first_new, 1, out);
 }
 
 double verify_prefilter(const struct run *r)
@@ -561,7 +561,7 @@ double verify_prefilter(const struct run *r)
      * and the same 130 thousand pairs but 10. */
     int64_t np = 128;
     double thr = r->threshold;
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_NUM_PERM, &np);
     double low = thr - PREFILTER_SD * sqrt(thr * (1 - thr) / (double)np);
     return low > 0 ? low : 0;
 }
@@ -620,11 +620,11 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
     uint32_t nt = r->lib_threads;
     /* --max-pairs bounds --output pairs only: groups are never cut short */
     size_t max_pairs = r->opt->output == OUT_PAIRS ? r->opt->max_pairs : 0;
-    rc = simlsh_index_pairs_v2(res, r->index, flags, max_pairs, thr, nt);
+    rc = simlsh_index_pairs_v2(res, r->store.index, flags, max_pairs, thr, nt);
     if (rc == SIMLSH_EUNSUPPORTED && mode == VERIFY_EXACT && flags) {
         /* an index without stored signatures has no estimates */
         r->stats.vs.prefilter = 0;
-        rc = simlsh_index_pairs_v2(res, r->index, 0, max_pairs, r->threshold, nt);
+        rc = simlsh_index_pairs_v2(res, r->store.index, 0, max_pairs, r->threshold, nt);
     }
     if (rc != 0) {
         simlsh_results_free(res);
@@ -642,7 +642,7 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
     const double *s = simlsh_results_scores(res);
     for (size_t i = 0; i < count; i++) {
         uint64_t y = a[i] < b[i] ? b[i] : a[i];
-        if (y >= r->names.count) {
+        if (y >= r->store.names.count) {
             fprintf(stderr,
                     "simlsh-dedup: the index holds id %" PRIu64
                     " that has no name; was it saved by another program?\n",

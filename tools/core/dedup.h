@@ -368,22 +368,27 @@ struct index_lock {
     int held, fd;
 };
 
-struct run {
-    const struct options *opt;
-    struct run_inputs in;
-
-    /* the store: the contract, the index (or an MPI rank's signatures),
-     * the names of its ids (dedup-store.c) */
+/* The store of a run: the contract, the index (or an MPI rank's
+ * signatures), the names of its ids and their sizes and times
+ * (dedup-store.c, dedup-keep.c). */
+struct run_store {
     simlsh_params *params;
     simlsh_index *index;
     struct sigstore *sigs; /* non-NULL: new documents' values go here, not to index */
     struct strlist names;  /* output name of each indexed id (id = position) */
     uint64_t first_new;    /* ids below this came from --index */
-    struct store *store;   /* dedup-store.c: names of the loaded ids, removals */
+    struct store *loaded;  /* dedup-store.c: names of the loaded ids, removals */
     struct index_lock lock;
     uint64_t *id_bytes; /* per id: text bytes and mtime, for --keep (dedup-keep.c) */
     int64_t *id_mtime;
     size_t idmeta_cap;
+};
+
+struct run {
+    const struct options *opt;
+    struct run_inputs in;
+
+    struct run_store store;
 
     /* the run's course */
     int verify_flags;
@@ -628,7 +633,7 @@ void star_unread(struct star_session *s, uint64_t id, const char *msg);
 int star_submit(struct star_session *s);
 int star_close(struct star_session *s, uint64_t *label, uint64_t *kept);
 
-/* The largest buckets of r->index (--stats, and the summary's note on a
+/* The largest buckets of r->store.index (--stats, and the summary's note on a
  * bucket that holds a large share of the corpus). */
 #define CENSUS_TOP 5
 struct census {
@@ -652,7 +657,7 @@ int write_skipped(const struct run_inputs *in, const struct options *o, FILE *ou
 void write_pair(const struct run *r, FILE *out, const struct pair *p);
 
 /* dedup-keep.c: the --keep priority */
-/* Room in r->id_bytes and r->id_mtime (what --keep compares) for id. */
+/* Room in r->store.id_bytes and r->store.id_mtime (what --keep compares) for id. */
 void ensure_idmeta(struct run *r, uint64_t id);
 /* The --keep priority of every id, best first (n = names.count ids), or
  * NULL when it is ascending id order. */
@@ -672,7 +677,7 @@ int store_remove(struct run *r);
 int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int64_t mtime,
                 int is_file);
 /* The removals store_admit() queued under --replace, made now: call it
- * only when nothing else writes to r->index (no insert call runs). */
+ * only when nothing else writes to r->store.index (no insert call runs). */
 int store_apply_drops(struct run *r);
 /* Locks the file at path for a run that replaces it (nothing when there is
  * none yet), waiting for another run that holds it; 0, or -1 with a

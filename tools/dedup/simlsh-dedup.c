@@ -104,8 +104,8 @@ static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
     if (r->stats.vs.estimated)
         fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s decided by estimate: %s%s%s\n",
                 r->stats.vs.estimated, plural(r->stats.vs.estimated),
-                r->first_new ? "pairs with a document from --index" : "",
-                r->first_new && r->stats.vs.docs_unread ? ", and " : "",
+                r->store.first_new ? "pairs with a document from --index" : "",
+                r->store.first_new && r->stats.vs.docs_unread ? ", and " : "",
                 r->stats.vs.docs_unread ? "documents that could not be read again" : "");
 }
 
@@ -117,7 +117,7 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     double rate = elapsed > 0 ? (double)r->stats.bytes / elapsed / 1e6 : 0;
     fprintf(stderr, PROG ": %" PRIu64 " document%s (%s", r->stats.docs, plural(r->stats.docs),
             bytes);
-    if (r->first_new)
+    if (r->store.first_new)
         fprintf(stderr, "; %" PRIu64 " more in %s", store_old_count(r), qname(r->opt->load_index));
     fprintf(stderr, "), %" PRIu64 " cluster%s, %" PRIu64 " duplicate%s, %" PRIu64 " skipped",
             clusters, plural(clusters), dups, plural(dups), r->stats.skipped);
@@ -133,10 +133,10 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     fprintf(stderr, "; %.2f s, %.1f MB/s, peak memory %s\n", elapsed, rate, mem);
     int64_t unit = 0, k = 0, np = 0;
     uint32_t b = 0, rows = 0;
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_UNIT, &unit);
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_K, &k);
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np);
-    simlsh_index_bands(&b, &rows, r->index);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_UNIT, &unit);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_K, &k);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_NUM_PERM, &np);
+    simlsh_index_bands(&b, &rows, r->store.index);
     fprintf(stderr,
             PROG ": %s %" PRId64 "-shingles, %" PRId64 " permutations, %u bands x %u"
                  " rows, threshold %.2f, verify %s, %d thread%s\n",
@@ -144,11 +144,12 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
             verify_names[r->opt->verify], r->nthreads, r->nthreads == 1 ? "" : "s");
     verify_summary(r, b, rows);
     struct census c;
-    uint64_t ndocs = r->names.count;
+    uint64_t ndocs = r->store.names.count;
     if (bucket_census(r, &c) == 0 && c.n > 0 && c.size[0] >= 100 && c.size[0] * 10 >= ndocs) {
         size_t nl = 0;
-        const char *name =
-            c.sample[0] < r->names.count ? strlist_get(&r->names, c.sample[0], &nl) : "?";
+        const char *name = c.sample[0] < r->store.names.count
+                               ? strlist_get(&r->store.names, c.sample[0], &nl)
+                               : "?";
         fprintf(stderr,
                 PROG ": note: one bucket (band %" PRIu64 ") holds %" PRIu64
                      " documents, %.0f %% of them (%s is one): a template or boilerplate they"
@@ -174,7 +175,7 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
         double dv;
         if (!name || key == SIMLSH_PARAM_ISA) /* ISA is not part of the contract */
             continue;
-        if (simlsh_params_get_int(r->params, key, &iv) == 0) {
+        if (simlsh_params_get_int(r->store.params, key, &iv) == 0) {
             if (key == SIMLSH_PARAM_BANDS)
                 iv = b;
             else if (key == SIMLSH_PARAM_ROWS)
@@ -192,7 +193,7 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
             } else {
                 fprintf(stderr, " %s=%" PRId64, name, iv);
             }
-        } else if (simlsh_params_get_double(r->params, key, &dv) == 0) {
+        } else if (simlsh_params_get_double(r->store.params, key, &dv) == 0) {
             fprintf(stderr, " %s=%g", name, dv);
         }
     }
@@ -237,7 +238,7 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     fprintf(f,
             ",\"indexed_before\":%" PRIu64 ",\"clusters\":%" PRIu64 ",\"duplicates\":%" PRIu64
             ",\"skipped\":%" PRIu64 ",\"aliases\":%" PRIu64 ",\"duplicate_ids\":%" PRIu64,
-            r->first_new, clusters, dups, r->stats.skipped, r->stats.aliases,
+            r->store.first_new, clusters, dups, r->stats.skipped, r->stats.aliases,
             r->stats.duplicate_ids);
     fprintf(f, ",\"already_indexed\":%" PRIu64 ",\"replaced\":%" PRIu64 ",\"removed\":%" PRIu64,
             r->stats.already_indexed, r->stats.replaced, r->stats.removed);
@@ -255,18 +256,18 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
         double dv;
         if (!name)
             continue;
-        if (simlsh_params_get_int(r->params, key, &iv) == 0)
+        if (simlsh_params_get_int(r->store.params, key, &iv) == 0)
             fprintf(f, "%s\"%s\":%" PRId64, first ? "" : ",", name, iv);
-        else if (simlsh_params_get_double(r->params, key, &dv) == 0)
+        else if (simlsh_params_get_double(r->store.params, key, &dv) == 0)
             fprintf(f, "%s\"%s\":%.17g", first ? "" : ",", name, dv);
         else
             continue;
         first = 0;
     }
     int64_t unit = 0, norm = 0, scheme = 0;
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_UNIT, &unit);
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_NORMALIZE, &norm);
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_SCHEME, &scheme);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_UNIT, &unit);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_NORMALIZE, &norm);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_SCHEME, &scheme);
     fprintf(f, "},\"unit\":\"%s\",\"scheme\":\"%s\",\"normalize\":[",
             unit >= 0 && unit <= 2 ? unit_names[unit] : "?",
             scheme == SIMLSH_SCHEME_CLASSIC ? "classic" : "oph");
@@ -279,8 +280,8 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
     }
     uint32_t b = 0, rows = 0;
     uint64_t fp = 0;
-    simlsh_index_bands(&b, &rows, r->index);
-    simlsh_index_fingerprint(&fp, r->index);
+    simlsh_index_bands(&b, &rows, r->store.index);
+    simlsh_index_fingerprint(&fp, r->store.index);
     fprintf(f, "],\"bands\":%u,\"rows\":%u,\"fingerprint\":\"%016" PRIx64 "\"", b, rows, fp);
     fprintf(f, ",\"banding\":{\"p_at_threshold\":%.6f,\"chosen_for_recall\":%s,\"recall\":%g}",
             p_at_threshold(r->threshold, b, rows), r->stats.vs.recall_banding ? "true" : "false",
@@ -309,8 +310,9 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
                 c.min_size, c.docs_in_large);
         for (size_t i = 0; i < c.n; i++) {
             size_t nl = 0;
-            const char *name =
-                c.sample[i] < r->names.count ? strlist_get(&r->names, c.sample[i], &nl) : "";
+            const char *name = c.sample[i] < r->store.names.count
+                                   ? strlist_get(&r->store.names, c.sample[i], &nl)
+                                   : "";
             fprintf(f, "%s{\"size\":%" PRIu64 ",\"band\":%" PRIu64 ",\"sample\":", i ? "," : "",
                     c.size[i], c.band[i]);
             escape_json(f, name, nl);
@@ -334,16 +336,16 @@ static void run_free(struct run *r, struct options *opt)
     free(r->in.locs);
     store_free(r);
     free(r->stats.worker_cpu);
-    simlsh_index_free(r->index);
-    simlsh_params_free(r->params);
+    simlsh_index_free(r->store.index);
+    simlsh_params_free(r->store.params);
     strlist_free(&r->in.paths);
-    strlist_free(&r->names);
+    strlist_free(&r->store.names);
     strlist_free(&r->in.skips);
     strlist_free(&r->in.records);
     free(r->in.idset);
     free(r->in.pmeta);
-    free(r->id_bytes);
-    free(r->id_mtime);
+    free(r->store.id_bytes);
+    free(r->store.id_mtime);
     fileids_free(&r->in.input_ids);
     fileids_free(&opt->list_ids);
     for (size_t i = 0; i < opt->nowned; i++)
@@ -395,7 +397,7 @@ static int dedup(struct run *r, const struct options *opt)
 
     uint64_t clusters = 0, dups = 0;
     if (r->in.paths.count && !opt->load_index) {
-        rc = simlsh_index_reserve_v2(r->index, r->in.paths.count, r->lib_threads);
+        rc = simlsh_index_reserve_v2(r->store.index, r->in.paths.count, r->lib_threads);
         if (rc != 0 && rc != SIMLSH_ENOMEM)
             fatal_lib("index reserve", rc, EXIT_DEDUP_INTERNAL);
     }
@@ -473,7 +475,7 @@ int main(int argc, char **argv)
     if (opt.load_index) {
         /* --save-index of the same file: no other run may replace it
          * between this load and this run's save */
-        if (store_lock_update(&run.lock, &opt) != 0)
+        if (store_lock_update(&run.store.lock, &opt) != 0)
             exit(EXIT_DEDUP_INTERNAL);
         int code = setup_loaded(&run, &opt, PROG, 0);
         if (code != 0)

@@ -60,7 +60,7 @@ void mpi_die(struct mpi_ctx *c, int code, const char *fmt, ...)
  * larger EXIT_DEDUP_* code wins). A phase boundary every rank reaches. */
 int mpi_agree(struct mpi_ctx *c, int status);
 /* The np values of the document this rank stores under local id lid:
- * from r->sigs (a pointer into it) or else from r->index (copied to
+ * from r->store.sigs (a pointer into it) or else from r->store.index (copied to
  * scratch, which is returned). Stops every rank if there is none. */
 const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np,
                            uint32_t *scratch);
@@ -87,9 +87,9 @@ int mpi_split(struct mpi_ctx *c, struct options *opt, const struct run_inputs *f
 /* mpi-match.c: this rank's band keys to their owners, and the candidate
  * pairs this rank scored (a < b, any order; another rank may have one
  * too: mpi_sort_pairs() drops copies) with their estimate, those below
- * keep_min dropped (0: none). r->sigs (or r->index) stores the local
+ * keep_min dropped (0: none). r->store.sigs (or r->store.index) stores the local
  * documents' signatures (under first[0] plus their local ids) and, with
- * --index, r->index the loaded ones under their ids;
+ * --index, r->store.index the loaded ones under their ids;
  * first[0]: the documents loaded with --index (0 without), first[k]: the
  * first global id of rank k's new documents, first[size] the total. */
 int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint32_t bands,

@@ -212,32 +212,32 @@ static int dedup_mpi(struct run *r, struct options *opt)
      * them. */
     uint32_t bands = 0, rows = 0;
     simlsh_params *lean = NULL;
-    simlsh_index_bands(&bands, &rows, r->index);
+    simlsh_index_bands(&bands, &rows, r->store.index);
     /* Grouping outputs are made at rank 0 by the library's dedup engine,
      * over the index of every document (mpi-engine.c); --output pairs
      * lists the pairs the owners of the band keys make. */
     int engine = opt->output != OUT_PAIRS;
     int keep_full =
         opt->load_index || (ctx.rank == 0 && (opt->save_index || engine)) || ctx.size == 1;
-    rc = keep_full ? 0 : simlsh_params_copy(&lean, r->params);
+    rc = keep_full ? 0 : simlsh_params_copy(&lean, r->store.params);
     if (rc == 0 && !keep_full)
         rc = simlsh_params_set_int(lean, SIMLSH_PARAM_BANDS, 1);
     if (rc == 0 && !keep_full)
         rc = simlsh_params_set_int(lean, SIMLSH_PARAM_ROWS, 1);
     if (rc == 0 && !keep_full) {
-        simlsh_index_free(r->index);
-        r->index = NULL;
-        rc = simlsh_index_new(&r->index, lean);
+        simlsh_index_free(r->store.index);
+        r->store.index = NULL;
+        rc = simlsh_index_new(&r->store.index, lean);
     }
     simlsh_params_free(lean);
     if (rc != 0)
         mpi_die(&ctx, EXIT_DEDUP_INTERNAL, "signature store: %s", simlsh_strerror(rc));
     if (!keep_full) { /* the values, in blocks: nothing indexes them here */
         int64_t npv = 0;
-        simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &npv);
-        r->sigs = xmalloc(sizeof *r->sigs);
-        memset(r->sigs, 0, sizeof *r->sigs);
-        r->sigs->np = (size_t)npv;
+        simlsh_params_get_int(r->store.params, SIMLSH_PARAM_NUM_PERM, &npv);
+        r->store.sigs = xmalloc(sizeof *r->store.sigs);
+        memset(r->store.sigs, 0, sizeof *r->store.sigs);
+        r->store.sigs->np = (size_t)npv;
     }
 
     /* Exact mode: standard input (a regular file by now) is read again,
@@ -252,8 +252,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
 
     mpi_phase(&ctx, MP_READ);
     /* the loaded ids --remove took, to tell those --replace takes */
-    uint8_t *gone0 = xmalloc(r->first_new ? (size_t)r->first_new : 1);
-    for (uint64_t id = 0; id < r->first_new; id++)
+    uint8_t *gone0 = xmalloc(r->store.first_new ? (size_t)r->store.first_new : 1);
+    for (uint64_t id = 0; id < r->store.first_new; id++)
         gone0[id] = (uint8_t)store_is_gone(r, id);
     rc = run_pipeline_start(r);
     if (rc == 0)
@@ -291,8 +291,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
 
     /* Global ids: the documents loaded with --index keep theirs, then the
      * new documents of the lower ranks come first. */
-    uint64_t first_new = r->first_new;
-    uint64_t nlocal = r->names.count - first_new;
+    uint64_t first_new = r->store.first_new;
+    uint64_t nlocal = r->store.names.count - first_new;
     uint64_t *first = xmalloc(((size_t)ctx.size + 1) * sizeof *first);
     MPI_Allgather(&nlocal, 1, MPI_UINT64_T, first + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
     first[0] = first_new;
@@ -300,7 +300,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
         first[k + 1] += first[k];
 
     int64_t np64 = 0;
-    simlsh_params_get_int(r->params, SIMLSH_PARAM_NUM_PERM, &np64);
+    simlsh_params_get_int(r->store.params, SIMLSH_PARAM_NUM_PERM, &np64);
     uint32_t np = (uint32_t)np64;
     /* The other test hook: the named rank exits in the middle of the
      * exchange, as an out-of-memory exit would; the others must not wait. */
@@ -323,18 +323,18 @@ static int dedup_mpi(struct run *r, struct options *opt)
         mpi_phase(&ctx, MP_SIGS);
         mpi_gather_index(&ctx, r, first, np);
         if (ctx.rank != 0) {
-            simlsh_index_free(r->index);
-            r->index = NULL;
-            sigstore_free(r->sigs);
-            r->sigs = NULL;
+            simlsh_index_free(r->store.index);
+            r->store.index = NULL;
+            sigstore_free(r->store.sigs);
+            r->store.sigs = NULL;
         }
     } else {
         mpi_match(&ctx, r, (size_t)nlocal, np, bands, rows, first, keep_min, &edges, &nedges);
         if (!opt->save_index) { /* else its signatures go to rank 0 at the end */
-            simlsh_index_free(r->index);
-            r->index = NULL;
-            sigstore_free(r->sigs);
-            r->sigs = NULL;
+            simlsh_index_free(r->store.index);
+            r->store.index = NULL;
+            sigstore_free(r->store.sigs);
+            r->store.sigs = NULL;
         }
         /* The candidates become one sorted list held in equal ranges by
          * the ranks in order: owners of different bands may give the same
@@ -360,14 +360,14 @@ static int dedup_mpi(struct run *r, struct options *opt)
     if (share_meta) {
         size_t llen = 0;
         /* the loaded documents' are on every rank already */
-        char *mb =
-            allgather_bytes(nlocal ? r->id_bytes + first_new : NULL, (size_t)nlocal * 8, &llen);
-        char *mt =
-            allgather_bytes(nlocal ? r->id_mtime + first_new : NULL, (size_t)nlocal * 8, &llen);
+        char *mb = allgather_bytes(nlocal ? r->store.id_bytes + first_new : NULL,
+                                   (size_t)nlocal * 8, &llen);
+        char *mt = allgather_bytes(nlocal ? r->store.id_mtime + first_new : NULL,
+                                   (size_t)nlocal * 8, &llen);
         if (total > first_new) { /* with no document anywhere the arrays stay NULL */
             ensure_idmeta(r, total - 1);
-            memcpy(r->id_bytes + first_new, mb, (size_t)(total - first_new) * 8);
-            memcpy(r->id_mtime + first_new, mt, (size_t)(total - first_new) * 8);
+            memcpy(r->store.id_bytes + first_new, mb, (size_t)(total - first_new) * 8);
+            memcpy(r->store.id_mtime + first_new, mt, (size_t)(total - first_new) * 8);
         }
         free(mb);
         free(mt);
@@ -418,7 +418,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
         }
     }
     mpi_phase(&ctx, MP_GATHER);
-    gather_strlist(&r->names, (size_t)first_new);
+    gather_strlist(&r->store.names, (size_t)first_new);
     if (opt->output == OUT_RECORDS || opt->output == OUT_DROP_RECORDS)
         gather_strlist(&r->in.records, 0);
     if (opt->skipped_path)
@@ -428,8 +428,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
     char *meta = xmalloc(mlen ? mlen : 1), *all = NULL;
     size_t alen = 0;
     if (mlen) {
-        memcpy(meta, r->id_bytes + first_new, (size_t)nlocal * 8);
-        memcpy(meta + nlocal * 8, r->id_mtime + first_new, (size_t)nlocal * 8);
+        memcpy(meta, r->store.id_bytes + first_new, (size_t)nlocal * 8);
+        memcpy(meta + nlocal * 8, r->store.id_mtime + first_new, (size_t)nlocal * 8);
     }
     mpi_gather0(&ctx, meta, mlen, &all, &alen);
     free(meta);
@@ -440,8 +440,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
         const char *m = all + (first[k] - first_new) * 16;
         if (n == 0)
             continue;
-        memcpy(r->id_bytes + first[k], m, (size_t)n * 8);
-        memcpy(r->id_mtime + first[k], m + n * 8, (size_t)n * 8);
+        memcpy(r->store.id_bytes + first[k], m, (size_t)n * 8);
+        memcpy(r->store.id_mtime + first[k], m + n * 8, (size_t)n * 8);
     }
     free(all);
     uint64_t mine[5] = {r->stats.docs, r->stats.bytes, r->stats.skipped, r->stats.already_indexed,
@@ -625,7 +625,7 @@ int main(int argc, char **argv)
     /* --save-index of the --index file: rank 0, which saves, holds its
      * lock before any rank loads it (dedup-store.c) */
     if (opt.load_index && opt.save_index) {
-        if (st == 0 && ctx.rank == 0 && store_lock_update(&run.lock, &opt) != 0)
+        if (st == 0 && ctx.rank == 0 && store_lock_update(&run.store.lock, &opt) != 0)
             st = EXIT_DEDUP_INTERNAL;
         st = mpi_agree(&ctx, st);
     }
@@ -647,12 +647,12 @@ int main(int argc, char **argv)
     }
 
     int status = dedup_mpi(&run, &opt);
-    simlsh_index_free(run.index);
-    sigstore_free(run.sigs);
-    free(run.sigs);
-    simlsh_params_free(run.params);
+    simlsh_index_free(run.store.index);
+    sigstore_free(run.store.sigs);
+    free(run.store.sigs);
+    simlsh_params_free(run.store.params);
     strlist_free(&run.in.paths);
-    strlist_free(&run.names);
+    strlist_free(&run.store.names);
     strlist_free(&run.in.skips);
     strlist_free(&run.in.records);
     free(run.in.locs);
@@ -661,8 +661,8 @@ int main(int argc, char **argv)
     store_free(&run);
     free(run.in.idset);
     free(run.in.pmeta);
-    free(run.id_bytes);
-    free(run.id_mtime);
+    free(run.store.id_bytes);
+    free(run.store.id_mtime);
     fileids_free(&run.in.input_ids);
     free(opt.inputs);
     free(opt.globs_in);

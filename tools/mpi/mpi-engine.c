@@ -166,7 +166,7 @@ int mpi_engine_groups(struct mpi_ctx *c, struct run *r, const uint64_t *first, u
     text_source_close(ts);
     int ret = 0;
     if (c->rank == 0) {
-        size_t nd = r->names.count;
+        size_t nd = r->store.names.count;
         if (!failed) {
             *label = xmalloc((nd ? nd : 1) * sizeof **label);
             *kept = xmalloc((nd ? nd : 1) * sizeof **kept);

@@ -144,8 +144,8 @@ static struct link *recv_links(struct mpi_ctx *c, struct link *l, size_t *n, int
 static int links(const struct run *r, const struct pair *p)
 {
     if (r->opt->cluster == CLUSTER_STAR)
-        return p->b >= r->first_new;
-    return !r->opt->only_new || p->b >= r->first_new;
+        return p->b >= r->store.first_new;
+    return !r->opt->only_new || p->b >= r->store.first_new;
 }
 
 static const struct run *order_run;
@@ -164,7 +164,7 @@ static void add_edge(struct pairvec *v, uint64_t x, uint64_t y)
 static void owner_groups(struct mpi_ctx *c, struct run *r, const struct gedge *e, size_t n,
                          struct pairvec *out, uint64_t *clusters, uint64_t *dups)
 {
-    uint64_t first_new = r->first_new;
+    uint64_t first_new = r->store.first_new;
     if (r->opt->cluster == CLUSTER_COMPONENTS) {
         uint64_t *ids = NULL;
         size_t cap = 0;
@@ -502,7 +502,7 @@ int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pa
      * may change errno */
     int err = 0;
     for (size_t i = 0; i < n && !err; i++)
-        if (edges[i].b >= r->first_new) {
+        if (edges[i].b >= r->store.first_new) {
             write_pair(r, out, &edges[i]);
             if (ferror(out))
                 err = errno ? errno : EIO;
@@ -516,7 +516,7 @@ int mpi_write_pairs(struct mpi_ctx *c, struct run *r, FILE *out, const struct pa
             MPI_Recv(buf, (int)(m * sizeof *buf), MPI_BYTE, k, 32, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
             for (size_t i = 0; i < m && !err; i++)
-                if (buf[i].b >= r->first_new) {
+                if (buf[i].b >= r->store.first_new) {
                     write_pair(r, out, &buf[i]);
                     if (ferror(out))
                         err = errno ? errno : EIO;

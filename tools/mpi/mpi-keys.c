@@ -124,7 +124,7 @@ struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal, ui
     size_t nmine = 0;
     uint64_t *gids = xmalloc((size_t)(ohi - olo + nlocal + 1) * sizeof *gids);
     for (uint64_t g = olo; g < ohi; g++)
-        if (simlsh_index_contains(r->index, g) == 1) /* not removed or replaced */
+        if (simlsh_index_contains(r->store.index, g) == 1) /* not removed or replaced */
             gids[nmine++] = g;
     for (size_t i = 0; i < nlocal; i++)
         gids[nmine++] = first[c->rank] + i;
@@ -141,7 +141,7 @@ struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal, ui
     /* bands and rows given, not left to the optimiser: the same keys,
      * without solving for them again at every block */
     simlsh_params *kp = NULL;
-    int rc = simlsh_params_copy(&kp, r->params);
+    int rc = simlsh_params_copy(&kp, r->store.params);
     if (rc == 0)
         rc = simlsh_params_set_int(kp, SIMLSH_PARAM_BANDS, bands);
     if (rc == 0)
@@ -160,9 +160,9 @@ struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal, ui
             size_t bn = m - b0 < blk ? m - b0 : blk;
             const uint32_t *in = vals;
             uint64_t l0 = local_id(c, first, gids[lo + b0]);
-            if (r->sigs && l0 / SIGSTORE_BLOCK == (l0 + bn - 1) / SIGSTORE_BLOCK &&
+            if (r->store.sigs && l0 / SIGSTORE_BLOCK == (l0 + bn - 1) / SIGSTORE_BLOCK &&
                 gids[lo + b0 + bn - 1] - gids[lo + b0] == bn - 1) {
-                in = sigstore_at(r->sigs, (size_t)l0); /* consecutive: read in place */
+                in = sigstore_at(r->store.sigs, (size_t)l0); /* consecutive: read in place */
             } else {
                 for (size_t i = 0; i < bn; i++) {
                     const uint32_t *v =

@@ -269,7 +269,7 @@ static int match_alone(struct mpi_ctx *c, struct run *r, double keep_min, struct
     int rc = simlsh_results_new(&res, NULL);
     uint32_t nt = r->lib_threads;
     if (rc == 0)
-        rc = simlsh_index_pairs_v2(res, r->index, SIMLSH_QUERY_VERIFY, 0, keep_min, nt);
+        rc = simlsh_index_pairs_v2(res, r->store.index, SIMLSH_QUERY_VERIFY, 0, keep_min, nt);
     if (rc != 0)
         mpi_die(c, EXIT_DEDUP_INTERNAL, "enumerating pairs: %s", simlsh_strerror(rc));
     size_t n = simlsh_results_count(res);
@@ -676,13 +676,13 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
         while (need < np && (double)need / (double)np < keep_min)
             need++;
     mpi_phase(c, MP_PAIRS);
-    if (need > 0 && r->sigs) { /* every document's sketch, asked for about 4 times each */
+    if (need > 0 && r->store.sigs) { /* every document's sketch, asked for about 4 times each */
         size_t rw = 2 * sketch_words(np);
         uint32_t *scratch = xmalloc((size_t)np * sizeof *scratch);
-        c->sketches = xmalloc((r->sigs->n ? r->sigs->n : 1) * rw * sizeof *c->sketches);
-        for (size_t i = 0; i < r->sigs->n; i++)
+        c->sketches = xmalloc((r->store.sigs->n ? r->store.sigs->n : 1) * rw * sizeof *c->sketches);
+        for (size_t i = 0; i < r->store.sigs->n; i++)
             row_of(c, r, i, np, 1, scratch, c->sketches + i * rw);
-        c->nsketches = r->sigs->n;
+        c->nsketches = r->store.sigs->n;
         free(scratch);
     }
     struct pairvec small = {NULL, 0, 0};
@@ -733,9 +733,9 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
             /* own signatures are read at random: ask for one a few pairs
              * ahead (sorting a chunk's pairs by own instead reads most of
              * the store once per chunk: slower) */
-            if (r->sigs && i + PREFETCH_AHEAD < hi) {
+            if (r->store.sigs && i + PREFETCH_AHEAD < hi) {
                 const char *p = (const char *)sigstore_at(
-                    r->sigs, (size_t)local_id(c, first, cand[i + PREFETCH_AHEAD].b));
+                    r->store.sigs, (size_t)local_id(c, first, cand[i + PREFETCH_AHEAD].b));
                 for (size_t l = 0; l < (size_t)np * 3; l += 64) /* measured: better than all */
                     __builtin_prefetch(p + l);
             }

@@ -109,7 +109,7 @@ static int cmp_name(const void *x, const void *y)
 
 uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before)
 {
-    uint64_t n = r->first_new;
+    uint64_t n = r->store.first_new;
     if (n == 0)
         return 0;
     uint8_t *gone = xmalloc((size_t)n);
@@ -131,7 +131,7 @@ uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before)
     for (uint64_t id = 0; id < n; id++)
         if (gone[id] && !before[id])
             ids[m++] = id;
-    names_of = &r->names;
+    names_of = &r->store.names;
     if (m > 1)
         qsort(ids, m, sizeof *ids, cmp_name);
     uint64_t replaced = 0;
@@ -175,7 +175,7 @@ void mpi_gather_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, u
             c->bytes_received += m * sig_bytes;
             for (size_t i = 0; i < m; i++)
                 ids[i] = first[k] + at + i;
-            int rc = simlsh_index_insert_values(r->index, ids, vals, m, nt);
+            int rc = simlsh_index_insert_values(r->store.index, ids, vals, m, nt);
             if (rc != 0)
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "the index of every document: %s",
                         simlsh_strerror(rc));

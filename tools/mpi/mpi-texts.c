@@ -89,7 +89,7 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
     }
     uint64_t round = 0, sum = 0;
     for (size_t i = 0; i < nn; i++) {
-        uint64_t bytes = r->id_bytes[need[i]] + REC_EXTRA;
+        uint64_t bytes = r->store.id_bytes[need[i]] + REC_EXTRA;
         if (sum > 0 && sum + bytes > budget) {
             round++;
             sum = 0;
