@@ -80,24 +80,6 @@ def verify_bucket(bucket, params, threshold):
             if sets[i].jaccard(sets[j]) >= threshold]
 
 
-def components(n, pairs):
-    """Union-find with the smaller root winning: label[i] is the smallest
-    position of i's group."""
-    label = list(range(n))
-
-    def find(x):
-        while label[x] != x:
-            label[x] = label[label[x]]
-            x = label[x]
-        return x
-
-    for a, b in pairs:
-        x, y = find(a), find(b)
-        if x != y:
-            label[max(x, y)] = min(x, y)
-    return [find(i) for i in range(n)]
-
-
 def dask_dedup(lines, client, partitions, threshold):
     import dask.bag as db
 
@@ -111,7 +93,9 @@ def dask_dedup(lines, client, partitions, threshold):
     # Skipped (empty) documents are in no group and not kept, as in simlsh-dedup.
     live = [i for i, e in enumerate(simlsh.empty_rows(simlsh.sign_batch(lines, params)))
             if not e]
-    label = components(len(lines), verified)
+    # the library's union-find: label[i] is the smallest position of i's group
+    label = simlsh.group_components([a for a, _ in verified], [b for _, b in verified],
+                                    n=len(lines)).tolist()
     groups = {}
     for i in live:
         groups.setdefault(label[i], []).append(i)

@@ -22,7 +22,7 @@ from ._core import (EMPTY_VALUE, ISA_AUTO, ISA_AVX2, ISA_AVX512, ISA_SCALAR, KEY
                     UNIT_WORD, UTF8_REJECT, UTF8_REPLACE, Index, Isa, Normalize, Params, Scheme,
                     ShingleSet, Signature, Unit, Utf8Policy, band_keys, empty_rows, has_unicode,
                     hash_bytes, sign_batch, version)
-from ._dedup import DedupResult, dedup, dedup_params
+from ._dedup import DedupResult, dedup, dedup_params, group_components
 from ._forest import Ensemble, Forest
 
 #: Version of this package (the version of the C sources it was made with).
@@ -31,7 +31,8 @@ __version__ = "0.2.0"
 __all__ = [
     "Params", "ShingleSet", "Signature", "Index", "Forest", "Ensemble", "sign_batch",
     "band_keys", "empty_rows",
-    "dedup", "dedup_params", "DedupResult", "version", "has_unicode", "hash_bytes",
+    "dedup", "dedup_params", "DedupResult", "group_components", "version", "has_unicode",
+    "hash_bytes",
     "Error", "InvalidArgument", "OutOfMemory", "ContractMismatch", "Corrupt", "Unsupported",
     "NotFound", "AlreadyExists", "EmptyInput", "InvalidUTF8", "BufferTooSmall",
     "InvalidState", "IOFailure", "KEYS", "LIB_PATH", "LIB_VERSION", "EMPTY_VALUE",

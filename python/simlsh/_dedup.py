@@ -256,3 +256,49 @@ def _engine_groups(ix: Index, p: Params, texts: Sequence[Text], live: np.ndarray
 
 
 __all__ = ["dedup", "dedup_params", "DedupResult"]
+
+
+def _ids(values: Any, what: str) -> np.ndarray:
+    """A 1-D sequence of non-negative integer ids as uint64."""
+    if isinstance(values, (str, bytes, bytearray)):
+        raise TypeError("group_components: %s must be a sequence of ids, not %s"
+                        % (what, type(values).__name__))
+    arr = np.asarray(values)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise InvalidArgument("group_components: %s must be a 1-D sequence of integer ids, "
+                              "not %s of shape %s" % (what, arr.dtype, arr.shape))
+    if arr.size and arr.dtype.kind == "i" and int(arr.min()) < 0:
+        raise InvalidArgument("group_components: %s: ids are >= 0, not %d"
+                              % (what, int(arr.min())))
+    return np.ascontiguousarray(arr, dtype=np.uint64)
+
+
+def group_components(a: Any, b: Any, n: Optional[int] = None) -> np.ndarray:
+    """Connected components of the pairs (a[i], b[i]) (the library's
+    ``simlsh_group_components``): a uint64 array ``label`` of n ids, where
+    ``label[i]`` is the smallest id of i's component; an id in no pair is
+    its own label. ``n`` defaults to one past the largest id given.
+
+    For pairs verified outside :func:`dedup` (a map-reduce job, say):
+    ``label[i] == i`` marks the document each group keeps.
+
+    Threads: safe from any number of threads (nothing is shared).
+    """
+    a, b = _ids(a, "a"), _ids(b, "b")
+    if len(a) != len(b):
+        raise InvalidArgument("group_components: a and b must have the same length, "
+                              "not %d and %d" % (len(a), len(b)))
+    hi = int(max(a.max(), b.max())) + 1 if len(a) else 0
+    if n is None:
+        n = hi
+    elif isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < hi:
+        raise InvalidArgument("group_components: n=%r: must be an integer of at least %d "
+                              "(one past the largest id)" % (n, hi))
+    label = np.arange(int(n), dtype=np.uint64)
+    if len(a):
+        res = _Results()
+        check(lib.simlsh_group_components(res._h, None, a.ctypes.data, b.ctypes.data, len(a)),
+              "group_components")
+        ids, lab, _ = res.columns()
+        label[ids.astype(np.intp)] = lab
+    return label

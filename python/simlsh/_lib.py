@@ -56,6 +56,7 @@ _PROTOTYPES: Dict[str, Tuple[object, List[object]]] = {
     "simlsh_lsh_probability": (I32, [DBLP, U32, U32, DBL]),
     "simlsh_lsh_optimal_params_recall": (I32, [U32P, U32P, DBLP, U32, DBL, DBL, DBL]),
     "simlsh_group_star": (I32, [P, SZP, P, P, P, SZ, P, SZ]),
+    "simlsh_group_components": (I32, [P, SZP, P, P, SZ]),
     "simlsh_dedup_prefilter": (DBL, [DBL, U32]),
     "simlsh_dedup_banding": (I32, [P, I32, DBL, U32, U32, U32P, U32P]),
     "simlsh_dedup_new": (I32, [PP, P, I32, DBL]),

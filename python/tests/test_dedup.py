@@ -7,8 +7,10 @@ and the verification.
 """
 
 import os
+import random
 import subprocess
 
+import numpy as np
 import pytest
 
 import simlsh
@@ -166,3 +168,54 @@ def test_dedup_keywords_are_explicit():
     with pytest.raises(TypeError):
         simlsh.dedup_params(band=4)
     assert simlsh.dedup(["a b c d e", "a b c d e"], k=2, num_perm=64).groups == [[0, 1]]
+
+
+def _components_reference(n, pairs):
+    label = list(range(n))
+
+    def find(x):
+        while label[x] != x:
+            x = label[x]
+        return x
+
+    for a, b in pairs:
+        x, y = find(a), find(b)
+        if x != y:
+            label[max(x, y)] = min(x, y)
+    return [find(i) for i in range(n)]
+
+
+def test_group_components_equals_union_find():
+    rnd = random.Random(5)
+    for n, m in ((1, 0), (10, 4), (300, 250), (2000, 1500)):
+        pairs = []
+        while len(pairs) < m:
+            x, y = rnd.randrange(n), rnd.randrange(n)
+            if x != y:
+                pairs.append((x, y))
+        a = [p[0] for p in pairs]
+        b = [p[1] for p in pairs]
+        got = simlsh.group_components(a, b, n=n)
+        assert got.dtype == np.uint64 and len(got) == n
+        assert got.tolist() == _components_reference(n, pairs)
+        # numpy arrays of any integer type give the same labels
+        assert simlsh.group_components(np.array(a, np.int32), np.array(b, np.uint16)
+                                       if n < 65536 else b, n=n).tolist() == got.tolist()
+    # n defaults to one past the largest id
+    assert simlsh.group_components([4, 1], [2, 4]).tolist() == [0, 1, 1, 3, 1]
+    assert simlsh.group_components([], []).tolist() == []
+
+
+def test_group_components_bad_input():
+    with pytest.raises(simlsh.InvalidArgument, match="same length"):
+        simlsh.group_components([1, 2], [3])
+    with pytest.raises(simlsh.InvalidArgument, match=">= 0"):
+        simlsh.group_components([-1], [2])
+    with pytest.raises(simlsh.InvalidArgument, match="at least 6"):
+        simlsh.group_components([5], [2], n=3)
+    with pytest.raises(simlsh.InvalidArgument, match="integer ids"):
+        simlsh.group_components([0.5], [2])
+    with pytest.raises(TypeError):
+        simlsh.group_components("12", "34")
+    with pytest.raises(simlsh.InvalidArgument):
+        simlsh.group_components([3], [3])  # a document paired with itself
