@@ -389,7 +389,7 @@ static void reserve_for_inputs(struct run *r)
         simlsh_index_reserve_v2(r->store.index, (size_t)r->store.first_new + n,
                                 r->lib_threads); /* ENOMEM: grows later */
     ensure_locs(&r->in, n - 1);
-    ensure_idmeta(r, r->store.first_new + n - 1);
+    ensure_idmeta(&r->store, r->store.first_new + n - 1);
     /* names of line documents are short: line numbers, ids */
     if (r->store.names.cap_off < r->store.names.count + n + 2) {
         r->store.names.cap_off = r->store.names.count + n + 2;

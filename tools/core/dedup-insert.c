@@ -386,7 +386,7 @@ static int consume(struct run *r, struct batch *b)
             check_duplicate_id(r, id, d);
         if (r->opt->output == OUT_RECORDS || r->opt->output == OUT_DROP_RECORDS)
             strlist_add(&r->in.records, b->arena + d->text_off, d->text_len, 0);
-        ensure_idmeta(r, id);
+        ensure_idmeta(&r->store, id);
         ensure_locs(&r->in, id - r->store.first_new);
         struct docloc *loc = &r->in.locs[id - r->store.first_new];
         loc->input = d->input;

@@ -8,20 +8,18 @@
 #include <string.h>
 
 /* Room in r->store.id_bytes and r->store.id_mtime (what --keep compares) for id. */
-void ensure_idmeta(struct run *r, uint64_t id)
+void ensure_idmeta(struct run_store *st, uint64_t id)
 {
-    if (id < r->store.idmeta_cap)
+    if (id < st->idmeta_cap)
         return;
-    size_t cap = r->store.idmeta_cap ? r->store.idmeta_cap * 2 : 4096;
+    size_t cap = st->idmeta_cap ? st->idmeta_cap * 2 : 4096;
     while (cap <= id)
         cap *= 2;
-    r->store.id_bytes = xrealloc(r->store.id_bytes, cap * sizeof *r->store.id_bytes);
-    r->store.id_mtime = xrealloc(r->store.id_mtime, cap * sizeof *r->store.id_mtime);
-    memset(r->store.id_bytes + r->store.idmeta_cap, 0,
-           (cap - r->store.idmeta_cap) * sizeof *r->store.id_bytes);
-    memset(r->store.id_mtime + r->store.idmeta_cap, 0,
-           (cap - r->store.idmeta_cap) * sizeof *r->store.id_mtime);
-    r->store.idmeta_cap = cap;
+    st->id_bytes = xrealloc(st->id_bytes, cap * sizeof *st->id_bytes);
+    st->id_mtime = xrealloc(st->id_mtime, cap * sizeof *st->id_mtime);
+    memset(st->id_bytes + st->idmeta_cap, 0, (cap - st->idmeta_cap) * sizeof *st->id_bytes);
+    memset(st->id_mtime + st->idmeta_cap, 0, (cap - st->idmeta_cap) * sizeof *st->id_mtime);
+    st->idmeta_cap = cap;
 }
 
 /* The priority of --keep, best first: ids from --index (already in the
@@ -69,7 +67,7 @@ uint64_t *keep_order(struct run *r)
     if (r->opt->keep == KEEP_FIRST && r->store.first_new == 0)
         return NULL;
     if (n)
-        ensure_idmeta(r, n - 1);
+        ensure_idmeta(&r->store, n - 1);
     uint64_t *order = xmalloc((n ? n : 1) * sizeof *order);
     for (size_t i = 0; i < n; i++)
         order[i] = i;
@@ -78,10 +76,8 @@ uint64_t *keep_order(struct run *r)
     return order;
 }
 
-int star_labels(const struct run *r, const simlsh_results *res, size_t ng, uint64_t *label,
-                uint64_t *kept)
+int star_labels(size_t n, const simlsh_results *res, size_t ng, uint64_t *label, uint64_t *kept)
 {
-    size_t n = r->store.names.count;
     for (size_t i = 0; i < n; i++)
         label[i] = kept[i] = i;
     const uint64_t *ga = simlsh_results_a(res), *gb = simlsh_results_b(res);

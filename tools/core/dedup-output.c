@@ -84,7 +84,7 @@ static int star_groups(struct run *r, const struct pair *p, size_t np, uint64_t 
         simlsh_results_free(res);
         return lib_fail("star groups", rc);
     }
-    rc = star_labels(r, res, ng, label, kept);
+    rc = star_labels(r->store.names.count, res, ng, label, kept);
     simlsh_results_free(res);
     return rc;
 }
@@ -273,7 +273,7 @@ static int write_grouped(struct run *r, FILE *out, const struct pair *edges, siz
     int ret = -1;
     int star = r->opt->cluster == CLUSTER_STAR;
     if (n)
-        ensure_idmeta(r, n - 1);
+        ensure_idmeta(&r->store, n - 1);
     if (from_buckets) {
         /* the engine verifies as it groups: its phase is the verify one */
         phase_switch(&r->stats, r->opt->verify == VERIFY_EXACT ? PH_VERIFY : PH_PAIRS);
@@ -302,7 +302,7 @@ int write_labelled(struct run *r, FILE *out, const uint64_t *label, uint64_t *ke
 {
     phase_switch(&r->stats, PH_GROUP);
     if (r->store.names.count)
-        ensure_idmeta(r, r->store.names.count - 1);
+        ensure_idmeta(&r->store, r->store.names.count - 1);
     return write_labels(r, out, NULL, 0, label, kept, clusters, duplicates);
 }
 

@@ -323,7 +323,7 @@ int star_open(struct run *r, struct star_session **out)
         r->stats.vs.prefilter = simlsh_dedup_prefilter(r->threshold, (uint32_t)np);
         /* texts are read a batch at a time into one buffer: small
          * batches keep it in cache and add little to the peak */
-        r->stats.vs.budget = verify_budget(r);
+        r->stats.vs.budget = verify_budget(r->opt);
         if (r->stats.vs.budget > STAR_BATCH_BYTES && !r->opt->verify_memory)
             r->stats.vs.budget = STAR_BATCH_BYTES;
         r->stats.vs.bytes_per_shingle = 8;
@@ -386,7 +386,7 @@ int star_close(struct star_session *s, uint64_t *label, uint64_t *kept)
     };
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
         simlsh_dedup_stat(counters[i].to, s->d, counters[i].key);
-    if (star_labels(r, res, ng, label, kept) == 0)
+    if (star_labels(r->store.names.count, res, ng, label, kept) == 0)
         ret = 0;
 out:
     simlsh_results_free(res);
@@ -421,18 +421,18 @@ int star_from_buckets(struct run *r, uint64_t *label, uint64_t *kept)
     return star_close(s, label, kept);
 }
 
-int bucket_census(struct run *r, struct census *c)
+int bucket_census(struct run_store *st, struct census *c)
 {
     memset(c, 0, sizeof *c);
     size_t n = 0;
-    simlsh_index_count(&n, r->store.index);
+    simlsh_index_count(&n, st->index);
     /* large: 1 % of the corpus, and at least 100 documents */
     c->min_size = n / 100 > 100 ? n / 100 : 100;
     simlsh_results *res = NULL;
     int rc = simlsh_results_new(&res, NULL);
     if (rc == 0) {
         /* the top buckets of any size, then the count above min_size */
-        rc = simlsh_index_largest_buckets(res, NULL, r->store.index, CENSUS_TOP, 2);
+        rc = simlsh_index_largest_buckets(res, NULL, st->index, CENSUS_TOP, 2);
         c->n = rc == 0 ? simlsh_results_count(res) : 0;
         for (size_t i = 0; i < c->n; i++) {
             c->size[i] = (uint64_t)simlsh_results_scores(res)[i];
@@ -440,8 +440,7 @@ int bucket_census(struct run *r, struct census *c)
             c->sample[i] = simlsh_results_a(res)[i];
         }
         if (rc == 0)
-            rc = simlsh_index_largest_buckets(res, &c->docs_in_large, r->store.index, 0,
-                                              c->min_size);
+            rc = simlsh_index_largest_buckets(res, &c->docs_in_large, st->index, 0, c->min_size);
     }
     simlsh_results_free(res);
     return rc == 0 ? 0 : lib_fail("bucket sizes", rc);

@@ -115,10 +115,10 @@ static uint64_t get_le(struct cur *c, int n)
 
 /* ---- names of the loaded ids ----------------------------------------------- */
 
-static void map_build(struct run *r)
+static void map_build(struct run_store *st)
 {
-    struct store *s = r->store.loaded;
-    size_t n = (size_t)r->store.first_new;
+    struct store *s = st->loaded;
+    size_t n = (size_t)st->first_new;
     s->cap = 16;
     while (s->cap < 2 * n)
         s->cap *= 2;
@@ -128,7 +128,7 @@ static void map_build(struct run *r)
         die_oom();
     for (size_t id = 0; id < n; id++) {
         size_t len;
-        const char *name = strlist_get(&r->store.names, id, &len);
+        const char *name = strlist_get(&st->names, id, &len);
         size_t k = (size_t)fnv1a(FNV_INIT, name, len) & (s->cap - 1);
         while (s->slot[k])
             k = (k + 1) & (s->cap - 1);
@@ -138,10 +138,10 @@ static void map_build(struct run *r)
 
 /* Calls fn for every loaded id still present whose name is name (byte for
  * byte: a JSON id 5 and "5" are one name); returns how many. */
-static uint64_t map_each(struct run *r, const char *name, size_t len,
-                         int (*fn)(struct run *, uint64_t), int *err)
+static uint64_t map_each(struct run_store *st, const char *name, size_t len,
+                         int (*fn)(struct run_store *, uint64_t), int *err)
 {
-    struct store *s = r->store.loaded;
+    struct store *s = st->loaded;
     uint64_t hits = 0;
     if (!s || !s->cap)
         return 0;
@@ -149,11 +149,11 @@ static uint64_t map_each(struct run *r, const char *name, size_t len,
     for (; s->slot[k]; k = (k + 1) & (s->cap - 1)) {
         uint64_t id = s->slot[k] - 1;
         size_t l;
-        const char *t = strlist_get(&r->store.names, id, &l);
+        const char *t = strlist_get(&st->names, id, &l);
         if (s->gone[id] || l != len || memcmp(t, name, len))
             continue;
         hits++;
-        if (fn && fn(r, id) != 0) {
+        if (fn && fn(st, id) != 0) {
             *err = 1;
             return hits;
         }
@@ -163,13 +163,13 @@ static uint64_t map_each(struct run *r, const char *name, size_t len,
 
 /* Takes a loaded id out of the index; its id stays unused until the next
  * save renumbers the ids. */
-static int drop_id(struct run *r, uint64_t id)
+static int drop_id(struct run_store *st, uint64_t id)
 {
-    int rc = simlsh_index_remove(r->store.index, id);
+    int rc = simlsh_index_remove(st->index, id);
     if (rc != 0)
         return lib_fail("removing a document from the index", rc);
-    r->store.loaded->gone[id] = 1;
-    r->store.loaded->ngone++;
+    st->loaded->gone[id] = 1;
+    st->loaded->ngone++;
     return 0;
 }
 
@@ -177,9 +177,9 @@ static int drop_id(struct run *r, uint64_t id)
  * and counts see it so), but it leaves the index only in
  * store_apply_drops(), which the reader calls when no insert call runs.
  * The index has one writer at a time, and the insert thread is one. */
-static int queue_drop(struct run *r, uint64_t id)
+static int queue_drop(struct run_store *st, uint64_t id)
 {
-    struct store *s = r->store.loaded;
+    struct store *s = st->loaded;
     if (s->ndrops == s->drops_cap) {
         s->drops_cap = s->drops_cap ? 2 * s->drops_cap : 1024;
         s->drops = xrealloc(s->drops, s->drops_cap * sizeof *s->drops);
@@ -209,10 +209,9 @@ int store_apply_drops(struct run *r)
 
 /* simlsh-dedup-mpi: every rank reads a share of the inputs, so a loaded id
  * that --replace dropped on one rank must be dropped on all of them. */
-int store_is_gone(const struct run *r, uint64_t id)
+int store_is_gone(const struct run_store *st, uint64_t id)
 {
-    return r->store.loaded && r->store.loaded->gone && id < r->store.first_new &&
-           r->store.loaded->gone[id];
+    return st->loaded && st->loaded->gone && id < st->first_new && st->loaded->gone[id];
 }
 
 int store_drop(struct run *r, uint64_t id)
@@ -220,32 +219,32 @@ int store_drop(struct run *r, uint64_t id)
     if (!r->store.loaded || !r->store.loaded->gone || id >= r->store.first_new ||
         r->store.loaded->gone[id])
         return 0;
-    return drop_id(r, id);
+    return drop_id(&r->store, id);
 }
 
 int store_has(struct run *r, const char *name, size_t len)
 {
     int err = 0;
-    return map_each(r, name, len, NULL, &err) > 0;
+    return map_each(&r->store, name, len, NULL, &err) > 0;
 }
 
-uint64_t store_old_count(const struct run *r)
+uint64_t store_old_count(const struct run_store *st)
 {
-    return r->store.first_new - (r->store.loaded ? r->store.loaded->ngone : 0);
+    return st->first_new - (st->loaded ? st->loaded->ngone : 0);
 }
 
 /* Notes how a loaded id differs from the document store_admit() looks at.
  * A size of 0 is unknown (an index of simlsh-dedup 0.1/0.2). */
-static int note_change(struct run *r, uint64_t id)
+static int note_change(struct run_store *st, uint64_t id)
 {
-    struct store *s = r->store.loaded;
-    if (!s->check || id >= r->store.idmeta_cap || r->store.id_bytes[id] == 0)
+    struct store *s = st->loaded;
+    if (!s->check || id >= st->idmeta_cap || st->id_bytes[id] == 0)
         return 0;
-    if (r->store.id_bytes[id] != s->want_bytes) {
+    if (st->id_bytes[id] != s->want_bytes) {
         s->changed_from |= 1;
-        s->old_bytes = r->store.id_bytes[id];
+        s->old_bytes = st->id_bytes[id];
     }
-    if (r->store.id_mtime[id] != s->want_mtime)
+    if (st->id_mtime[id] != s->want_mtime)
         s->changed_from |= 2;
     return 0;
 }
@@ -284,7 +283,7 @@ int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int
         s->want_mtime = mtime;
         s->check = is_file;
         s->changed_from = 0;
-        if (map_each(r, name, len, note_change, &err) == 0)
+        if (map_each(&r->store, name, len, note_change, &err) == 0)
             return 1;
         if (s->changed_from)
             r->stats.changed++;
@@ -295,7 +294,7 @@ int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int
             return 0;
         }
     }
-    uint64_t n = map_each(r, name, len, queue_drop, &err);
+    uint64_t n = map_each(&r->store, name, len, queue_drop, &err);
     if (err) {
         r->failed = EXIT_DEDUP_INTERNAL;
         return -1;
@@ -308,7 +307,7 @@ int store_admit(struct run *r, const char *name, size_t len, uint64_t bytes, int
 static int remove_one(struct run *r, const char *name, size_t len)
 {
     int err = 0;
-    uint64_t n = map_each(r, name, len, drop_id, &err);
+    uint64_t n = map_each(&r->store, name, len, drop_id, &err);
     if (err)
         return -1;
     if (n == 0) {
@@ -346,7 +345,7 @@ int store_remove(struct run *r)
             len--;
         /* an empty line names the empty JSONL id "" (a keep or drop list
          * writes it so) when the index has one, and is ignored otherwise */
-        if (len == 0 && map_each(r, "", 0, NULL, &rc) == 0)
+        if (len == 0 && map_each(&r->store, "", 0, NULL, &rc) == 0)
             continue;
         /* one name a line, escaped as in TSV output, so a keep or drop
          * list of an earlier run can be given back as it is */
@@ -367,15 +366,15 @@ int store_remove(struct run *r)
     return rc;
 }
 
-void store_free(struct run *r)
+void store_free(struct run_store *st)
 {
-    if (!r->store.loaded)
+    if (!st->loaded)
         return;
-    free(r->store.loaded->slot);
-    free(r->store.loaded->gone);
-    free(r->store.loaded->drops);
-    free(r->store.loaded);
-    r->store.loaded = NULL;
+    free(st->loaded->slot);
+    free(st->loaded->gone);
+    free(st->loaded->drops);
+    free(st->loaded);
+    st->loaded = NULL;
 }
 
 /* ---- save ------------------------------------------------------------------- */
@@ -414,7 +413,7 @@ static void encode(struct run *r, struct buf *b, const uint8_t *gone, uint64_t k
         b->p[at_p + i] = (unsigned char)(np >> (8 * i));
     put_le(b, kept, 8);
     if (r->store.names.count)
-        ensure_idmeta(r, r->store.names.count - 1);
+        ensure_idmeta(&r->store, r->store.names.count - 1);
     for (size_t id = 0; id < r->store.names.count; id++) {
         if (gone && id < r->store.first_new && gone[id])
             continue;
@@ -430,26 +429,26 @@ static void encode(struct run *r, struct buf *b, const uint8_t *gone, uint64_t k
 
 /* A copy of the index without the removed ids, renumbered 0 .. kept-1 in
  * id order, so a saved file never has unused ids. */
-static int compact(struct run *r, simlsh_index **out)
+static int compact(struct run_store *st, simlsh_index **out)
 {
     simlsh_params *p = NULL;
     simlsh_index *c = NULL;
-    int rc = simlsh_index_params(&p, r->store.index);
+    int rc = simlsh_index_params(&p, st->index);
     if (rc == 0)
         rc = simlsh_index_new(&c, p);
     simlsh_params_free(p);
     uint64_t next = 0;
-    for (size_t id = 0; rc == 0 && id < r->store.names.count; id++) {
-        if (id < r->store.first_new && r->store.loaded->gone[id])
+    for (size_t id = 0; rc == 0 && id < st->names.count; id++) {
+        if (id < st->first_new && st->loaded->gone[id])
             continue;
         simlsh_signature *sig = NULL;
-        rc = simlsh_index_signature(&sig, r->store.index, id);
+        rc = simlsh_index_signature(&sig, st->index, id);
         if (rc == 0)
             rc = simlsh_index_insert(c, next++, sig);
         simlsh_signature_free(sig);
     }
     uint64_t f1 = 0, f2 = 0;
-    if (rc == 0 && (simlsh_index_fingerprint(&f1, r->store.index) != 0 ||
+    if (rc == 0 && (simlsh_index_fingerprint(&f1, st->index) != 0 ||
                     simlsh_index_fingerprint(&f2, c) != 0 || f1 != f2))
         rc = SIMLSH_EMISMATCH;
     if (rc != 0) {
@@ -533,7 +532,7 @@ int store_save(struct run *r, const char *path)
         removed += gone[id];
     simlsh_index *ix = r->store.index, *copy = NULL;
     if (removed) {
-        if (compact(r, &copy) != 0)
+        if (compact(&r->store, &copy) != 0)
             return -1;
         ix = copy;
     }
@@ -600,7 +599,7 @@ static const char *decode(struct run *r, const void *data, size_t len, size_t co
     uint64_t n = get_le(&c, 8);
     if (c.bad || n != count)
         return "its names do not cover its ids";
-    ensure_idmeta(r, n ? n - 1 : 0);
+    ensure_idmeta(&r->store, n ? n - 1 : 0);
     for (uint64_t id = 0; id < n; id++) {
         uint64_t bytes = get_le(&c, 8), mtime = get_le(&c, 8);
         unsigned flags = (unsigned)get_le(&c, 1);
@@ -672,7 +671,7 @@ static int key_by_name(const char *name)
 }
 
 /* Reads INDEX.names: the contract into *params, the names into r->store.names. */
-static int sidecar_load(struct run *r, const char *index_path, simlsh_params **params,
+static int sidecar_load(struct run_store *st, const char *index_path, simlsh_params **params,
                         uint64_t *fingerprint, char index_sum[17])
 {
     uint64_t sum = FNV_INIT;
@@ -764,7 +763,7 @@ static int sidecar_load(struct run *r, const char *index_path, simlsh_params **p
                 state = 3;
         } else if (state == 2) {
             size_t l = unescape_name(line, (size_t)len);
-            strlist_add(&r->store.names, line, l, 0);
+            strlist_add(&st->names, line, l, 0);
             if (++names == count)
                 state = 3;
         } else if (state == 3 && !strcmp(line, "end")) {
@@ -797,7 +796,7 @@ static int legacy_load(struct run *r, const char *path, size_t count)
     char saved_sum[17], before[17], after[17];
     /* FILE read before and after, so a save replacing it meanwhile is seen */
     if (index_file_checksum(path, before) != 0 ||
-        sidecar_load(r, path, &r->store.params, &saved_fp, saved_sum) != 0 ||
+        sidecar_load(&r->store, path, &r->store.params, &saved_fp, saved_sum) != 0 ||
         index_file_checksum(path, after) != 0)
         return EXIT_DEDUP_INPUT;
     /* a version 1 names file has no index checksum to compare */
@@ -865,6 +864,6 @@ int store_load(struct run *r, const char *path)
         return EXIT_DEDUP_INPUT;
     }
     r->store.first_new = r->store.names.count;
-    map_build(r);
+    map_build(&r->store);
     return 0;
 }

@@ -229,10 +229,10 @@ static void verify_rows(struct vctx *v, const size_t *rows, size_t n, const doub
  * first pass (signatures, index, candidates) is what --verify estimate needs
  * too, so the second pass adds at most about half of that: exact answers
  * for about 1.5 times the memory of estimated ones. */
-uint64_t verify_budget(const struct run *r)
+uint64_t verify_budget(const struct options *o)
 {
-    if (r->opt->verify_memory)
-        return r->opt->verify_memory;
+    if (o->verify_memory)
+        return o->verify_memory;
     struct rusage ru;
     uint64_t peak = 0;
     if (getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0)
@@ -410,7 +410,7 @@ static int verify_exact_cols(struct run *r, uint64_t *ca, uint64_t *cb, double *
         }
     /* Batches of whole components while they fit: max_docs from the mean
      * planned size (verify_batch cuts a batch that is larger still). */
-    r->stats.vs.budget = verify_budget(r);
+    r->stats.vs.budget = verify_budget(r->opt);
     uint64_t budget = r->stats.vs.budget < SET_BATCH_BYTES ? r->stats.vs.budget : SET_BATCH_BYTES;
     size_t max_docs;
     if (planned <= budget)

@@ -582,7 +582,7 @@ size_t doc_name_cap(const struct options *o, uint32_t input);
 /* dedup-verify.c: the second pass (dedup-pass2.h) */
 /* Bytes of sets (or texts) one batch of the second pass may hold
  * (--verify-memory, or the default rule). */
-uint64_t verify_budget(const struct run *r);
+uint64_t verify_budget(const struct options *o);
 int verify_candidates(struct run *r, struct pair **edges, size_t *n);
 /* Exact mode's estimate prefilter: candidates need an estimate >= this (0:
  * none). */
@@ -633,7 +633,7 @@ void star_unread(struct star_session *s, uint64_t id, const char *msg);
 int star_submit(struct star_session *s);
 int star_close(struct star_session *s, uint64_t *label, uint64_t *kept);
 
-/* The largest buckets of r->store.index (--stats, and the summary's note on a
+/* The largest buckets of st->index (--stats, and the summary's note on a
  * bucket that holds a large share of the corpus). */
 #define CENSUS_TOP 5
 struct census {
@@ -642,7 +642,7 @@ struct census {
     uint64_t min_size;      /* a bucket this large or more is "large" */
     uint64_t docs_in_large; /* documents in at least one large bucket */
 };
-int bucket_census(struct run *r, struct census *c);
+int bucket_census(struct run_store *st, struct census *c);
 
 /* dedup-output.c */
 /* --output from groups already made (label and kept as star_from_buckets()
@@ -657,18 +657,17 @@ int write_skipped(const struct run_inputs *in, const struct options *o, FILE *ou
 void write_pair(const struct run *r, FILE *out, const struct pair *p);
 
 /* dedup-keep.c: the --keep priority */
-/* Room in r->store.id_bytes and r->store.id_mtime (what --keep compares) for id. */
-void ensure_idmeta(struct run *r, uint64_t id);
+/* Room in st->id_bytes and st->id_mtime (what --keep compares) for id. */
+void ensure_idmeta(struct run_store *st, uint64_t id);
 /* The --keep priority of every id, best first (n = names.count ids), or
  * NULL when it is ascending id order. */
 uint64_t *keep_order(struct run *r);
 /* --keep's priority of two ids (< 0: a first), as --cluster star uses it. */
 int keep_compare(const struct run *r, uint64_t a, uint64_t b);
-/* Star groups' rows (id, centre, score) of res, ng groups: label[id] =
- * smallest id of id's group, kept[id] = its centre (ids in no group: their
- * own). -1 (said) for an id without a name. */
-int star_labels(const struct run *r, const simlsh_results *res, size_t ng, uint64_t *label,
-                uint64_t *kept);
+/* Star groups' rows (id, centre, score) of res, ng groups, over n named
+ * ids: label[id] = smallest id of id's group, kept[id] = its centre (ids
+ * in no group: their own). -1 (said) for an id without a name (>= n). */
+int star_labels(size_t n, const simlsh_results *res, size_t ng, uint64_t *label, uint64_t *kept);
 
 /* dedup-store.c: the saved index (one file: the library's index with the
  * tool's names and contract in its user data) and incremental runs */
@@ -687,12 +686,12 @@ int store_lock(struct index_lock *lk, const struct options *o, const char *path)
  * it before store_load(), on one process of a run. */
 int store_lock_update(struct index_lock *lk, const struct options *o);
 int store_save(struct run *r, const char *path);
-uint64_t store_old_count(const struct run *r); /* loaded ids still indexed */
+uint64_t store_old_count(const struct run_store *st); /* loaded ids still indexed */
 /* Is a loaded id still indexed named name? */
 int store_has(struct run *r, const char *name, size_t len);
 /* A loaded id removed or replaced in this run; drop one (no-op if gone). */
-int store_is_gone(const struct run *r, uint64_t id);
+int store_is_gone(const struct run_store *st, uint64_t id);
 int store_drop(struct run *r, uint64_t id);
-void store_free(struct run *r);
+void store_free(struct run_store *st);
 
 #endif

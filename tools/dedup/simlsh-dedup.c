@@ -118,7 +118,8 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     fprintf(stderr, PROG ": %" PRIu64 " document%s (%s", r->stats.docs, plural(r->stats.docs),
             bytes);
     if (r->store.first_new)
-        fprintf(stderr, "; %" PRIu64 " more in %s", store_old_count(r), qname(r->opt->load_index));
+        fprintf(stderr, "; %" PRIu64 " more in %s", store_old_count(&r->store),
+                qname(r->opt->load_index));
     fprintf(stderr, "), %" PRIu64 " cluster%s, %" PRIu64 " duplicate%s, %" PRIu64 " skipped",
             clusters, plural(clusters), dups, plural(dups), r->stats.skipped);
     if (r->stats.aliases)
@@ -145,7 +146,8 @@ static void summary(struct run *r, double elapsed, uint64_t clusters, uint64_t d
     verify_summary(r, b, rows);
     struct census c;
     uint64_t ndocs = r->store.names.count;
-    if (bucket_census(r, &c) == 0 && c.n > 0 && c.size[0] >= 100 && c.size[0] * 10 >= ndocs) {
+    if (bucket_census(&r->store, &c) == 0 && c.n > 0 && c.size[0] >= 100 &&
+        c.size[0] * 10 >= ndocs) {
         size_t nl = 0;
         const char *name = c.sample[0] < r->store.names.count
                                ? strlist_get(&r->store.names, c.sample[0], &nl)
@@ -303,7 +305,7 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
             r->stats.vs.visits, r->stats.vs.identical, r->stats.vs.edits, r->stats.vs.set_aside,
             r->stats.vs.set_aside_docs);
     struct census c;
-    if (bucket_census(r, &c) == 0) {
+    if (bucket_census(&r->store, &c) == 0) {
         fprintf(f,
                 ",\"buckets\":{\"large_size\":%" PRIu64 ",\"documents_in_large\":%" PRIu64
                 ",\"largest\":[",
@@ -334,7 +336,7 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
 static void run_free(struct run *r, struct options *opt)
 {
     free(r->in.locs);
-    store_free(r);
+    store_free(&r->store);
     free(r->stats.worker_cpu);
     simlsh_index_free(r->store.index);
     simlsh_params_free(r->store.params);

@@ -60,9 +60,9 @@ void mpi_die(struct mpi_ctx *c, int code, const char *fmt, ...)
  * larger EXIT_DEDUP_* code wins). A phase boundary every rank reaches. */
 int mpi_agree(struct mpi_ctx *c, int status);
 /* The np values of the document this rank stores under local id lid:
- * from r->store.sigs (a pointer into it) or else from r->store.index (copied to
+ * from st->sigs (a pointer into it) or else from st->index (copied to
  * scratch, which is returned). Stops every rank if there is none. */
-const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np,
+const uint32_t *mpi_values(struct mpi_ctx *c, const struct run_store *st, uint64_t lid, uint32_t np,
                            uint32_t *scratch);
 /* Every rank sends scount[d] bytes of send (destination order) to rank d;
  * recv gets what each rank sent here, in rank order (*rlen bytes, malloc'd).

@@ -10,18 +10,18 @@ const char *const mphase_names[MP_COUNT] = {"setup",  "split",      "read",  "ke
                                             "pairs",  "signatures", "texts", "verify",
                                             "gather", "group",      "write"};
 
-const uint32_t *mpi_values(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_t np,
+const uint32_t *mpi_values(struct mpi_ctx *c, const struct run_store *st, uint64_t lid, uint32_t np,
                            uint32_t *scratch)
 {
-    if (r->store.sigs) {
-        if (lid >= r->store.sigs->n)
+    if (st->sigs) {
+        if (lid >= st->sigs->n)
             mpi_die(c, EXIT_DEDUP_INTERNAL, "no signature for local id %llu",
                     (unsigned long long)lid);
-        return sigstore_at(r->store.sigs, (size_t)lid);
+        return sigstore_at(st->sigs, (size_t)lid);
     }
     simlsh_signature *sig = NULL;
     size_t cnt = 0;
-    int rc = simlsh_index_signature(&sig, r->store.index, lid);
+    int rc = simlsh_index_signature(&sig, st->index, lid);
     if (rc == 0)
         rc = simlsh_signature_values(scratch, np, &cnt, sig);
     simlsh_signature_free(sig);

@@ -254,7 +254,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     /* the loaded ids --remove took, to tell those --replace takes */
     uint8_t *gone0 = xmalloc(r->store.first_new ? (size_t)r->store.first_new : 1);
     for (uint64_t id = 0; id < r->store.first_new; id++)
-        gone0[id] = (uint8_t)store_is_gone(r, id);
+        gone0[id] = (uint8_t)store_is_gone(&r->store, id);
     rc = run_pipeline_start(r);
     if (rc == 0)
         rc = run_inputs(r);
@@ -365,7 +365,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
         char *mt = allgather_bytes(nlocal ? r->store.id_mtime + first_new : NULL,
                                    (size_t)nlocal * 8, &llen);
         if (total > first_new) { /* with no document anywhere the arrays stay NULL */
-            ensure_idmeta(r, total - 1);
+            ensure_idmeta(&r->store, total - 1);
             memcpy(r->store.id_bytes + first_new, mb, (size_t)(total - first_new) * 8);
             memcpy(r->store.id_mtime + first_new, mt, (size_t)(total - first_new) * 8);
         }
@@ -434,7 +434,7 @@ static int dedup_mpi(struct run *r, struct options *opt)
     mpi_gather0(&ctx, meta, mlen, &all, &alen);
     free(meta);
     if (ctx.rank == 0 && total > first_new)
-        ensure_idmeta(r, total - 1);
+        ensure_idmeta(&r->store, total - 1);
     for (int k = 0; ctx.rank == 0 && k < ctx.size && !share_meta; k++) {
         uint64_t n = first[k + 1] - first[k];
         const char *m = all + (first[k] - first_new) * 16;
@@ -560,8 +560,8 @@ static int dedup_mpi(struct run *r, struct options *opt)
                 fprintf(stderr,
                         MPI_PROG ": %s: %" PRIu64 " documents before, %" PRIu64
                                  " already indexed, %" PRIu64 " replaced, %" PRIu64 " removed\n",
-                        qname(opt->load_index), store_old_count(r), r->stats.already_indexed,
-                        r->stats.replaced, r->stats.removed);
+                        qname(opt->load_index), store_old_count(&r->store),
+                        r->stats.already_indexed, r->stats.replaced, r->stats.removed);
         }
         if (status == EXIT_DEDUP_NOTHING)
             fprintf(stderr, MPI_PROG ": nothing could be read: every input was skipped\n");
@@ -658,7 +658,7 @@ int main(int argc, char **argv)
     free(run.in.locs);
     if (run.in.spool_open)
         close(run.in.spool_fd);
-    store_free(&run);
+    store_free(&run.store);
     free(run.in.idset);
     free(run.in.pmeta);
     free(run.store.id_bytes);

@@ -38,7 +38,7 @@ static uint64_t get64(const char *p)
 }
 
 /* This rank's records for the ids of a round that it read first. */
-static char *serve(struct mpi_ctx *c, struct run *r, const uint64_t *first, struct text_source *ts,
+static char *serve(struct mpi_ctx *c, const uint64_t *first, struct text_source *ts,
                    const uint64_t *ids, size_t n, size_t *len)
 {
     uint64_t lo = first[c->rank], hi = first[c->rank + 1];
@@ -148,7 +148,7 @@ int mpi_engine_groups(struct mpi_ctx *c, struct run *r, const uint64_t *first, u
             MPI_Bcast(ids + o, (int)m, MPI_UINT64_T, 0, MPI_COMM_WORLD);
         }
         size_t len = 0, alen = 0;
-        char *mine = serve(c, r, first, ts, ids, n, &len), *all = NULL;
+        char *mine = serve(c, first, ts, ids, n, &len), *all = NULL;
         mpi_gather0(c, mine, len, &all, &alen);
         free(mine);
         if (c->rank == 0) {

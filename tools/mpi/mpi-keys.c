@@ -165,8 +165,8 @@ struct kent *send_keys(struct mpi_ctx *c, const struct run *r, size_t nlocal, ui
                 in = sigstore_at(r->store.sigs, (size_t)l0); /* consecutive: read in place */
             } else {
                 for (size_t i = 0; i < bn; i++) {
-                    const uint32_t *v =
-                        mpi_values(c, r, local_id(c, first, gids[lo + b0 + i]), np, scratch);
+                    const uint32_t *v = mpi_values(
+                        c, &r->store, local_id(c, first, gids[lo + b0 + i]), np, scratch);
                     memcpy(vals + i * np, v, np * sizeof *vals);
                 }
             }

@@ -99,7 +99,7 @@ static void row_of(struct mpi_ctx *c, const struct run *r, uint64_t lid, uint32_
         memcpy(out, c->sketches + lid * 2 * sketch_words(np), 2 * sketch_words(np) * sizeof *out);
         return;
     }
-    const uint32_t *v = mpi_values(c, r, lid, np, scratch);
+    const uint32_t *v = mpi_values(c, &r->store, lid, np, scratch);
     if (!sketch) {
         memcpy(out, v, (size_t)np * sizeof *v);
         return;
@@ -742,7 +742,7 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
             while (want[k] != go)
                 k++;
             const uint32_t *ov = sigs + k * np;
-            const uint32_t *wv = mpi_values(c, r, local_id(c, first, gw), np, scratch);
+            const uint32_t *wv = mpi_values(c, &r->store, local_id(c, first, gw), np, scratch);
             /* as the library: a pair is a candidate when its rows are
              * equal in some band (which makes the keys equal); one whose
              * first such band has a large bucket is also scored by that

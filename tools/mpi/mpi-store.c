@@ -114,7 +114,7 @@ uint64_t mpi_merge_gone(struct mpi_ctx *c, struct run *r, const uint8_t *before)
         return 0;
     uint8_t *gone = xmalloc((size_t)n);
     for (uint64_t id = 0; id < n; id++)
-        gone[id] = (uint8_t)store_is_gone(r, id);
+        gone[id] = (uint8_t)store_is_gone(&r->store, id);
     for (uint64_t at = 0; at < n; at += PIECE) {
         int m = (int)(n - at < PIECE ? n - at : PIECE);
         if (MPI_Allreduce(MPI_IN_PLACE, gone + at, m, MPI_UINT8_T, MPI_MAX, MPI_COMM_WORLD) !=
@@ -154,7 +154,7 @@ void mpi_gather_index(struct mpi_ctx *c, struct run *r, const uint64_t *first, u
         for (uint64_t at = 0; at < n; at += per) {
             size_t m = (size_t)(n - at < per ? n - at : per);
             for (size_t i = 0; i < m; i++) {
-                const uint32_t *v = mpi_values(c, r, first[0] + at + i, np, vals + i * np);
+                const uint32_t *v = mpi_values(c, &r->store, first[0] + at + i, np, vals + i * np);
                 if (v != vals + i * np)
                     memcpy(vals + i * np, v, sig_bytes);
             }
