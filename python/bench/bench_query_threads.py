@@ -21,7 +21,10 @@ Call styles:
   bare         the library call alone (simlsh_index_query_ids through
                ctypes, no wrapper, no lock): the most one-by-one queries
                can scale in CPython, where the GIL is taken back after
-               every call.
+               every call;
+  bare_values  simlsh_index_query_values alone, --batch rows per call (no
+               wrapper, no lock, the rows left in the results): the most
+               arrays can scale.
 
     SIMLSH_LIBRARY=build/lib/libsimlsh.so.1 PYTHONPATH=python \\
         python3 python/bench/bench_query_threads.py [--docs N] [--queries Q]
@@ -99,6 +102,12 @@ def main():
         for b in chunk:
             ix.query_arrays(b)
 
+    def bare_values(chunk):
+        res = simlsh._core._Results()
+        f, h = simlsh._core._query_values_c, ix._h
+        for b in chunk:
+            f(res._h, h, b.ctypes.data, len(b), b.shape[1], b.shape[1], 1, 0.0)
+
     def bare(chunk):
         cap = 1 << 16
         buf, cnt = (ctypes.c_uint64 * cap)(), ctypes.c_size_t()
@@ -112,7 +121,7 @@ def main():
            "results_per_query": round(sum(len(ix.query(q)) for q in qs) / len(qs), 2)}
     styles = (("query", one_by_one, qs), ("query_batch", in_batches, batches),
               ("batch_values", values_batches, vbatches), ("arrays", arrays, vbatches),
-              ("bare", bare, qs))
+              ("bare", bare, qs), ("bare_values", bare_values, vbatches))
     for name, fn, parts in styles:
         if args.only and name not in args.only.split(","):
             continue
