@@ -24,7 +24,11 @@ Call styles:
                every call;
   bare_values  simlsh_index_query_values alone, --batch rows per call (no
                wrapper, no lock, the rows left in the results): the most
-               arrays can scale.
+               arrays can scale;
+  machine      hashlib.sha256 of 256 kB per call, no simlsh at all and the
+               GIL released throughout: what the machine gives two threads
+               at the moment (about 0.5 with a free second core, 1.0
+               without one), to read the other ratios against.
 
     SIMLSH_LIBRARY=build/lib/libsimlsh.so.1 PYTHONPATH=python \\
         python3 python/bench/bench_query_threads.py [--docs N] [--queries Q]
@@ -38,6 +42,7 @@ library per call.
 
 import argparse
 import ctypes
+import hashlib
 import json
 import random
 import statistics
@@ -108,6 +113,12 @@ def main():
         for b in chunk:
             f(res._h, h, b.ctypes.data, len(b), b.shape[1], b.shape[1], 1, 0.0)
 
+    blob = b"x" * (256 << 10)
+
+    def machine(chunk):
+        for _ in chunk:
+            hashlib.sha256(blob).digest()
+
     def bare(chunk):
         cap = 1 << 16
         buf, cnt = (ctypes.c_uint64 * cap)(), ctypes.c_size_t()
@@ -121,7 +132,8 @@ def main():
            "results_per_query": round(sum(len(ix.query(q)) for q in qs) / len(qs), 2)}
     styles = (("query", one_by_one, qs), ("query_batch", in_batches, batches),
               ("batch_values", values_batches, vbatches), ("arrays", arrays, vbatches),
-              ("bare", bare, qs), ("bare_values", bare_values, vbatches))
+              ("bare", bare, qs), ("bare_values", bare_values, vbatches),
+              ("machine", machine, vbatches))
     for name, fn, parts in styles:
         if args.only and name not in args.only.split(","):
             continue
