@@ -6,8 +6,9 @@ two; each repeat times both, one after the other, and the ratio (2-thread
 wall time / 1-thread wall time) is taken per repeat, so load from other
 processes hits both sides alike. Prints one JSON object with, per call
 style, the median ratio, the median wall and CPU (process) seconds, all
-ratios, and the 1-thread CPU time per query; for query(), the share of its
-CPU time beyond the bare call (held with the GIL). CPU seconds near the wall seconds of 2 threads mean that only one
+ratios, and the 1-thread CPU time per query; for query(), arrays and
+batch_values, the share of their CPU time beyond the bare call (held with
+the GIL). CPU seconds near the wall seconds of 2 threads mean that only one
 core was busy: the GIL, or a machine without a free second core.
 
 Call styles:
@@ -151,9 +152,11 @@ def main():
                      "2_threads_cpu_s": round(med(two[1] for _, two in runs), 4),
                      "ratios": sorted(round(r, 3) for r in ratios)}
     # what query() spends beyond the bare call: held with the GIL
-    if "query" in out and "bare" in out:
-        out["query"]["gil_held_share"] = round(
-            1 - out["bare"]["cpu_us_per_query"] / out["query"]["cpu_us_per_query"], 3)
+    for wrapped, bare_call in (("query", "bare"), ("arrays", "bare_values"),
+                               ("batch_values", "bare_values")):
+        if wrapped in out and bare_call in out:
+            out[wrapped]["gil_held_share"] = round(
+                1 - out[bare_call]["cpu_us_per_query"] / out[wrapped]["cpu_us_per_query"], 3)
     print(json.dumps(out))
 
 
