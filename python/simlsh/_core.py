@@ -1233,14 +1233,18 @@ def query_ids(index_h: Any, sig_h: Any, flags: int) -> List[int]:
     return buf[:cnt.value]
 
 
-def _thread_results() -> "_Results":
+def _take_results() -> "_Results":
     """This thread's results object, reused by its batch queries (their
-    rows are copied out before the call returns)."""
-    try:
-        return _tls.results
-    except AttributeError:
-        _tls.results = _Results()
-        return _tls.results
+    rows are copied out before the call returns), taken out while in use:
+    a query made meanwhile in the same thread (from a __del__ run by the
+    garbage collector, say) gets a new one instead of refilling it.
+    Give it back with _give_results."""
+    res = _tls.__dict__.pop("results", None)
+    return res if res is not None else _Results()
+
+
+def _give_results(res: "_Results") -> None:
+    _tls.results = res
 
 
 def _query_matrix(queries: Any, what: str) -> Tuple[np.ndarray, int]:
@@ -1734,7 +1738,7 @@ class Index(_Handle):
         if _query_values_c is None:  # an older library: one signature per row
             return self._query_sigs(self._row_signatures(v, what), flags, threshold, scores,
                                     what)
-        res = _thread_results()
+        res = _take_results()
         lock = self._lock
         lock.acquire_read()
         try:
@@ -1745,6 +1749,7 @@ class Index(_Handle):
             return (n,) + res.rows(scores)
         finally:
             lock.release_read()
+            _give_results(res)
 
     def _query_sigs(self, sigs: List["Signature"], flags: int, threshold: Optional[float],
                     scores: bool, what: str) -> Tuple[int, np.ndarray, np.ndarray, Any]:
@@ -1754,16 +1759,19 @@ class Index(_Handle):
         # array holds bare addresses) while a writer swaps in new ones.
         hs = [s._h for s in sigs]
         arr = (ctypes.c_void_p * max(n, 1))(*hs)
-        res = _thread_results()
-        with self._lock.read:
-            if threshold is None:
-                rc = lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags)
-            else:
-                rc = _needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
-                    res._h, self._h, arr, n, flags, threshold)
-            del hs
-            check(rc, what)
-            return (n,) + res.rows(scores)
+        res = _take_results()
+        try:
+            with self._lock.read:
+                if threshold is None:
+                    rc = lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags)
+                else:
+                    rc = _needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
+                        res._h, self._h, arr, n, flags, threshold)
+                del hs
+                check(rc, what)
+                return (n,) + res.rows(scores)
+        finally:
+            _give_results(res)
 
     def _row_signatures(self, v: np.ndarray, what: str) -> List["Signature"]:
         p = self.params

@@ -184,6 +184,32 @@ def test_query_arrays_without_the_values_call(monkeypatch):
         ix.query_arrays(values[:, :16])
 
 
+def test_query_arrays_reentered_from_the_same_thread(monkeypatch):
+    """A query made by the same thread while a batch's rows are still in
+    its results object (say from a __del__ that the garbage collector runs
+    then) must not refill that object under the outer call."""
+    p = simlsh.Params(num_perm=32, threshold=0.5)
+    docs = [d for d in planted_corpus(40) if d.strip()]
+    values = simlsh.sign_batch(docs, p)
+    ix = simlsh.Index(p)
+    ix.insert_batch(list(range(len(docs))), values)
+    want_outer = ix.query_arrays(values[:10])
+    want_inner = ix.query_arrays(values[20:])
+    rows = _core._Results.rows
+    inner = []
+
+    def rows_after_a_nested_query(self, scores):
+        if not inner:
+            inner.append(None)
+            inner[0] = ix.query_arrays(values[20:])
+        return rows(self, scores)
+
+    monkeypatch.setattr(_core._Results, "rows", rows_after_a_nested_query)
+    got = ix.query_arrays(values[:10])
+    assert all(np.array_equal(w, g) for w, g in zip(want_outer, got))
+    assert all(np.array_equal(w, g) for w, g in zip(want_inner, inner[0]))
+
+
 def test_query_arrays_refuse_bad_input():
     p = simlsh.Params(num_perm=32)
     values = simlsh.sign_batch(["one two three four five six", "alpha beta gamma delta"], p)
