@@ -1280,6 +1280,40 @@ SIMLSH_API int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_ind
                                            const simlsh_signature *const *sigs, size_t n, int flags,
                                            double threshold);
 /**
+ * simlsh_index_query_batch() straight from values, with no signature object
+ * per query: query q has the densified values @p values[q * @p stride] ..
+ * @p values[q * @p stride + @p num_perm - 1] (a row-major matrix, as
+ * simlsh_sign_batch() and simlsh_signature_values() give; @p stride larger
+ * than @p num_perm reads the first columns of a wider matrix). The rows of
+ * @p res are those simlsh_index_query_batch_v2() gives for the signatures
+ * simlsh_signature_from_values() makes of these rows under the index's
+ * contract, byte for byte; a row of all 0xFFFFFFFF (the empty mark) is an
+ * empty signature and gives no rows. Made for bindings: one call, and no
+ * allocation by the caller, per batch.
+ * @param num_perm entries per query; must equal the index's num_perm.
+ * @param stride   distance between the starts of two rows, in entries
+ *   (not bytes); at least @p num_perm.
+ * @param threshold 0 for the params' THRESHOLD (as simlsh_index_query_batch()),
+ *   or in (0, 1] for this call (as simlsh_index_query_batch_v2()); ignored
+ *   without SIMLSH_QUERY_VERIFY.
+ * @p n 0 is an empty batch: @p res then holds no rows and no queries
+ * (@p values may be NULL).
+ * @return 0; SIMLSH_EINVAL (@p res or @p index NULL or not of that type,
+ * @p values NULL with @p n > 0, unknown flags, @p stride below
+ * @p num_perm or a matrix beyond the address space, @p threshold negative,
+ * NaN or above 1, a row with 0xFFFFFFFF in some entries but not all);
+ * SIMLSH_EMISMATCH (@p num_perm is not the index's); SIMLSH_EUNSUPPORTED
+ * (verify without stored signatures); SIMLSH_ENOMEM. Every row is checked
+ * before any query runs; on error @p res is unchanged.
+ * Since 0.3.
+ * Threads: a const call on @p index, like simlsh_index_query(): any number
+ * may run at once, with other queries, but not with a writer of @p index;
+ * @p values is only read; @p res has one owner.
+ */
+SIMLSH_API int simlsh_index_query_values(simlsh_results *res, const simlsh_index *index,
+                                         const uint32_t *values, size_t n, size_t num_perm,
+                                         size_t stride, int flags, double threshold);
+/**
  * A deep, independent copy of @p src: same params (allocator included),
  * documents, stored signatures and user data, and the same state, so the
  * copy saves to the same bytes and answers every call as @p src does; each

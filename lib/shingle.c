@@ -591,6 +591,39 @@ done:
     return i;
 }
 
+/* emit() for a run of ASCII bytes d[i..) in word mode, in one loop over
+ * locals: a store into nb (bytes) may alias any field of s, so emit()
+ * reloads them byte after byte. A byte either continues a word (C_KEEP:
+ * the word separators are exactly the C_SPACE bytes in word mode) or ends
+ * one; both candidate bytes are written and the cursor advances by the
+ * conditions. Returns the index of the first byte not consumed (the first
+ * non-ASCII one). nb has room for two bytes per input byte. */
+static size_t word_run(simlsh__shingler *s, const uint8_t *d, size_t i, size_t len)
+{
+    uint8_t *o = s->nb;
+    const uint8_t *cls = s->cls, *lower = s->lower;
+    size_t m = s->nb_len, words = 0;
+    unsigned in_word = s->in_word != 0;
+    for (; i < len; i++) {
+        uint8_t b = d[i];
+        if (b >= 0x80)
+            break;
+        unsigned keep = cls[b] == C_KEEP;
+        o[m] = ' '; /* a new word after an earlier one starts with a space */
+        m += keep & (in_word ^ 1u) & (unsigned)(m > 0);
+        o[m] = lower[b];
+        m += keep;
+        words += in_word & (keep ^ 1u); /* a word ended */
+        in_word = keep;
+    }
+    s->nb_len = m;
+    s->in_word = (int)in_word;
+    s->total_units += words;
+    if (s->total_units >= (size_t)s->k)
+        s->full = 1;
+    return i;
+}
+
 static void normalise_slice(simlsh__shingler *s, const uint8_t *d, size_t len)
 {
     if (s->unit == SIMLSH_UNIT_BYTE) {
@@ -604,7 +637,7 @@ static void normalise_slice(simlsh__shingler *s, const uint8_t *d, size_t len)
                 i = simple_run(s, d, i, len, 1) - 1;
                 continue;
             }
-            emit(s, b);
+            i = word_run(s, d, i, len) - 1;
             continue;
         }
         int32_t c = u8_step(&s->u8, b);

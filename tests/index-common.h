@@ -254,6 +254,25 @@ static inline simlsh_index *corpus_index(const corpus *c, const simlsh_params *p
     return ix;
 }
 
+/* Same rows (a, b, score, in order) and the same per-query offsets. */
+static inline bool results_equal(const simlsh_results *x, const simlsh_results *y, size_t nq)
+{
+    size_t n = simlsh_results_count(x);
+    if (n != simlsh_results_count(y))
+        return false;
+    if (n > 0 && (memcmp(simlsh_results_a(x), simlsh_results_a(y), n * 8) != 0 ||
+                  memcmp(simlsh_results_b(x), simlsh_results_b(y), n * 8) != 0 ||
+                  memcmp(simlsh_results_scores(x), simlsh_results_scores(y), n * 8) != 0))
+        return false;
+    for (size_t q = 0; q <= nq; q++) {
+        size_t ox = SIZE_MAX, oy = SIZE_MAX - 1;
+        if (simlsh_results_offset(&ox, x, q) != 0 || simlsh_results_offset(&oy, y, q) != 0 ||
+            ox != oy)
+            return false;
+    }
+    return true;
+}
+
 /* Single, ids and batch queries against the reference. */
 static inline void check_queries(const corpus *c, const simlsh_index *ix, bool store)
 {
@@ -278,6 +297,11 @@ static inline void check_queries(const corpus *c, const simlsh_index *ix, bool s
         size_t off;
         CHECK_OK(simlsh_results_offset(&off, bres, c->n));
         CHECK(off == simlsh_results_count(bres));
+        /* The same batch from the values matrix, whose rows are 128 apart
+         * whatever num_perm: the same rows, byte for byte. */
+        CHECK_OK(simlsh_index_query_values(res, ix, &c->val[0][0], c->n, (size_t)c->num_perm, 128,
+                                           flags, 0.0));
+        CHECK(results_equal(res, bres, c->n));
         int mismatches = 0;
         for (size_t i = 0; i < c->n; i++) {
             size_t n = ref_query(c, c->val[i], verify, want, wsc);

@@ -238,6 +238,8 @@ static void results_calls(void *h)
     CHECK_RC(simlsh_index_query_batch(r, I, gs, 1, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_v2(r, I, G, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_batch_v2(r, I, gs, 1, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
+    uint32_t vals[128] = {1};
+    CHECK_RC(simlsh_index_query_values(r, I, vals, 1, 128, 128, 0, 0.0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs(r, I, 0, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs_v2(r, I, 0, 0, 0.0, 1), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_cluster(r, I, 0), SIMLSH_EINVAL);
@@ -284,6 +286,7 @@ static void index_calls(void *h)
     CHECK_RC(simlsh_index_query_batch(R, x, gs, 1, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_v2(R, x, G, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_query_batch_v2(R, x, gs, 1, SIMLSH_QUERY_VERIFY, 0.5), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_index_query_values(R, x, vals, 1, 128, 128, 0, 0.0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs(R, x, 0, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_pairs_v2(R, x, 0, 0, 0.0, 1), SIMLSH_EINVAL);
     CHECK_RC(simlsh_index_cluster(R, x, 0), SIMLSH_EINVAL);

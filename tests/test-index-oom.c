@@ -64,6 +64,16 @@ static int oom_pass(tu_alloc_state *st, const char *path, int *bad)
     if (rc != 0 && simlsh_results_count(res) != before)
         (*bad)++; /* failed fills keep the previous rows */
     STEP(rc);
+    static uint32_t vals[OOM_DOCS][32];
+    for (int i = 0; i < OOM_DOCS; i++) {
+        size_t nv;
+        STEP(simlsh_signature_values(vals[i], 32, &nv, sig[i]));
+    }
+    before = simlsh_results_count(res);
+    rc = simlsh_index_query_values(res, ix, vals[0], OOM_DOCS, 32, 32, SIMLSH_QUERY_VERIFY, 0.0);
+    if (rc != 0 && simlsh_results_count(res) != before)
+        (*bad)++;
+    STEP(rc);
     uint64_t ids[OOM_DOCS];
     size_t n;
     STEP(simlsh_index_query_ids(ids, OOM_DOCS, &n, ix, sig[1], 0));

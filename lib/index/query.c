@@ -276,32 +276,41 @@ static int append_rows(simlsh__builder *bd, const struct simlsh_index *ix, size_
     return 0;
 }
 
-static void chunk_keys(const struct simlsh_index *ix, const simlsh_signature *const *sigs,
-                       size_t first, size_t n, uint32_t *fps)
+/* The queries of a batch: n signatures, or n rows of values @p stride
+ * entries apart (checked by the caller: num_perm values each, all below
+ * the empty mark or all equal to it). */
+typedef struct {
+    const simlsh_signature *const *sigs;
+    const uint32_t *values; /* read when sigs is NULL */
+    size_t stride;
+} qsrc;
+
+static inline const uint32_t *q_values(const qsrc *src, size_t q)
+{
+    return src->sigs != NULL ? src->sigs[q]->values : src->values + q * src->stride;
+}
+
+static inline int q_empty(const qsrc *src, size_t q)
+{
+    return src->sigs != NULL ? src->sigs[q]->empty : src->values[q * src->stride] == 0xFFFFFFFFu;
+}
+
+static void chunk_keys(const struct simlsh_index *ix, const qsrc *src, size_t first, size_t n,
+                       uint32_t *fps)
 {
     for (size_t q = first; q < first + n; q++) {
         uint32_t *f = fps + (q - first) * ix->bands;
-        if (sigs[q]->empty)
+        if (q_empty(src, q))
             continue;
-        compute_fps_prefetch(ix, sigs[q]->values, f, 1);
+        compute_fps_prefetch(ix, q_values(src, q), f, 1);
     }
 }
 
-static int query_batch(simlsh_results *res, const simlsh_index *index,
-                       const simlsh_signature *const *sigs, size_t n, int flags, double verify)
+/* The batch itself, once every argument has been checked; res is filled
+ * only on success. */
+static int run_batch(simlsh_results *res, const simlsh_index *index, const qsrc *src, size_t n,
+                     double verify)
 {
-    SIMLSH__CHECK_RESULTS(res);
-    SIMLSH__CHECK_INDEX(index);
-    if (res == NULL || index == NULL || (sigs == NULL && n > 0))
-        return SIMLSH_EINVAL;
-    int rc = check_flags(index, flags);
-    if (rc < 0)
-        return rc;
-    for (size_t q = 0; q < n; q++) {
-        rc = check_query(index, sigs[q]);
-        if (rc < 0)
-            return rc;
-    }
     const simlsh_allocator *al = &index->params.alloc;
     size_t fbytes = 0;
     uint32_t *fps = NULL;
@@ -309,6 +318,7 @@ static int query_batch(simlsh_results *res, const simlsh_index *index,
     simlsh__builder_init(&bd, res);
     hitbuf hits[2];
     candbuf cb;
+    int rc = 0;
     simlsh__lvec_init(&hits[0], al);
     simlsh__lvec_init(&hits[1], al);
     simlsh__lvec_init(&cb, al);
@@ -326,7 +336,7 @@ static int query_batch(simlsh_results *res, const simlsh_index *index,
     const uint32_t *pvals = NULL;
     size_t first = 0, prev = SIZE_MAX;
     if (n > 0)
-        chunk_keys(index, sigs, 0, n < BATCH_CHUNK ? n : BATCH_CHUNK, cur);
+        chunk_keys(index, src, 0, n < BATCH_CHUNK ? n : BATCH_CHUNK, cur);
     while (first < n) {
         size_t len = n - first < BATCH_CHUNK ? n - first : BATCH_CHUNK;
         size_t nfirst = first + len;
@@ -334,17 +344,17 @@ static int query_batch(simlsh_results *res, const simlsh_index *index,
          * (callers' signatures are rarely still in cache). */
         size_t ahead = nfirst + BATCH_CHUNK;
         for (size_t q = ahead; q < n && q < ahead + BATCH_CHUNK; q++) {
-            const char *vp = (const char *)sigs[q]->values;
+            const char *vp = (const char *)q_values(src, q);
             for (size_t off = 0; off < index->num_perm * sizeof(uint32_t); off += 64)
                 PREFETCH(vp + off);
         }
         if (nfirst < n)
-            chunk_keys(index, sigs, nfirst, n - nfirst < BATCH_CHUNK ? n - nfirst : BATCH_CHUNK,
+            chunk_keys(index, src, nfirst, n - nfirst < BATCH_CHUNK ? n - nfirst : BATCH_CHUNK,
                        next);
         for (size_t q = first; q < nfirst; q++) {
             hitbuf *now = &hits[q & 1], *before = &hits[(q & 1) ^ 1];
             now->n = 0;
-            if (!sigs[q]->empty) {
+            if (!q_empty(src, q)) {
                 rc = simlsh__ix_probe_all(index, cur + (q - first) * index->bands, now);
                 if (rc < 0)
                     goto out;
@@ -357,7 +367,7 @@ static int query_batch(simlsh_results *res, const simlsh_index *index,
                     goto out;
             }
             prev = q;
-            pvals = index->store ? sigs[q]->values : NULL;
+            pvals = index->store ? q_values(src, q) : NULL;
         }
         uint32_t *t = cur;
         cur = next;
@@ -382,6 +392,25 @@ out:
     return rc;
 }
 
+static int query_batch(simlsh_results *res, const simlsh_index *index,
+                       const simlsh_signature *const *sigs, size_t n, int flags, double verify)
+{
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
+    if (res == NULL || index == NULL || (sigs == NULL && n > 0))
+        return SIMLSH_EINVAL;
+    int rc = check_flags(index, flags);
+    if (rc < 0)
+        return rc;
+    for (size_t q = 0; q < n; q++) {
+        rc = check_query(index, sigs[q]);
+        if (rc < 0)
+            return rc;
+    }
+    qsrc src = {sigs, NULL, 0};
+    return run_batch(res, index, &src, n, verify);
+}
+
 int simlsh_index_query_batch(simlsh_results *res, const simlsh_index *index,
                              const simlsh_signature *const *sigs, size_t n, int flags)
 {
@@ -396,4 +425,50 @@ int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_index *index,
     double thr;
     int rc = v2_threshold(flags, threshold, &thr);
     return rc < 0 ? rc : query_batch(res, index, sigs, n, flags, thr);
+}
+
+/* Every row holds num_perm densified values or is the empty mark, as
+ * simlsh_signature_from_values() asks: 0 or SIMLSH_EINVAL. */
+static int check_rows(const uint32_t *values, size_t n, size_t num_perm, size_t stride)
+{
+    for (size_t q = 0; q < n; q++) {
+        const uint32_t *v = values + q * stride;
+        size_t marks = 0;
+        for (size_t i = 0; i < num_perm; i++)
+            marks += v[i] == 0xFFFFFFFFu;
+        if (marks != 0 && marks != num_perm)
+            return SIMLSH_EINVAL;
+    }
+    return 0;
+}
+
+int simlsh_index_query_values(simlsh_results *res, const simlsh_index *index,
+                              const uint32_t *values, size_t n, size_t num_perm, size_t stride,
+                              int flags, double threshold)
+{
+    SIMLSH__CHECK_RESULTS(res);
+    SIMLSH__CHECK_INDEX(index);
+    if (res == NULL || index == NULL || (values == NULL && n > 0))
+        return SIMLSH_EINVAL;
+    int rc = check_flags(index, flags);
+    if (rc < 0)
+        return rc;
+    if (num_perm != index->num_perm)
+        return SIMLSH_EMISMATCH;
+    /* The last row must end within the address space: (n - 1) * stride +
+     * num_perm entries. */
+    size_t span;
+    if (stride < num_perm ||
+        (n > 0 && (!simlsh__mul_ok(n - 1, stride, &span) || span > SIZE_MAX / 4 - num_perm)))
+        return SIMLSH_EINVAL;
+    double thr;
+    if (threshold == 0.0)
+        thr = params_threshold(index, flags);
+    else if ((rc = v2_threshold(flags, threshold, &thr)) < 0)
+        return rc;
+    rc = check_rows(values, n, num_perm, stride);
+    if (rc < 0)
+        return rc;
+    qsrc src = {NULL, values, stride};
+    return run_batch(res, index, &src, n, thr);
 }

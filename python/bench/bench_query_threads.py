@@ -6,22 +6,35 @@ two; each repeat times both, one after the other, and the ratio (2-thread
 wall time / 1-thread wall time) is taken per repeat, so load from other
 processes hits both sides alike. Prints one JSON object with, per call
 style, the median ratio, the median wall and CPU (process) seconds, all
-ratios, and the 1-thread CPU time per query; for query(), the share of its
-CPU time beyond the bare call (held with the GIL). CPU seconds near the wall seconds of 2 threads mean that only one
+ratios, and the 1-thread CPU time per query; for query(), arrays and
+batch_values, the share of their CPU time beyond the bare call (held with
+the GIL). CPU seconds near the wall seconds of 2 threads mean that only one
 core was busy: the GIL, or a machine without a free second core.
 
 Call styles:
   query        Index.query, one signature per call;
   query_batch  Index.query_batch, --batch signatures per call;
+  batch_values Index.query_batch on a values matrix of --batch rows (one
+               library call, simlsh_index_query_values; one key list per
+               query is still built in Python);
+  arrays       Index.query_arrays on a values matrix of --batch rows: numpy
+               offsets and keys back, O(1) Python work per call;
   bare         the library call alone (simlsh_index_query_ids through
                ctypes, no wrapper, no lock): the most one-by-one queries
                can scale in CPython, where the GIL is taken back after
-               every call.
+               every call;
+  bare_values  simlsh_index_query_values alone, --batch rows per call (no
+               wrapper, no lock, the rows left in the results): the most
+               arrays can scale;
+  machine      hashlib.sha256 of 256 kB per call, no simlsh at all and the
+               GIL released throughout: what the machine gives two threads
+               at the moment (about 0.5 with a free second core, 1.0
+               without one), to read the other ratios against.
 
     SIMLSH_LIBRARY=build/lib/libsimlsh.so.1 PYTHONPATH=python \\
         python3 python/bench/bench_query_threads.py [--docs N] [--queries Q]
         [--threshold T] [--words W] [--vocab V] [--batch B] [--rounds N]
-        [--repeat R]
+        [--repeat R] [--only STYLE,...]
 
 --words and --vocab set the documents (W words from a vocabulary of V):
 a smaller vocabulary gives more candidates per query, so more work in the
@@ -30,6 +43,7 @@ library per call.
 
 import argparse
 import ctypes
+import hashlib
 import json
 import random
 import statistics
@@ -62,6 +76,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=10,
                     help="times each thread goes through its share of the queries")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", default="",
+                    help="comma-separated call styles to time (default: all)")
     args = ap.parse_args()
     rng = random.Random(28)
     vocab = ["w%d" % i for i in range(args.vocab)]
@@ -70,9 +86,11 @@ def main():
     values = simlsh.sign_batch(texts, p)
     ix = simlsh.Index(p)
     ix.insert_batch(list(range(args.docs)), values)
-    qs = [simlsh.Signature.from_values(p, values[rng.randrange(args.docs)])
-          for _ in range(args.queries)]
+    picks = [rng.randrange(args.docs) for _ in range(args.queries)]
+    qs = [simlsh.Signature.from_values(p, values[i]) for i in picks]
     batches = [qs[i:i + args.batch] for i in range(0, len(qs), args.batch)]
+    qv = values[picks]
+    vbatches = [qv[i:i + args.batch] for i in range(0, len(qs), args.batch)]
 
     def one_by_one(chunk):
         for q in chunk:
@@ -81,6 +99,26 @@ def main():
     def in_batches(chunk):
         for b in chunk:
             ix.query_batch(b)
+
+    def values_batches(chunk):
+        for b in chunk:
+            ix.query_batch(b)
+
+    def arrays(chunk):
+        for b in chunk:
+            ix.query_arrays(b)
+
+    def bare_values(chunk):
+        res = simlsh._core._Results()
+        f, h = simlsh._core._query_values_c, ix._h
+        for b in chunk:
+            f(res._h, h, b.ctypes.data, len(b), b.shape[1], b.shape[1], 1, 0.0)
+
+    blob = b"x" * (256 << 10)
+
+    def machine(chunk):
+        for _ in chunk:
+            hashlib.sha256(blob).digest()
 
     def bare(chunk):
         cap = 1 << 16
@@ -93,8 +131,13 @@ def main():
            "words": args.words, "vocab": args.vocab, "rounds": args.rounds,
            "repeat": args.repeat,
            "results_per_query": round(sum(len(ix.query(q)) for q in qs) / len(qs), 2)}
-    for name, fn, parts in (("query", one_by_one, qs), ("query_batch", in_batches, batches),
-                            ("bare", bare, qs)):
+    styles = (("query", one_by_one, qs), ("query_batch", in_batches, batches),
+              ("batch_values", values_batches, vbatches), ("arrays", arrays, vbatches),
+              ("bare", bare, qs), ("bare_values", bare_values, vbatches),
+              ("machine", machine, vbatches))
+    for name, fn, parts in styles:
+        if args.only and name not in args.only.split(","):
+            continue
         fn(parts)  # warm up
         runs = [(timed(fn, parts, 1, args.rounds), timed(fn, parts, 2, args.rounds))
                 for _ in range(args.repeat)]
@@ -109,8 +152,11 @@ def main():
                      "2_threads_cpu_s": round(med(two[1] for _, two in runs), 4),
                      "ratios": sorted(round(r, 3) for r in ratios)}
     # what query() spends beyond the bare call: held with the GIL
-    out["query"]["gil_held_share"] = round(
-        1 - out["bare"]["cpu_us_per_query"] / out["query"]["cpu_us_per_query"], 3)
+    for wrapped, bare_call in (("query", "bare"), ("arrays", "bare_values"),
+                               ("batch_values", "bare_values")):
+        if wrapped in out and bare_call in out:
+            out[wrapped]["gil_held_share"] = round(
+                1 - out[bare_call]["cpu_us_per_query"] / out[wrapped]["cpu_us_per_query"], 3)
     print(json.dumps(out))
 
 

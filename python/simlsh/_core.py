@@ -36,6 +36,9 @@ _query_v2_c = _lib.optional("simlsh_index_query_v2", ctypes.c_int,
                             [_P, _P, _P, ctypes.c_int, ctypes.c_double])
 _query_batch_v2_c = _lib.optional("simlsh_index_query_batch_v2", ctypes.c_int,
                                   [_P, _P, _P, _SZ, ctypes.c_int, ctypes.c_double])
+# A batch of queries from a values matrix (SIMLSH_0.3, issue 28).
+_query_values_c = _lib.optional("simlsh_index_query_values", ctypes.c_int,
+                                [_P, _P, _P, _SZ, _SZ, _SZ, ctypes.c_int, ctypes.c_double])
 
 
 def _needs(fn: Any, name: str) -> Any:
@@ -1179,6 +1182,21 @@ class _Results(_Handle):
         return list((ctypes.c_double * n).from_address(lib.simlsh_results_scores(self._h))) \
             if n else []
 
+    def rows(self, scores: bool) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Columns a and b (uint64) and, with ``scores``, the scores, copied
+        out: the results may be filled again once this returns."""
+        h = self._h
+        n = lib.simlsh_results_count(h)
+        # the cheapest copies out (a writable one for what the caller gets)
+        col = ctypes.c_uint64 * n
+        a = np.frombuffer(col.from_address(lib.simlsh_results_a(h)), np.uint64).copy()
+        b = np.frombuffer(ctypes.string_at(lib.simlsh_results_b(h), n * 8), np.uint64)
+        sc = None
+        if scores:
+            sc = np.frombuffer((ctypes.c_double * n).from_address(lib.simlsh_results_scores(h)),
+                               np.float64).copy()
+        return a, b, sc
+
     def offsets(self, nq: int) -> List[int]:
         out, o = [], ctypes.c_size_t()
         for q in range(nq + 1):
@@ -1213,6 +1231,50 @@ def query_ids(index_h: Any, sig_h: Any, flags: int) -> List[int]:
     if rc < 0:
         check(rc, "query")
     return buf[:cnt.value]
+
+
+def _take_results() -> "_Results":
+    """This thread's results object, reused by its batch queries (their
+    rows are copied out before the call returns), taken out while in use:
+    a query made meanwhile in the same thread (from a __del__ run by the
+    garbage collector, say) gets a new one instead of refilling it.
+    Give it back with _give_results."""
+    res = _tls.__dict__.pop("results", None)
+    return res if res is not None else _Results()
+
+
+def _give_results(res: "_Results") -> None:
+    _tls.results = res
+
+
+def _query_matrix(queries: Any, what: str) -> Tuple[np.ndarray, int]:
+    """A 2-D uint32 matrix of query values and its row stride in entries;
+    rows that are a view into a wider matrix are read in place."""
+    if (type(queries) is np.ndarray and queries.dtype == np.uint32 and queries.ndim == 2
+            and queries.strides[1] == 4 and queries.strides[0] % 4 == 0
+            and queries.strides[0] >= 4 * queries.shape[1]):
+        return queries, queries.strides[0] // 4
+    if isinstance(queries, _ONE_TEXT):
+        raise TypeError("%s: expected a list of Signature or a values matrix, not a single %s"
+                        % (what, type(queries).__name__))
+    v = _u32(queries, what)
+    if v.ndim != 2:
+        raise InvalidArgument("%s: a list of Signature or values of shape (n, num_perm), not %s"
+                              % (what, v.shape))
+    return v, v.shape[1]
+
+
+def _offsets(b: np.ndarray, n: int) -> np.ndarray:
+    """Query q's rows are [off[q], off[q + 1]): the rows come in query order,
+    column b holding the query's position."""
+    global _positions
+    pos = _positions  # one read: another thread may swap it meanwhile
+    if len(pos) <= n:
+        pos = _positions = np.arange(max(n + 1, 2 * len(pos)), dtype=np.uint64)
+    return b.searchsorted(pos[:n + 1])
+
+
+_positions = np.arange(1025, dtype=np.uint64)  # 0, 1, 2, ...: query positions
 
 
 _KEYS_MAGIC = b"simlsh-python-keys 1\n"
@@ -1628,43 +1690,118 @@ class Index(_Handle):
                     threshold: Optional[float] = None) -> List[List[Key]]:
         """Query many signatures at once: a list of Signature, or an
         (n, num_perm) values matrix. Returns one key list per query.
-        ``threshold``: as for :meth:`query`."""
+        ``threshold``: as for :meth:`query`. For many queries (and to scale
+        over threads) :meth:`query_arrays` returns numpy arrays instead,
+        with no Python object per query."""
+        n, a, b, _ = self._query_rows(queries, verify, threshold, False, "query_batch")
+        keys = self._keys_of(a)
+        off = _offsets(b, n).tolist()
+        return [keys[off[q]:off[q + 1]] for q in range(n)]
+
+    def query_arrays(self, queries: Any, verify: bool = True, threshold: Optional[float] = None,
+                     *, scores: bool = False) -> Tuple[np.ndarray, ...]:
+        """Query many signatures at once, answered as arrays: ``(offsets,
+        keys)``, or ``(offsets, keys, scores)`` with ``scores``. The keys of
+        query q are ``keys[offsets[q]:offsets[q + 1]]``, in id order (the
+        CSR layout: ``offsets`` has n + 1 int64 entries), each with its
+        estimated Jaccard in ``scores`` (float64; -1.0 without stored
+        signatures).
+
+        ``queries`` is an (n, num_perm) values matrix (as :func:`sign_batch`
+        gives; rows may be a strided view of a wider uint32 matrix) or a
+        list of Signature. ``verify`` and ``threshold``: as for
+        :meth:`query`. ``keys`` is a uint64 array for int keys and an object
+        array for str keys.
+
+        The library call does all the work with the GIL released and the
+        Python work per call does not grow with n for int keys, so threads
+        querying one index run in parallel (docs/python.md, "Threads")."""
+        n, a, b, sc = self._query_rows(queries, verify, threshold, scores, "query_arrays")
+        keys = np.array(self._keys_of(a), dtype=object) if self._str else a
+        off = _offsets(b, n)
+        return (off, keys, sc) if scores else (off, keys)
+
+    def _query_rows(self, queries: Any, verify: bool, threshold: Optional[float],
+                    scores: bool, what: str) -> Tuple[int, np.ndarray, np.ndarray, Any]:
+        """(n, ids, query positions, scores or None) of a batch: one library
+        call, under the index's read lock."""
+        flags = QUERY_VERIFY if verify else 0
+        if threshold is not None:
+            threshold = float(threshold)
+            if not 0.0 < threshold <= 1.0:  # NaN too
+                raise InvalidArgument("%s: threshold=%r: must be in (0, 1]" % (what, threshold))
         if isinstance(queries, (list, tuple)) and (set(map(type, queries)) <= _SIGNATURE or all(
                 isinstance(q, Signature) for q in queries)):
-            sigs = list(queries)
-        else:
-            v = _u32(queries, "query_batch")
-            p = self.params
-            if v.ndim != 2 or (len(v) and v.shape[1] != p.get("num_perm")):
-                raise InvalidArgument("query_batch: a list of Signature or values of shape "
-                                      "(n, num_perm = %d), not %s"
-                                      % (p.get("num_perm"), v.shape))
-            sigs = []
-            for j, row in enumerate(v):
-                try:
-                    sigs.append(Signature.from_values(p, row))
-                except InvalidArgument as e:
-                    raise InvalidArgument("query_batch: row %d: %s" % (j, e)) from None
+            return self._query_sigs(list(queries), flags, threshold, scores, what)
+        v, stride = _query_matrix(queries, what)
+        n, num_perm = v.shape
+        if _query_values_c is None:  # an older library: one signature per row
+            return self._query_sigs(self._row_signatures(v, what), flags, threshold, scores,
+                                    what)
+        res = _take_results()
+        lock = self._lock
+        lock.acquire_read()
+        try:
+            rc = _query_values_c(res._h, self._h, v.ctypes.data if n else None, n, num_perm,
+                                 stride, flags, 0.0 if threshold is None else threshold)
+            if rc < 0:
+                self._name_bad_query(rc, v, what)
+            return (n,) + res.rows(scores)
+        finally:
+            lock.release_read()
+            _give_results(res)
+
+    def _query_sigs(self, sigs: List["Signature"], flags: int, threshold: Optional[float],
+                    scores: bool, what: str) -> Tuple[int, np.ndarray, np.ndarray, Any]:
         n = len(sigs)
-        # The signatures are copy-on-write: these handles (kept alive by
-        # the list) are one state of each, read without their locks.
+        # The signatures are copy-on-write: these handles are one state of
+        # each, read without their locks. The list keeps them alive (the
+        # array holds bare addresses) while a writer swaps in new ones.
         hs = [s._h for s in sigs]
         arr = (ctypes.c_void_p * max(n, 1))(*hs)
-        res = _Results()
-        flags = QUERY_VERIFY if verify else 0
-        with self._lock.read:
-            if threshold is None:
-                check(lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags),
-                      "query_batch")
-            else:
-                check(_needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
-                    res._h, self._h, arr, n, flags, float(threshold)), "query_batch")
-            a, b, _ = res.columns()
-            keys = self._keys_of(a)
-        del hs
-        # Rows come in query order, column b holding the query's position.
-        off = np.searchsorted(b, np.arange(n + 1, dtype=np.uint64)).tolist()
-        return [keys[off[q]:off[q + 1]] for q in range(n)]
+        res = _take_results()
+        try:
+            with self._lock.read:
+                if threshold is None:
+                    rc = lib.simlsh_index_query_batch(res._h, self._h, arr, n, flags)
+                else:
+                    rc = _needs(_query_batch_v2_c, "simlsh_index_query_batch_v2")(
+                        res._h, self._h, arr, n, flags, threshold)
+                del hs
+                check(rc, what)
+                return (n,) + res.rows(scores)
+        finally:
+            _give_results(res)
+
+    def _row_signatures(self, v: np.ndarray, what: str) -> List["Signature"]:
+        p = self.params
+        if v.shape[1] != p.get("num_perm"):
+            raise InvalidArgument("%s: a list of Signature or values of shape (n, num_perm = "
+                                  "%d), not %s" % (what, p.get("num_perm"), v.shape))
+        sigs = []
+        for j, row in enumerate(v):
+            try:
+                sigs.append(Signature.from_values(p, row))
+            except InvalidArgument as e:
+                raise InvalidArgument("%s: row %d: %s" % (what, j, e)) from None
+        return sigs
+
+    def _name_bad_query(self, rc: int, v: np.ndarray, what: str) -> None:
+        """Raise the error of a failed values batch, naming the shape or the
+        row that the library refused."""
+        if rc == _lib.ContractMismatch.code:
+            num_perm = self._num_perm()
+            raise InvalidArgument("%s: a list of Signature or values of shape (n, num_perm = "
+                                  "%d), not %s" % (what, num_perm, v.shape))
+        if rc == InvalidArgument.code:
+            marks = v == EMPTY_VALUE
+            bad = np.flatnonzero(marks.any(axis=1) & ~marks.all(axis=1))
+            if len(bad):
+                raise InvalidArgument(
+                    "%s: row %d holds the empty mark 0x%X in some entries but not all (a row "
+                    "is all values below it, or all of it for an empty signature)"
+                    % (what, bad[0], EMPTY_VALUE))
+        check(rc, what)
 
     def pairs(self, verify: bool = True, max_pairs: int = 0) -> List[Tuple[Key, Key, float]]:
         """Candidate pairs (key_a, key_b, estimated Jaccard), each once, the

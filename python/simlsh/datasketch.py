@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Opti
 import numpy as np
 
 from . import _lib
-from ._core import Index, Params, Signature, _scratch, _with_text, query_ids
+from ._core import Index, Params, Signature, _scratch, _SigHandle, query_ids
 from ._forest import Ensemble, Forest
 from ._lib import lib
 from ._rwlock import RWLock, hold
@@ -138,11 +138,36 @@ def _thread_scratch(m: "MinHash", sig: Signature) -> Any:
         scratch = _local.scratch
     except AttributeError:
         scratch = _local.scratch = {}
-    key = (len(m), m.seed, m._scheme)
+    key = (m._n, m.seed, m._scheme)
     s = scratch.get(key)
     if s is None:
         s = scratch[key] = _scratch(sig._h, "MinHash.update")
     return s
+
+
+_insert = lib.simlsh_index_insert
+_clear, _is_empty, _merge, _add_text, _copy = (
+    lib.simlsh_signature_clear, lib.simlsh_signature_is_empty, lib.simlsh_signature_merge,
+    lib.simlsh_signature_add_text, lib.simlsh_signature_copy)
+
+
+def _signed(s: Any, old: Any, joined: bytes) -> _SigHandle:
+    """_core._with_text for MinHash._flush, with the fewest Python steps
+    (it runs once per MinHash): ``old`` with the words of ``joined`` added,
+    as a new C signature, signed in the scratch ``s``."""
+    _clear(s)
+    if not _is_empty(old):
+        rc = _merge(s, old)
+        if rc < 0:
+            _lib.check(rc, "MinHash.update")
+    rc = _add_text(s, joined, len(joined))
+    if rc < 0:
+        _lib.check(rc, "MinHash.update")
+    h = _SigHandle()
+    rc = _copy(ctypes.byref(h), s)
+    if rc < 0:
+        _lib.check(rc, "MinHash.update")
+    return h
 
 
 def _token(b: Any) -> bytes:
@@ -177,7 +202,7 @@ class MinHash:
     """
 
     __slots__ = ("_sig", "_pending", "_features", "seed", "hashfunc", "_scheme",
-                 "_exact", "_perm", "__weakref__")
+                 "_exact", "_perm", "_n", "__weakref__")
 
     def __init__(self, num_perm: int = 128, seed: int = 1,
                  hashfunc: Optional[Callable[[bytes], int]] = None,
@@ -202,6 +227,7 @@ class MinHash:
         self.hashfunc = hashfunc
         self._scheme = scheme
         p = _contract(num_perm, seed, scheme)
+        self._n = num_perm  # len(self), asked on every insert and query
         #: datasketch's exact values (uint64) with scheme="datasketch", else None
         self._exact: Optional[np.ndarray] = None
         self._perm: Optional[np.ndarray] = None
@@ -222,8 +248,11 @@ class MinHash:
             except _lib.InvalidArgument as e:
                 raise ValueError("hashvalues: %s" % e) from None
         else:
-            # a copy of an empty signature costs less than a new one
-            self._sig = _EMPTY[(num_perm, seed, scheme)].copy()
+            # Signatures are copy-on-write, so a C signature is never changed
+            # once a Signature holds it: every new MinHash shares the empty
+            # one of its contract, and its first update swaps in its own.
+            sig = self._sig = Signature.__new__(Signature)
+            sig._h = _EMPTY[(num_perm, seed, scheme)]._h
         self._pending: List[bytes] = []
         self._features: List[int] = []
 
@@ -275,32 +304,39 @@ class MinHash:
         unit with k = 1 hashes each word as hash_bytes does), the rest one
         by one."""
         sig = self._sig
-        if not self._pending and not self._features:
+        pending, features = self._pending, self._features
+        if not pending and not features:
             return sig
-        with sig._lock.write:
-            pending, features = self._pending, self._features
+        lock = sig._lock
+        lock.acquire_write()
+        try:
             n, m = len(pending), len(features)
-            toks, feats = pending[:n], features[:m]
+            toks = pending[:n]
             del pending[:n]
-            del features[:m]
+            feats = None
+            if m:
+                feats = features[:m]
+                del features[:m]
             if self._exact is not None:
-                self._flush_datasketch(sig, toks, feats)
-            elif toks:
+                self._flush_datasketch(sig, toks, feats or [])
+                return sig
+            if toks:
                 # ASCII letters and digits go in as one text; the signature's
                 # write lock is held, so it is updated here (copy-on-write,
                 # as Signature.update does, in this thread's scratch)
-                plain = toks if b"".join(toks).isalnum() and all(toks) else \
+                plain = toks if all(toks) and b"".join(toks).isalnum() else \
                     [t for t in toks if t.isalnum()]
                 if plain:
                     joined = b" ".join(plain)
-                    sig._h = _with_text(_thread_scratch(self, sig), sig._h, joined,
-                                        len(joined), "MinHash.update")
+                    sig._h = _signed(_thread_scratch(self, sig), sig._h, joined)
                 if plain is not toks:
                     rest = [t for t in toks if not t.isalnum()]
                     if rest:
                         sig.update_tokens(rest)
-            if feats and self._exact is None:
+            if feats:
                 sig.update_features(np.array(feats, dtype=np.uint64))
+        finally:
+            lock.release_write()
         return sig
 
     def _flush_datasketch(self, sig: Signature, toks: List[bytes], feats: List[int]) -> None:
@@ -419,11 +455,12 @@ class MinHash:
             m._sig = sig.copy()
             m._exact = None if self._exact is None else self._exact.copy()
         m._perm = self._perm
+        m._n = self._n
         m._pending, m._features = [], []
         return m
 
     def __len__(self) -> int:
-        return self._sig.num_perm
+        return self._n
 
     def __eq__(self, other: object) -> bool:
         return (type(self) is type(other) and self.seed == other.seed  # type: ignore
@@ -484,6 +521,7 @@ def _restore(cls: type, seed: int, hashfunc: Any, scheme: str, data: bytes) -> M
     m = MinHash.__new__(cls)
     m.seed, m.hashfunc, m._scheme = seed, hashfunc, scheme
     m._sig = Signature.load(data)
+    m._n = m._sig.num_perm
     m._exact = m._perm = None
     m._pending, m._features = [], []
     return m
@@ -521,6 +559,7 @@ class LeanMinHash(MinHash):
                 self._sig = sig.copy()
                 self._exact = None if minhash._exact is None else minhash._exact.copy()
             self._perm = minhash._perm
+            self._n = minhash._n
         elif hashvalues is not None and seed is not None:
             MinHash.__init__(self, seed=seed, hashvalues=hashvalues, scheme=scheme)
         else:
@@ -692,8 +731,8 @@ class _Keyed:
 def _minhash(m: Any, n: int, what: str) -> Signature:
     if not isinstance(m, MinHash):
         raise TypeError("%s: a MinHash, not %s" % (what, type(m).__name__))
-    if len(m) != n:
-        raise ValueError("Expecting minhash with length %d, got %d" % (n, len(m)))
+    if m._n != n:
+        raise ValueError("Expecting minhash with length %d, got %d" % (n, m._n))
     return m._flush()
 
 
@@ -756,15 +795,27 @@ class MinHashLSH(_Keyed):
         # The index is this object's own, used only under its lock, so the
         # library is called here, without the Index wrapper and its lock;
         # signatures are copy-on-write: read without a lock.
-        with self._lock.write:
-            if check_duplication and key in self._ids:
+        lock = self._lock
+        lock.acquire_write()
+        try:
+            ids = self._ids
+            old = ids.get(key)
+            if old is not None and check_duplication:
                 raise ValueError("The given key already exists")
-            ix = self._index_for(sig)
-            i = self._new_id(key)
-            rc = lib.simlsh_index_insert(ix._h, i, sig._h)
+            ix = self._ix if self._ix is not None else self._index_for(sig)
+            i = self._next  # _new_id, inline: this runs once per insert
+            self._next = i + 1
+            if old is None:
+                ids[key] = [i]
+            else:
+                old.append(i)
+            self._key_of[i] = key
+            rc = _insert(ix._h, i, sig._h)
             if rc < 0:
                 self._undo(key, i)
                 raise ValueError("insert %r: %s" % (key, _lib.error_for(rc)))
+        finally:
+            lock.release_write()
 
     def _undo(self, key: Hashable, i: int) -> None:
         del self._key_of[i]
@@ -799,7 +850,9 @@ class MinHashLSH(_Keyed):
     def query(self, minhash: MinHash) -> List[Hashable]:
         """Keys whose MinHash shares a band with ``minhash`` (candidates)."""
         sig = _minhash(minhash, self.h, "query")
-        with self._lock.read:  # the index is used only under it (see insert)
+        lock = self._lock
+        lock.acquire_read()  # the index is used only under it (see insert)
+        try:
             if self._ix is None:
                 return []
             try:
@@ -807,7 +860,11 @@ class MinHashLSH(_Keyed):
             except _lib.ContractMismatch:
                 raise ValueError("query: the MinHash has another seed or scheme than the "
                                  "indexed ones") from None
+            if len(ids) == 1:
+                return [self._key_of[ids[0]]]
             return self._keys_of(ids)
+        finally:
+            lock.release_read()
 
     def add_to_query_buffer(self, minhash: MinHash) -> None:
         """Buffer a query for :meth:`collect_query_buffer`."""

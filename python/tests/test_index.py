@@ -4,6 +4,7 @@ import errno
 import pickle
 import struct
 
+import numpy as np
 import pytest
 
 import simlsh
@@ -115,6 +116,128 @@ def test_batches_equal_single_calls():
     assert many.query_batch(values[:0]) == []
     assert one.pairs() == many.pairs() and one.cluster() == many.cluster()
     assert any(len(g) > 1 for g in one.cluster())
+
+
+def test_query_arrays_are_the_batch_answers_in_csr_form():
+    docs = [d for d in planted_corpus(120) if d.strip()]
+    p = simlsh.Params(threshold=0.7)
+    values = simlsh.sign_batch(docs, p)
+    n = len(docs)
+    ints, strs = simlsh.Index(p), simlsh.Index(p)
+    ints.insert_batch(list(range(0, 3 * n, 3)), values)
+    strs.insert_batch(["d%d" % i for i in range(n)], values)
+    sigs = [simlsh.Signature.from_values(p, v) for v in values]
+    for verify in (True, False):
+        want = [ints.query(s, verify, scores=True) for s in sigs]
+        off, keys, scores = ints.query_arrays(values, verify, scores=True)
+        assert off.dtype == np.int64 and keys.dtype == np.uint64 and len(off) == n + 1
+        assert off[0] == 0 and off[-1] == len(keys) == len(scores)
+        got = [list(zip(keys[off[q]:off[q + 1]].tolist(), scores[off[q]:off[q + 1]].tolist()))
+               for q in range(n)]
+        assert got == want
+        assert ints.query_batch(values, verify) == [[k for k, _ in w] for w in want]
+        # a list of Signature gives the same arrays
+        off2, keys2 = ints.query_arrays(sigs, verify)
+        assert np.array_equal(off2, off) and np.array_equal(keys2, keys)
+        soff, skeys = strs.query_arrays(values, verify)
+        assert skeys.dtype == object and np.array_equal(soff, off)
+        assert skeys.tolist() == ["d%d" % (k // 3) for k in keys.tolist()]
+    # rows read in place from a wider matrix, and a copy of other dtypes
+    wide = np.full((n, p.num_perm + 5), 7, np.uint32)
+    wide[:, 2:2 + p.num_perm] = values
+    off3, keys3 = ints.query_arrays(wide[:, 2:2 + p.num_perm])
+    off4, keys4 = ints.query_arrays(values.astype(np.int64))
+    off, keys = ints.query_arrays(values)
+    for o, k in ((off3, keys3), (off4, keys4)):
+        assert np.array_equal(o, off) and np.array_equal(k, keys)
+    # a threshold of the call, as query()'s
+    off5, keys5 = ints.query_arrays(values, threshold=0.95)
+    assert [keys5[off5[q]:off5[q + 1]].tolist() for q in range(n)] == \
+        [ints.query(s, threshold=0.95) for s in sigs]
+    # the empty signature finds nothing; no rows give no queries
+    empty = values[:3].copy()
+    empty[1] = simlsh.EMPTY_VALUE
+    o, k = ints.query_arrays(empty)
+    assert o[1] == o[2] and o[2] - o[1] == 0 and o[1] > 0
+    o, k = ints.query_arrays(values[:0])
+    assert o.tolist() == [0] and len(k) == 0
+    assert ints.query_batch(values[:0]) == []
+
+
+def test_query_arrays_without_the_values_call(monkeypatch):
+    """A library older than simlsh_index_query_values: one signature per
+    row, the same answers and errors."""
+    p = simlsh.Params(num_perm=32, threshold=0.5)
+    docs = [d for d in planted_corpus(40) if d.strip()]
+    values = simlsh.sign_batch(docs, p)
+    ix = simlsh.Index(p)
+    ix.insert_batch(list(range(len(docs))), values)
+    want = ix.query_arrays(values, scores=True)
+    monkeypatch.setattr(_core, "_query_values_c", None)
+    got = ix.query_arrays(values, scores=True)
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+    mixed = values.copy()
+    mixed[2, 4] = simlsh.EMPTY_VALUE
+    with pytest.raises(simlsh.InvalidArgument, match="row 2"):
+        ix.query_arrays(mixed)
+    with pytest.raises(simlsh.InvalidArgument, match="num_perm = 32"):
+        ix.query_arrays(values[:, :16])
+
+
+def test_query_arrays_reentered_from_the_same_thread(monkeypatch):
+    """A query made by the same thread while a batch's rows are still in
+    its results object (say from a __del__ that the garbage collector runs
+    then) must not refill that object under the outer call."""
+    p = simlsh.Params(num_perm=32, threshold=0.5)
+    docs = [d for d in planted_corpus(40) if d.strip()]
+    values = simlsh.sign_batch(docs, p)
+    ix = simlsh.Index(p)
+    ix.insert_batch(list(range(len(docs))), values)
+    want_outer = ix.query_arrays(values[:10])
+    want_inner = ix.query_arrays(values[20:])
+    rows = _core._Results.rows
+    inner = []
+
+    def rows_after_a_nested_query(self, scores):
+        if not inner:
+            inner.append(None)
+            inner[0] = ix.query_arrays(values[20:])
+        return rows(self, scores)
+
+    monkeypatch.setattr(_core._Results, "rows", rows_after_a_nested_query)
+    got = ix.query_arrays(values[:10])
+    assert all(np.array_equal(w, g) for w, g in zip(want_outer, got))
+    assert all(np.array_equal(w, g) for w, g in zip(want_inner, inner[0]))
+
+
+def test_query_arrays_refuse_bad_input():
+    p = simlsh.Params(num_perm=32)
+    values = simlsh.sign_batch(["one two three four five six", "alpha beta gamma delta"], p)
+    ix = simlsh.Index(p)
+    ix.insert_batch([1, 2], values)
+    before = ix.to_bytes()
+    with pytest.raises(simlsh.InvalidArgument, match="num_perm = 32"):
+        ix.query_arrays(values[:, :16])
+    with pytest.raises(simlsh.InvalidArgument, match="num_perm = 32"):
+        ix.query_batch(np.zeros((2, 33), np.uint32))
+    with pytest.raises(simlsh.InvalidArgument, match="shape"):
+        ix.query_arrays(values[0])
+    mixed = values.copy()
+    mixed[1, 4] = simlsh.EMPTY_VALUE
+    with pytest.raises(simlsh.InvalidArgument, match="row 1 holds the empty mark"):
+        ix.query_arrays(mixed)
+    with pytest.raises(simlsh.InvalidArgument, match="row 1"):
+        ix.query_batch(mixed)
+    for bad in (0.0, -1.0, 1.5, float("nan")):
+        with pytest.raises(simlsh.InvalidArgument, match=r"threshold.*\(0, 1\]"):
+            ix.query_arrays(values, threshold=bad)
+    with pytest.raises(TypeError, match="single str"):
+        ix.query_arrays("text")
+    bad = values.astype(np.int64)
+    bad[0, 3] = -1
+    with pytest.raises(simlsh.InvalidArgument, match="row 0, column 3"):
+        ix.query_arrays(bad)
+    assert ix.to_bytes() == before
 
 
 def test_insert_batch_is_all_or_nothing(params):

@@ -26,7 +26,8 @@ from conftest import planted_corpus
 THREADS = 8
 KEYS_PER_THREAD = 40
 SECONDS = float(os.environ.get("SIMLSH_THREAD_SECONDS", "2"))
-OPS = ("insert", "remove", "insert_batch", "query", "query_batch", "pickle", "len")
+OPS = ("insert", "remove", "insert_batch", "query", "query_batch", "query_arrays", "pickle",
+       "len")
 
 
 def run_threads(targets, limit):
@@ -104,6 +105,12 @@ def worker(ix, t, values, sigs, deadline, log):
             got = ix.query_batch([sigs[base + j] for j in js])
             for j, g in zip(js, got):
                 assert (key(t, j) in g) == (j in present)
+        elif op == "query_arrays":
+            js = [rng.randrange(KEYS_PER_THREAD) for _ in range(5)]
+            off, keys = ix.query_arrays(values[[base + j for j in js]])
+            assert len(off) == len(js) + 1 and off[0] == 0 and off[-1] == len(keys)
+            for q, j in enumerate(js):
+                assert (key(t, j) in keys[off[q]:off[q + 1]]) == (j in present)
         elif op == "pickle":
             snap = pickle.loads(pickle.dumps(ix))
             ks = snap.keys()
@@ -314,3 +321,44 @@ def test_rwlock_rules():
     lock.release_read()
     w.join(30)
     assert order == ["read done", "write"]
+
+
+def test_query_arrays_from_threads_while_another_writes(corpus):
+    """Threads answering batches from one values matrix (strided views,
+    with scores) while another thread inserts and removes other keys: the
+    index's own documents are always found as a serial run finds them."""
+    p, values, sigs = corpus
+    n = 200
+    ix = simlsh.Index(p)
+    ix.insert_batch(list(range(n)), values[:n])
+    wide = np.zeros((len(values), 80), np.uint32)
+    wide[:, 3:67] = values
+    rows = wide[:, 3:67]  # a strided view: read in place
+    want = [[k for k in ix.query(s)] for s in sigs]
+    deadline = time.monotonic() + SECONDS / 2
+    extra = list(range(10000, 10040))
+
+    def writer():
+        while time.monotonic() < deadline:
+            ix.insert_batch(extra, values[n:n + len(extra)])
+            for k in extra[::2]:
+                ix.remove(k)
+            for k in extra[1::2]:
+                ix.remove(k)
+
+    def reader(seed):
+        def run():
+            rng = random.Random(seed)
+            while time.monotonic() < deadline:
+                lo = rng.randrange(len(values) - 20)
+                off, keys, scores = ix.query_arrays(rows[lo:lo + 20], scores=True)
+                assert keys.dtype == np.uint64 and len(scores) == len(keys)
+                for q in range(20):
+                    got = keys[off[q]:off[q + 1]].tolist()
+                    assert [k for k in got if k < n] == want[lo + q]
+                    assert all(k < n or k in extra for k in got)
+                got = ix.query_batch(values[lo:lo + 5])
+                assert [[k for k in g if k < n] for g in got] == want[lo:lo + 5]
+        return run
+
+    run_threads([writer] + [reader(s) for s in range(3)], SECONDS + 300)
