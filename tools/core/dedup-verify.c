@@ -549,6 +549,21 @@ static int verify_exact(struct run *r, simlsh_results **candp, struct pairvec *o
     return verify_exact_cols(r, ca, cb, NULL, n, r->store.names.count - r->store.first_new, 1, out);
 }
 
+/* The edges out holds, sorted, handed over as *edges (never NULL) and
+ * *n; on rc != 0 freed instead: -1. */
+static int sorted_edges(struct pairvec *out, int rc, struct pair **edges, size_t *n)
+{
+    if (rc != 0) {
+        free(out->v);
+        return -1;
+    }
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, cmp_pair);
+    *edges = out->v ? out->v : xmalloc(sizeof *out->v);
+    *n = out->n;
+    return 0;
+}
+
 double verify_prefilter(const struct run *r)
 {
     /* The banding for recall also makes many candidates far below the
@@ -581,15 +596,7 @@ int verify_exact_pairs(struct run *r, const struct pair *cand, size_t n, size_t 
     free(ca);
     free(cb);
     free(cs);
-    if (rc != 0) {
-        free(out.v);
-        return -1;
-    }
-    if (out.n > 1)
-        qsort(out.v, out.n, sizeof *out.v, cmp_pair);
-    *edges = out.v ? out.v : xmalloc(sizeof *out.v);
-    *nedges = out.n;
-    return 0;
+    return sorted_edges(&out, rc, edges, nedges);
 }
 
 int verify_candidates(struct run *r, struct pair **edges, size_t *n)
@@ -661,13 +668,5 @@ int verify_candidates(struct run *r, struct pair **edges, size_t *n)
             pairvec_add(&out, a[i], b[i], s ? s[i] : -1.0);
     }
     simlsh_results_free(res);
-    if (rc != 0) {
-        free(out.v);
-        return -1;
-    }
-    if (out.n > 1)
-        qsort(out.v, out.n, sizeof *out.v, cmp_pair);
-    *edges = out.v ? out.v : xmalloc(sizeof *out.v);
-    *n = out.n;
-    return 0;
+    return sorted_edges(&out, rc, edges, n);
 }

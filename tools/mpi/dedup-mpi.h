@@ -101,6 +101,15 @@ int mpi_match(struct mpi_ctx *c, struct run *r, size_t nlocal, uint32_t np, uint
  * owners, which send their texts (or why they could not read them); they
  * are kept in a temporary file (r->spool_fd) and their r->locs (indexed by
  * global id - first[0], this rank's own filled in) point at it. */
+/* Appends to *buf (*len bytes used, *cap allocated; grown) the record of
+ * document id as ts reads it: (id, length, bytes), or the reason it could
+ * not be read, flagged. */
+void mpi_text_record(struct text_source *ts, uint64_t id, char **buf, size_t *len, size_t *cap);
+/* The record at offset at of rec (len bytes): its id, text (or reason,
+ * *failed set) and length; the offset of the next. A record cut short or
+ * too long stops every rank. */
+size_t mpi_text_next(struct mpi_ctx *c, const char *rec, size_t len, size_t at, uint64_t *id,
+                     const char **text, size_t *tl, int *failed);
 void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
                      const struct pair *edges, size_t n);
 

@@ -21,21 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAILED_BIT (UINT64_C(1) << 63)
 /* rank 0's word for "stop: the engine failed" */
 #define ROUND_FAILED UINT64_MAX
-
-static void put64(char *p, uint64_t v)
-{
-    memcpy(p, &v, 8);
-}
-
-static uint64_t get64(const char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 /* This rank's records for the ids of a round that it read first. */
 static char *serve(struct mpi_ctx *c, const uint64_t *first, struct text_source *ts,
@@ -44,31 +31,9 @@ static char *serve(struct mpi_ctx *c, const uint64_t *first, struct text_source 
     uint64_t lo = first[c->rank], hi = first[c->rank + 1];
     size_t cap = 1u << 16, at = 0;
     char *buf = xmalloc(cap);
-    for (size_t i = 0; i < n; i++) {
-        if (ids[i] < lo || ids[i] >= hi)
-            continue;
-        const char *text = NULL;
-        size_t tl = 0;
-        char why[200];
-        uint64_t flag = 0;
-        why[0] = 0;
-        if (text_source_read(ts, ids[i], &text, &tl, why, sizeof why) != 0) {
-            if (!why[0])
-                snprintf(why, sizeof why, "%s", strerror(errno ? errno : EIO));
-            text = why;
-            tl = strlen(why);
-            flag = FAILED_BIT;
-        }
-        if (at + 16 + tl > cap) {
-            while (at + 16 + tl > cap)
-                cap *= 2;
-            buf = xrealloc(buf, cap);
-        }
-        put64(buf + at, ids[i]);
-        put64(buf + at + 8, (uint64_t)tl | flag);
-        memcpy(buf + at + 16, text, tl);
-        at += 16 + tl;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] >= lo && ids[i] < hi)
+            mpi_text_record(ts, ids[i], &buf, &at, &cap);
     *len = at;
     return buf;
 }
@@ -77,23 +42,22 @@ static char *serve(struct mpi_ctx *c, const uint64_t *first, struct text_source 
 static void take(struct mpi_ctx *c, struct star_session *s, const char *rec, size_t len)
 {
     for (size_t at = 0; at < len;) {
-        if (len - at < 16)
-            mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record was cut short");
-        uint64_t id = get64(rec + at), lf = get64(rec + at + 8);
-        uint64_t tl = lf & ~FAILED_BIT;
-        if (tl > len - at - 16)
-            mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record does not fit");
-        if (lf & FAILED_BIT) {
+        uint64_t id;
+        const char *text;
+        size_t tl;
+        int failed;
+        size_t next = mpi_text_next(c, rec, len, at, &id, &text, &tl, &failed);
+        if (failed) {
             char why[256];
-            size_t wl = tl < sizeof why - 1 ? (size_t)tl : sizeof why - 1;
-            memcpy(why, rec + at + 16, wl);
+            size_t wl = tl < sizeof why - 1 ? tl : sizeof why - 1;
+            memcpy(why, text, wl);
             why[wl] = 0;
             star_unread(s, id, why);
         } else {
-            star_text(s, id, rec + at + 16, (size_t)tl);
+            star_text(s, id, text, tl);
             c->texts_fetched++;
         }
-        at += 16 + (size_t)tl;
+        at = next;
     }
 }
 

@@ -54,6 +54,46 @@ static uint64_t get64(const char *p)
     return v;
 }
 
+void mpi_text_record(struct text_source *ts, uint64_t id, char **buf, size_t *len, size_t *cap)
+{
+    const char *text = NULL;
+    size_t tl = 0;
+    char why[200];
+    uint64_t flag = 0;
+    why[0] = 0;
+    if (text_source_read(ts, id, &text, &tl, why, sizeof why) != 0) {
+        if (!why[0])
+            snprintf(why, sizeof why, "%s", strerror(errno ? errno : EIO));
+        text = why;
+        tl = strlen(why);
+        flag = FAILED_BIT;
+    }
+    if (*len + 16 + tl > *cap) {
+        while (*len + 16 + tl > *cap)
+            *cap = *cap ? 2 * *cap : 1u << 16;
+        *buf = xrealloc(*buf, *cap);
+    }
+    put64(*buf + *len, id);
+    put64(*buf + *len + 8, (uint64_t)tl | flag);
+    memcpy(*buf + *len + 16, text, tl);
+    *len += 16 + tl;
+}
+
+size_t mpi_text_next(struct mpi_ctx *c, const char *rec, size_t len, size_t at, uint64_t *id,
+                     const char **text, size_t *tl, int *failed)
+{
+    if (len - at < 16)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record was cut short");
+    uint64_t lf = get64(rec + at + 8), n = lf & ~FAILED_BIT;
+    if (n > len - at - 16)
+        mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record does not fit");
+    *id = get64(rec + at);
+    *text = rec + at + 16;
+    *tl = (size_t)n;
+    *failed = (lf & FAILED_BIT) != 0;
+    return at + 16 + (size_t)n;
+}
+
 void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
                      const struct pair *edges, size_t n)
 {
@@ -180,25 +220,7 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
         for (int d = 0; d < size; d++) {
             size_t start = blen;
             for (; pos[d] < nasked[d] && asked[d][pos[d]].round == k; pos[d]++) {
-                uint64_t id = asked[d][pos[d]].id;
-                const char *text = NULL;
-                size_t len = 0;
-                char why[200];
-                uint64_t flag = 0;
-                if (text_source_read(ts, id, &text, &len, why, sizeof why) != 0) {
-                    text = why;
-                    len = strlen(why);
-                    flag = FAILED_BIT;
-                }
-                if (blen + 16 + len > bcap) {
-                    while (blen + 16 + len > bcap)
-                        bcap *= 2;
-                    buf = xrealloc(buf, bcap);
-                }
-                put64(buf + blen, id);
-                put64(buf + blen + 8, (uint64_t)len | flag);
-                memcpy(buf + blen + 16, text, len);
-                blen += 16 + len;
+                mpi_text_record(ts, asked[d][pos[d]].id, &buf, &blen, &bcap);
             }
             scount[d] = blen - start;
         }
@@ -213,18 +235,19 @@ void mpi_fetch_texts(struct mpi_ctx *c, struct run *r, const uint64_t *first,
                     "file: %s",
                     strerror(errno));
         for (size_t at = 0; at < rlen;) {
-            if (rlen - at < 16)
-                mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record was cut short");
-            uint64_t id = get64(recv + at), lf = get64(recv + at + 8);
-            uint64_t len = lf & ~FAILED_BIT;
-            if (id < first_new || id - first_new >= ndocs || len > rlen - at - 16)
+            uint64_t id;
+            const char *text;
+            size_t tl;
+            int failed;
+            size_t next = mpi_text_next(c, recv, rlen, at, &id, &text, &tl, &failed);
+            if (id < first_new || id - first_new >= ndocs)
                 mpi_die(c, EXIT_DEDUP_INTERNAL, "a text record does not fit");
             struct docloc *loc = &r->in.locs[id - first_new];
             loc->input = LOC_SPOOL;
-            loc->kind = lf & FAILED_BIT ? DOCK_FAILED : DOCK_TEXT;
+            loc->kind = failed ? DOCK_FAILED : DOCK_TEXT;
             loc->where = spool_at + at + 16;
-            loc->len = len;
-            at += 16 + (size_t)len;
+            loc->len = tl;
+            at = next;
         }
         spool_at += rlen;
         free(recv);
