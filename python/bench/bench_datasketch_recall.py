@@ -116,8 +116,10 @@ def run(lib, ms, sizes, queries, args):
 def score(top, cont, truth, k):
     r_strict, r_tied, r_near, n_near = [], [], [], 0
     e_rec, e_prec, e_size = [], [], []
+    f_size, hits, answers = [], 0, 0
     for q, (jac, best, kth, near, ctruth) in truth.items():
         ans = top[q]
+        f_size.append(len(ans))
         if len(best):
             r_strict.append(len(set(ans) & set(best)) / len(best))
             r_tied.append(min(len(best), sum(1 for j in ans if jac[j] >= kth and jac[j] > 0))
@@ -126,6 +128,8 @@ def score(top, cont, truth, k):
             n_near += 1
             r_near.append(len(set(ans) & set(near)) / min(k, len(near)))
         got = cont[q]
+        hits += len(got & ctruth)
+        answers += len(got)
         if ctruth:
             e_rec.append(len(got & ctruth) / len(ctruth))
         if got:
@@ -135,9 +139,10 @@ def score(top, cont, truth, k):
     def mean(x):
         return round(float(np.mean(x)), 4) if x else None
     return {"forest_recall": mean(r_strict), "forest_recall_tied": mean(r_tied),
-            "forest_recall_j50": mean(r_near),
+            "forest_recall_j50": mean(r_near), "forest_answers_mean": mean(f_size),
             "ensemble_recall": mean(e_rec), "ensemble_precision": mean(e_prec),
-            "ensemble_answers_mean": mean(e_size)}
+            "ensemble_precision_pooled": round(hits / answers, 4) if answers else None,
+            "ensemble_answered": len(e_prec), "ensemble_answers_mean": mean(e_size)}
 
 
 def main():
