@@ -19,6 +19,11 @@ its Jaccard reaches the k-th best) and the recall of the neighbours at
 Jaccard >= 0.5 (the edited copies: what a user looks for). Ensemble recall
 and precision are against every D with |Q & D| / |Q| >= threshold.
 
+A whole text as query has containment >= 0.5 only in its edited copies,
+at Jaccard ~0.9: easy. --query-part F queries with a seeded random F of
+the text's distinct words instead (not indexed; the text itself is then an
+answer): containment 1 in its text at Jaccard F, what an ensemble is for.
+
 Prints one JSON object: per library the wall and CPU seconds of signing,
 forest build, forest queries, ensemble index and ensemble queries, and the
 figures above averaged over the queries.
@@ -31,7 +36,7 @@ a ``scipy`` folder whose integrate.quad datasketch's ensemble can call.
     SIMLSH_LIBRARY=build/lib/libsimlsh.so.1 PYTHONPATH=python \\
         python3 python/bench/bench_datasketch_recall.py [--texts N]
         [--queries Q] [--seed S] [--k K] [--threshold T] [--num-part P]
-        [--style update|update_batch] [--datasketch-path DIR]
+        [--query-part F] [--style update|update_batch] [--datasketch-path DIR]
         [--only simlsh|datasketch]
 """
 
@@ -63,10 +68,9 @@ def exact(docs):
     return sets, sizes, post, start
 
 
-def overlaps(q, sets, post, start):
-    """|Q & D| for every D."""
-    s = sets[q]
-    parts = [post[start[w]:start[w + 1]] for w in s]
+def overlaps(words, sets, post, start):
+    """|Q & D| for every D, Q the distinct word ids ``words``."""
+    parts = [post[start[w]:start[w + 1]] for w in words]
     return np.bincount(np.concatenate(parts), minlength=len(sets))
 
 
@@ -88,7 +92,10 @@ def secs(t):
     return {"s": round(t[0], 3), "cpu_s": round(t[1], 3)}
 
 
-def run(lib, ms, sizes, queries, args):
+def run(lib, ms, sizes, queries, qms, args):
+    """``queries``: query text id -> its word ids; ``qms``: its MinHash.
+    With --query-part 1 a query is an indexed text and never answers
+    itself; a part of a text is not indexed, and its text is an answer."""
     Forest, Ensemble = lib
     out = {}
     t = clock()
@@ -99,7 +106,8 @@ def run(lib, ms, sizes, queries, args):
     out["forest_build"] = secs(since(t))
     t = clock()
     # k + 1 so that the query's own key, dropped afterwards, costs no answer
-    top = {q: [j for j in forest.query(ms[q], args.k + 1) if j != q][:args.k]
+    whole = args.query_part >= 1
+    top = {q: [j for j in forest.query(qms[q], args.k + 1) if not (whole and j == q)][:args.k]
            for q in queries}
     out["forest_query"] = secs(since(t))
     del forest
@@ -108,7 +116,8 @@ def run(lib, ms, sizes, queries, args):
     ens.index([(i, m, int(sizes[i])) for i, m in enumerate(ms)])
     out["ensemble_index"] = secs(since(t))
     t = clock()
-    cont = {q: set(ens.query(ms[q], int(sizes[q]))) - {q} for q in queries}
+    cont = {q: set(ens.query(qms[q], len(w))) - ({q} if whole else set())
+            for q, w in queries.items()}
     out["ensemble_query"] = secs(since(t))
     return out, top, cont
 
@@ -153,6 +162,8 @@ def main():
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--threshold", type=float, default=0.5)
     ap.add_argument("--num-part", type=int, default=16)
+    ap.add_argument("--query-part", type=float, default=1.0,
+                    help="query with this fraction of a text's distinct words (1: the text)")
     ap.add_argument("--style", choices=("update", "update_batch"), default="update_batch")
     ap.add_argument("--datasketch-path")
     ap.add_argument("--only", choices=("simlsh", "datasketch"))
@@ -174,32 +185,47 @@ def main():
             print("datasketch not importable (%s): simlsh only" % e, file=sys.stderr)
 
     docs, _ = corpus(args.texts, args.seed)
-    queries = sorted(random.Random(args.seed + 1).sample(range(args.texts), args.queries))
+    rng = random.Random(args.seed + 1)
     t = clock()
     sets, sizes, post, start = exact(docs)
+    queries = {}
+    for q in sorted(rng.sample(range(args.texts), args.queries)):
+        w = sets[q].tolist()
+        if args.query_part < 1:
+            w = sorted(rng.sample(w, max(1, round(args.query_part * len(w)))))
+        queries[q] = np.array(w, dtype=np.int64)
     truth = {}
     k, ids = args.k, np.arange(args.texts)
-    for q in queries:
-        inter = overlaps(q, sets, post, start)
-        jac = inter / (sizes[q] + sizes - inter)
-        jac[q] = -1.0
+    for q, w in queries.items():
+        inter = overlaps(w, sets, post, start)
+        jac = inter / (len(w) + sizes - inter)
+        if args.query_part >= 1:
+            jac[q] = -1.0
         # best k by Jaccard, ties by id: lexsort's last key is the primary one
         pool = np.flatnonzero(jac > 0)
         best = pool[np.lexsort((ids[pool], -jac[pool]))][:k]
         kth = jac[best[-1]] if len(best) else 1.0
         near = np.flatnonzero(jac >= 0.5)
-        ctruth = set(np.flatnonzero(inter >= args.threshold * sizes[q]).tolist()) - {q}
+        ctruth = set(np.flatnonzero(inter >= args.threshold * len(w)).tolist())
+        if args.query_part >= 1:
+            ctruth.discard(q)
         truth[q] = (jac, best.tolist(), kth, near.tolist(), ctruth)
     truth_t = since(t)
     out = {"texts": args.texts, "queries": args.queries, "seed": args.seed, "k": k,
            "threshold": args.threshold, "num_part": args.num_part, "style": args.style,
+           "query_part": args.query_part,
            "num_perm": 128, "exact_truth": secs(truth_t),
            "queries_with_j50": sum(1 for v in truth.values() if v[3]),
            "queries_with_containment": sum(1 for v in truth.values() if v[4]),
            "containment_truth_mean": round(float(np.mean([len(v[4]) for v in truth.values()])), 3)}
     for name, M, lib in impls:
         ms, st = sign(M, docs, args.style, {})
-        res, top, cont = run(lib, ms, sizes, queries, args)
+        if args.query_part < 1:
+            qms = dict(zip(queries, sign(M, [["w%d" % x for x in w] for w in queries.values()],
+                                         args.style, {})[0]))
+        else:
+            qms = {q: ms[q] for q in queries}
+        res, top, cont = run(lib, ms, sizes, queries, qms, args)
         del ms
         out[name] = dict({"sign": secs(st)}, **res, **score(top, cont, truth, k))
     out["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
