@@ -232,9 +232,9 @@ def main():
     if len(impls) == 2:
         s, d = out["simlsh.datasketch"], out["datasketch"]
         out["simlsh_recall_at_least_datasketch"] = {
-            f: (s[f] or 0) >= (d[f] or 0)
+            f: s[f] >= d[f]
             for f in ("forest_recall", "forest_recall_tied", "forest_recall_j50",
-                      "ensemble_recall")}
+                      "ensemble_recall") if s[f] is not None and d[f] is not None}
     print(json.dumps(out))
 
 
