@@ -49,6 +49,8 @@
 #define DEFAULT_WEIGHT 4096
 #define DEFAULT_GIANT 64
 #define DEFAULT_GIANT_COST 64.0
+/* looks a document and band after which the low bytes are made (below) */
+#define LOW_BYTES_AFTER 4
 
 /* ---- lifetime ------------------------------------------------------- */
 
@@ -261,6 +263,11 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
     int rc = set_aside(d, ix);
     if (rc < 0)
         return rc;
+    uint32_t bands = 0, rows = 0;
+    simlsh_index_bands(&bands, &rows, ix);
+    /* (no verification, no need: the low bytes would rule nothing out) */
+    d->low_tried = d->mode == SIMLSH_DEDUP_NONE;
+    d->low_after = LOW_BYTES_AFTER * (double)d->nlive * bands;
     d->started = 1;
     return 0;
 }
@@ -274,15 +281,9 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
  * rule most of them out first. Not before: they cost num_perm bytes a
  * slot, and copies, claimed as they are met, need few looks. They change
  * no answer, so without the memory the walk goes on without them. */
-#define LOW_BYTES_AFTER 4
-
 static void low_bytes_when_due(simlsh_dedup *d, const simlsh_index *ix)
 {
-    if (d->low != NULL || d->low_tried || d->mode == SIMLSH_DEDUP_NONE)
-        return;
-    uint32_t bands = 0, rows = 0;
-    simlsh_index_bands(&bands, &rows, ix);
-    if ((double)d->st[SIMLSH_DEDUP_STAT_VISITS] <= LOW_BYTES_AFTER * (double)d->nlive * bands)
+    if (d->low_tried || (double)d->st[SIMLSH_DEDUP_STAT_VISITS] <= d->low_after)
         return;
     d->low_tried = 1;
     size_t bytes;

@@ -47,10 +47,6 @@ void simlsh__dx_scratch_free(const simlsh_allocator *al, dx_scratch *sc);
 size_t simlsh__dx_set_bytes(const dx_set *s);
 void simlsh__dx_set_free(const simlsh_allocator *al, dx_set *s);
 
-/* The fewest shared hashes that make |A and B| / |A or B| >= t for
- * |A| + |B| = total, as the division decides it. */
-size_t simlsh__dx_min_inter(size_t total, double t);
-
 /* Texts of one call: centres[] and mates[] index texts[]; each mate has the
  * pairs pair_of[first[m] .. first[m + 1]) (indices into pairs). set_of[]
  * gives each pair's centre set. Centres' sets are built, then every mate
@@ -141,12 +137,13 @@ struct simlsh_dedup {
     double *score;
     uint8_t *closed; /* not a candidate: placed, or kept (keep_below) */
     uint32_t *seen, stamp;
-    uint8_t *low;   /* the values' low bytes (simlsh__ix_low_bytes), or NULL */
-    size_t nlow;    /* its bytes */
-    int low_tried;  /* low was due once (built, or no memory for it) */
-    uint32_t *pend; /* == win: a candidate of the batch */
-    uint32_t *got;  /* == win: its text (or its absence) is in */
-    uint32_t *wpos; /* in the batch: index of a centre or a candidate */
+    uint8_t *low;     /* the values' low bytes (simlsh__ix_low_bytes), or NULL */
+    size_t nlow;      /* its bytes */
+    int low_tried;    /* low was due once (built, or no memory for it) */
+    double low_after; /* looks (STAT_VISITS) past which low is due */
+    uint32_t *pend;   /* == win: a candidate of the batch */
+    uint32_t *got;    /* == win: its text (or its absence) is in */
+    uint32_t *wpos;   /* in the batch: index of a centre or a candidate */
     uint64_t *weight;
     size_t cur;   /* ranks below are placed for good */
     uint32_t win; /* batch number */
