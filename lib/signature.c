@@ -437,9 +437,7 @@ int simlsh_signature_from_values(simlsh_signature **out, const simlsh_params *pa
         return SIMLSH_EINVAL;
     /* values() gives the empty mark in every row or in none: a mix is
      * neither an empty signature nor a densified one. */
-    size_t marks = 0;
-    for (size_t i = 0; i < n; i++)
-        marks += values[i] == SIMLSH__EMPTY_VALUE;
+    size_t marks = simlsh__empty_marks(values, n);
     if (marks != 0 && marks != n)
         return SIMLSH_EINVAL;
     int rc = simlsh__params_check_shingling(params);

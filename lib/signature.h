@@ -27,4 +27,15 @@ struct simlsh_signature {
     simlsh__shingler *shingler; /* lazily created */
 };
 
+/* How many of values[0..n) are the empty mark 0xFFFFFFFF. A signature's
+ * values hold it in every entry (empty) or in none: any other count is
+ * neither (simlsh_signature_from_values(), simlsh_index_query_values()). */
+static inline size_t simlsh__empty_marks(const uint32_t *values, size_t n)
+{
+    size_t marks = 0;
+    for (size_t i = 0; i < n; i++)
+        marks += values[i] == 0xFFFFFFFFu;
+    return marks;
+}
+
 #endif

@@ -432,10 +432,7 @@ int simlsh_index_query_batch_v2(simlsh_results *res, const simlsh_index *index,
 static int check_rows(const uint32_t *values, size_t n, size_t num_perm, size_t stride)
 {
     for (size_t q = 0; q < n; q++) {
-        const uint32_t *v = values + q * stride;
-        size_t marks = 0;
-        for (size_t i = 0; i < num_perm; i++)
-            marks += v[i] == 0xFFFFFFFFu;
+        size_t marks = simlsh__empty_marks(values + q * stride, num_perm);
         if (marks != 0 && marks != num_perm)
             return SIMLSH_EINVAL;
     }
