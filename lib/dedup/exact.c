@@ -13,21 +13,11 @@
 #include "internal.h"
 #include "pool.h"
 #include "shingle.h"
+#include "util/min-inter.h"
 
 static inline size_t home_of(uint64_t h, unsigned shift)
 {
     return (size_t)((h * UINT64_C(0x9E3779B97F4A7C15)) >> shift);
-}
-
-size_t simlsh__dx_min_inter(size_t total, double t)
-{
-    double guess = t * (double)total / (1.0 + t);
-    size_t i = guess > 2.0 ? (size_t)guess - 2 : 0;
-    while (i > 0 && (double)(i - 1) / (double)(total - i + 1) >= t)
-        i--;
-    while (i < total && (double)i / (double)(total - i) < t)
-        i++;
-    return i;
 }
 
 size_t simlsh__dx_set_bytes(const dx_set *s)
@@ -607,7 +597,7 @@ static int decide_diff(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set *
     w->edits++;
     p->verdict = 0;
     p->score = 0;
-    if (inter >= simlsh__dx_min_inter(total, j->threshold)) {
+    if (inter >= simlsh__min_inter(total, j->threshold)) {
         size_t uni = total - inter;
         p->verdict = 1;
         p->score = uni == 0 ? 1.0 : (double)inter / (double)uni;
@@ -690,11 +680,11 @@ static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set 
         /* reachable: at most i + r shared, at least na + i + m in all, and
          * the shared count a total needs grows with it; in integers, as
          * the final decision, so a pair exactly at t is never cut */
-        if (inter + (n - at) < simlsh__dx_min_inter(na + inter + others, t))
+        if (inter + (n - at) < simlsh__min_inter(na + inter + others, t))
             return 0;
     }
     size_t nb = inter + others, total = na + nb;
-    if (inter < simlsh__dx_min_inter(total, t))
+    if (inter < simlsh__min_inter(total, t))
         return 0;
     size_t uni = total - inter;
     p->verdict = 1;

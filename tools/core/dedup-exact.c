@@ -8,6 +8,7 @@
  * without keeping either set (lone_row(), jc_count_seq()).
  */
 #include "dedup-pass2.h"
+#include "min-inter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -168,20 +169,6 @@ static void shingle_slot(struct vworker *w, struct slot *sl, const char *text, s
     sl->loaded = 1;
 }
 
-/* The fewest shared shingles that reach the threshold: the smallest i with
- * i / (total - i) >= t, computed as the library divides (so the early exits
- * below decide exactly as the full division would). */
-static size_t min_inter(size_t total, double t)
-{
-    double guess = t * (double)total / (1.0 + t);
-    size_t i = guess > 2.0 ? (size_t)guess - 2 : 0;
-    while (i > 0 && (double)(i - 1) / (double)(total - i + 1) >= t)
-        i--;
-    while (i < total && (double)i / (double)(total - i) < t)
-        i++;
-    return i;
-}
-
 /* |A and B| / |A or B| of two sorted arrays, as simlsh_shingleset_jaccard()
  * computes it; a pair that cannot reach t (too different in size, or too
  * few shared shingles left to find) stops early and gives 0. */
@@ -189,7 +176,7 @@ static size_t min_inter(size_t total, double t)
     const T *x = xa, *y = ya;                                          \
     if (na == nb && memcmp(x, y, na * sizeof(T)) == 0)                 \
         return 1.0;                                                    \
-    size_t need = min_inter(na + nb, t);                               \
+    size_t need = simlsh__min_inter(na + nb, t);                       \
     if ((na < nb ? na : nb) < need)                                    \
         return 0.0;                                                    \
     size_t i = 0, j = 0, inter = 0;                                    \
@@ -227,7 +214,7 @@ static double jaccard32(struct vworker *w, const struct slot *x, const struct sl
     size_t na = x->n, nb = y->n;
     if (na == nb && memcmp(xa, ya, na * sizeof *xa) == 0)
         return 1.0;
-    size_t need = min_inter(na + nb, t);
+    size_t need = simlsh__min_inter(na + nb, t);
     if ((na < nb ? na : nb) < need)
         return 0.0;
     /* x's table is made only after a walk with x failed: the next rows
@@ -302,7 +289,7 @@ static double fused32(struct vworker *w, const uint64_t *ha, size_t na, const ui
     size_t uni = c.a + c.b - c.both;
     if (uni == 0)
         return 1.0;
-    if (c.both < min_inter(c.a + c.b, t))
+    if (c.both < simlsh__min_inter(c.a + c.b, t))
         return 0.0;
     return (double)c.both / (double)uni;
 }
