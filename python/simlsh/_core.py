@@ -219,6 +219,18 @@ def _u32(values: Any, what: str) -> np.ndarray:
 _ONE_TEXT = (str, bytes, bytearray, memoryview)
 
 
+def _row_sigs(p: "Params", v: Any, what: str) -> List["Signature"]:
+    """Signature.from_values of each row of v (checked for shape by the
+    caller); an InvalidArgument names the bad row."""
+    sigs = []
+    for j, row in enumerate(v):
+        try:
+            sigs.append(Signature.from_values(p, row))
+        except InvalidArgument as e:
+            raise InvalidArgument("%s: row %d: %s" % (what, j, e)) from None
+    return sigs
+
+
 def _sequence(items: Any, what: str, of: str = "texts") -> Sequence[Any]:
     """``items`` as a list or tuple; a single text is a TypeError, since
     iterating it would silently give one item per character or byte."""
@@ -1778,13 +1790,7 @@ class Index(_Handle):
         if v.shape[1] != p.get("num_perm"):
             raise InvalidArgument("%s: a list of Signature or values of shape (n, num_perm = "
                                   "%d), not %s" % (what, p.get("num_perm"), v.shape))
-        sigs = []
-        for j, row in enumerate(v):
-            try:
-                sigs.append(Signature.from_values(p, row))
-            except InvalidArgument as e:
-                raise InvalidArgument("%s: row %d: %s" % (what, j, e)) from None
-        return sigs
+        return _row_sigs(p, v, what)
 
     def _name_bad_query(self, rc: int, v: np.ndarray, what: str) -> None:
         """Raise the error of a failed values batch, naming the shape or the

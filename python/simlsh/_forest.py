@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _lib
 from ._core import (QUERY_VERIFY, Params, Signature, _Handle, _needs, _out, _params_arg,
-                    _Results, _save, as_bytes)
+                    _Results, _row_sigs, _save, as_bytes)
 from ._lib import InvalidArgument, check
 from ._rwlock import hold
 
@@ -69,13 +69,7 @@ def _rows(p: Params, values: Any, what: str) -> List[Signature]:
     if v.ndim != 2 or (len(v) and v.shape[1] != num_perm):
         raise InvalidArgument("%s: values of shape %s; expected (n, num_perm = %d)"
                               % (what, v.shape, num_perm))
-    out = []
-    for j, row in enumerate(v):
-        try:
-            out.append(Signature.from_values(p, row))
-        except InvalidArgument as e:
-            raise InvalidArgument("%s: row %d: %s" % (what, j, e)) from None
-    return out
+    return _row_sigs(p, v, what)
 
 
 def _sizes(sizes: Any, n: int, what: str) -> List[int]:
