@@ -370,7 +370,7 @@ enum {
     SIMLSH_KIND_DEDUP_KEY = 12,
     /** enum simlsh_dedup_stat: "visits", "candidates", "exact", "identical",
      *  "estimated", "texts", "batches", "set_bytes", "groups", "members",
-     *  "edits", "set_aside", "set_aside_members". Since 0.3. */
+     *  "edits", "set_aside", "set_aside_members", "sampled". Since 0.3. */
     SIMLSH_KIND_DEDUP_STAT = 13,
     /** enum simlsh_dedup_cluster: "star", "components". Since 0.3. */
     SIMLSH_KIND_DEDUP_CLUSTER = 14
@@ -1566,7 +1566,15 @@ enum simlsh_dedup_stat {
     /** Buckets of unlike documents set aside (SIMLSH_DEDUP_GIANT). */
     SIMLSH_DEDUP_STAT_SET_ASIDE = 11,
     /** Their members, summed over them. */
-    SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS = 12
+    SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS = 12,
+    /** Pairs of SIMLSH_DEDUP_STAT_EXACT rejected from a sample of their
+     *  shingle sets: the hashes whose low s bits are 0, on both sides,
+     *  for s from where the centre has 64 of them down to 2, rejected once
+     *  the chance that a pair at the threshold shows so few shared ones is
+     *  under e^-16 (Chernoff's bound), so a pair at or above the threshold
+     *  is lost with a probability under 2e-6. Only when the prefilter is
+     *  on: with SIMLSH_DEDUP_PREFILTER 0 every pair is compared whole. */
+    SIMLSH_DEDUP_STAT_SAMPLED = 13
 };
 
 /**

@@ -113,6 +113,7 @@ static const named dedup_stats[] = {
     {.value = SIMLSH_DEDUP_STAT_EDITS, .name = "edits"},
     {.value = SIMLSH_DEDUP_STAT_SET_ASIDE, .name = "set_aside"},
     {.value = SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS, .name = "set_aside_members"},
+    {.value = SIMLSH_DEDUP_STAT_SAMPLED, .name = "sampled"},
 };
 
 static const named dedup_clusters[] = {

@@ -869,7 +869,7 @@ static void bad_calls(void)
     CHECK_RC(simlsh_dedup_order(d, NULL, 3), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_sizes(d, NULL, NULL, 3), SIMLSH_EINVAL);
     uint64_t v;
-    CHECK_RC(simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS + 1), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_stat(&v, d, SIMLSH_DEDUP_STAT_SAMPLED + 1), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_stat(NULL, d, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_stat(&v, NULL, 0), SIMLSH_EINVAL);
     CHECK_RC(simlsh_dedup_groups(res, NULL, d), SIMLSH_ESTATE); /* not finished */

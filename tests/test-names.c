@@ -96,6 +96,7 @@ static void names(void)
     check_value(SIMLSH_KIND_DEDUP_STAT, "edits", SIMLSH_DEDUP_STAT_EDITS);
     check_value(SIMLSH_KIND_DEDUP_STAT, "set_aside", SIMLSH_DEDUP_STAT_SET_ASIDE);
     check_value(SIMLSH_KIND_DEDUP_STAT, "set_aside_members", SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS);
+    check_value(SIMLSH_KIND_DEDUP_STAT, "sampled", SIMLSH_DEDUP_STAT_SAMPLED);
     /* The same name in two kinds: each kind answers for its own. */
     CHECK_RC(simlsh_constant_value(&(int64_t){0}, SIMLSH_KIND_DEDUP_KEY, "exact"),
              SIMLSH_ENOTFOUND);

@@ -39,6 +39,8 @@ const (
 	// buckets of unlike documents set aside (SetGiant), and their members
 	DedupStatSetAside        = DedupStat(C.SIMLSH_DEDUP_STAT_SET_ASIDE)
 	DedupStatSetAsideMembers = DedupStat(C.SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS)
+	// pairs of DedupStatExact rejected from a sample of their sets
+	DedupStatSampled = DedupStat(C.SIMLSH_DEDUP_STAT_SAMPLED)
 )
 
 // DedupBanding sets the bands and rows of p to the deduplication policy's

@@ -6,6 +6,7 @@
  * shingling. Sets hold 64-bit values (32-bit hashes widened), so both hash
  * widths give the Jaccard of the same sets the rest of the library
  * compares. */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -14,208 +15,48 @@
 #include "pool.h"
 #include "shingle.h"
 #include "util/min-inter.h"
-
-static inline size_t home_of(uint64_t h, unsigned shift)
-{
-    return (size_t)((h * UINT64_C(0x9E3779B97F4A7C15)) >> shift);
-}
+#include "worker.h"
 
 size_t simlsh__dx_set_bytes(const dx_set *s)
 {
-    return s->cap * (sizeof *s->tab + sizeof *s->cnt) + s->len;
+    return s->cap * (sizeof *s->tab + sizeof *s->cnt) + s->scap * sizeof *s->stab + s->len;
 }
 
 void simlsh__dx_set_free(const simlsh_allocator *al, dx_set *s)
 {
     simlsh__free_sized(al, s->tab, s->cap * sizeof *s->tab);
     simlsh__free_sized(al, s->cnt, s->cap * sizeof *s->cnt);
+    simlsh__free_sized(al, s->stab, s->scap * sizeof *s->stab);
     simlsh__free_sized(al, s->text, s->len);
     memset(s, 0, sizeof *s);
 }
 
-/* ---- a worker's scratch -------------------------------------------------------- */
-
-typedef struct {
-    simlsh__shingler *sh;
-    uint64_t *h; /* hashes of the text, with repeats */
-    size_t hn, hcap;
-    uint64_t *key; /* distinct-finding table, valid where stamp == cur */
-    uint32_t *stamp;
-    int32_t *kval;   /* a value per key (the edits' count changes) */
-    size_t kn;       /* keys entered since the last key_room() (when counted) */
-    int h_window;    /* w->h holds a window's hashes (window_counts()), not a text's */
-    size_t *touched; /* keys entered by the edits' windows */
-    size_t tcap;
-    size_t kcap;
-    unsigned kshift;
-    uint32_t cur;
-    uint32_t *hit; /* per entry of the centre's table: == hcur once matched */
-    size_t hitcap;
-    uint32_t hcur;
-    int oom;
-    const simlsh_allocator *al;
-    uint64_t exact, identical, estimated, edits;
-} dx_worker;
-
-/* Room for n more hashes in w->h, keeping those there. */
-static int h_room(dx_worker *w, size_t n)
-{
-    if (w->hn + n <= w->hcap)
-        return 0;
-    size_t c = w->hcap ? w->hcap : 1024, bytes;
-    while (c < w->hn + n)
-        c *= 2;
-    if (!simlsh__mul_ok(c, sizeof *w->h, &bytes))
-        return SIMLSH_ENOMEM;
-    uint64_t *nv = simlsh__malloc(w->al, bytes);
-    if (nv == NULL)
-        return SIMLSH_ENOMEM;
-    if (w->hn > 0)
-        memcpy(nv, w->h, w->hn * sizeof *nv);
-    simlsh__free_sized(w->al, w->h, w->hcap * sizeof *w->h);
-    w->h = nv;
-    w->hcap = c;
-    return 0;
-}
-
-static int sink64(void *ctx, const uint64_t *h, size_t n)
-{
-    dx_worker *w = ctx;
-    int rc = h_room(w, n);
-    if (rc < 0)
-        return rc;
-    memcpy(w->h + w->hn, h, n * sizeof *h);
-    w->hn += n;
-    return 0;
-}
-
-/* 32-bit hashes widened straight into place (a loop the compiler widens). */
-static int sink32(void *ctx, const uint32_t *h, size_t n)
-{
-    dx_worker *w = ctx;
-    int rc = h_room(w, n);
-    if (rc < 0)
-        return rc;
-    uint64_t *restrict o = w->h + w->hn;
-    for (size_t i = 0; i < n; i++)
-        o[i] = h[i];
-    w->hn += n;
-    return 0;
-}
-
-/* The hashes of a text into w->h[0 .. w->hn). */
-static int shingle(dx_worker *w, const struct simlsh_params *p, const void *text, size_t len)
-{
-    w->hn = 0;
-    simlsh__sink32_fn s32 = p->hash_bits == 32 ? sink32 : NULL;
-    simlsh__shingler_begin(w->sh);
-    int rc = simlsh__shingler_feed(w->sh, text, len, sink64, s32, w);
-    if (rc == 0)
-        rc = simlsh__shingler_end(w->sh, sink64, s32, w);
-    return rc;
-}
-
-/* The distinct-finding table made ready for n values: at least 2n
- * entries, every stamp stale. */
-static int key_room(dx_worker *w, size_t n)
-{
-    size_t want = 16;
-    while (want < 2 * n)
-        want *= 2;
-    if (want > w->kcap) {
-        size_t kb, sb;
-        if (!simlsh__mul_ok(want, sizeof *w->key, &kb) ||
-            !simlsh__mul_ok(want, sizeof *w->stamp, &sb))
-            return SIMLSH_ENOMEM;
-        uint64_t *k = simlsh__malloc(w->al, kb);
-        uint32_t *s = simlsh__calloc(w->al, want, sizeof *s);
-        int32_t *v = simlsh__calloc(w->al, want, sizeof *v);
-        if (k == NULL || s == NULL || v == NULL) {
-            simlsh__free_sized(w->al, k, kb);
-            simlsh__free_sized(w->al, s, sb);
-            simlsh__free_sized(w->al, v, want * sizeof *v);
-            return SIMLSH_ENOMEM;
-        }
-        simlsh__free_sized(w->al, w->key, w->kcap * sizeof *w->key);
-        simlsh__free_sized(w->al, w->stamp, w->kcap * sizeof *w->stamp);
-        simlsh__free_sized(w->al, w->kval, w->kcap * sizeof *w->kval);
-        w->key = k;
-        w->stamp = s;
-        w->kval = v;
-        w->kcap = want;
-        unsigned bits = 0;
-        while (((size_t)1 << bits) < want)
-            bits++;
-        w->kshift = 64 - bits;
-        w->cur = 0;
-    }
-    if (++w->cur == 0) { /* the stamps wrapped: start them afresh */
-        memset(w->stamp, 0, w->kcap * sizeof *w->stamp);
-        w->cur = 1;
-    }
-    return 0;
-}
-
-/* The entry of h in the distinct-finding table, entered (value 0) if new. */
-static inline size_t key_at(dx_worker *w, uint64_t h, int *fresh)
-{
-    size_t p = home_of(h, w->kshift), mask = w->kcap - 1;
-    while (w->stamp[p] == w->cur && w->key[p] != h)
-        p = (p + 1) & mask;
-    *fresh = w->stamp[p] != w->cur;
-    if (*fresh) {
-        w->stamp[p] = w->cur;
-        w->key[p] = h;
-        w->kval[p] = 0;
-    }
-    return p;
-}
-
-/* Is h new to the distinct-finding table? (It is then entered.) */
-static inline int key_new(dx_worker *w, uint64_t h)
-{
-    size_t p = home_of(h, w->kshift), mask = w->kcap - 1;
-    while (w->stamp[p] == w->cur && w->key[p] != h)
-        p = (p + 1) & mask;
-    if (w->stamp[p] == w->cur)
-        return 0;
-    w->stamp[p] = w->cur;
-    w->key[p] = h;
-    return 1;
-}
-
-/* Twice the distinct-finding table, its current keys kept (values not). */
-static int key_grow(dx_worker *w)
-{
-    size_t old = w->kcap, n = 0;
-    uint64_t *keys = simlsh__malloc(w->al, (w->kn ? w->kn : 1) * sizeof *keys);
-    if (keys == NULL)
-        return SIMLSH_ENOMEM;
-    for (size_t i = 0; i < old; i++)
-        if (w->stamp[i] == w->cur)
-            keys[n++] = w->key[i];
-    int rc = key_room(w, 2 * old); /* a new, larger table: every stamp stale */
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        key_new(w, keys[i]);
-    simlsh__free_sized(w->al, keys, (w->kn ? w->kn : 1) * sizeof *keys);
-    return rc;
-}
-
-/* The entry of h in s's table, or SIZE_MAX (h != 0). */
-static inline size_t set_find(const dx_set *s, uint64_t h)
-{
-    size_t p = home_of(h, s->shift), mask = s->cap - 1;
-    for (;;) {
-        uint64_t v = s->tab[p];
-        if (v == h)
-            return p;
-        if (v == 0)
-            return SIZE_MAX;
-        p = (p + 1) & mask;
-    }
-}
-
 /* ---- centres -------------------------------------------------------------------- */
+
+/* A hash's sample level (h != 0): its trailing zero bits, at most
+ * DX_LEVELS - 1. The hashes of level s or more are a 2^-s sample of a
+ * set that depends on nothing but the hashes, the same for every text. */
+static inline unsigned level_of(uint64_t h)
+{
+    h |= (uint64_t)1 << (DX_LEVELS - 1);
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(h);
+#else
+    unsigned l = 0;
+    while ((h >> l & 1) == 0)
+        l++;
+    return l;
+#endif
+}
+
+/* The sample test (sample_below()): levels below SAMPLE_MIN_LEVEL would
+ * cost nearly what the whole comparison does; the first level taken has
+ * at least SAMPLE_FIRST of the centre's hashes; a pair is rejected when
+ * the chance of its sample at or above t is under e^-SAMPLE_DOUBT. */
+#define SAMPLE_MIN_LEVEL 2
+#define SAMPLE_FIRST 64
+#define SAMPLE_DOUBT 16.0
+#define SAMPLE_MASK (((uint64_t)1 << SAMPLE_MIN_LEVEL) - 1)
 
 /* An empty table of cap entries (a power of 2) for s; 0 or ENOMEM (then
  * s is unchanged). */
@@ -266,343 +107,148 @@ static int table_grow(const simlsh_allocator *al, dx_set *s)
     return 0;
 }
 
+/* The whole set of t from w->h: every hash with its multiplicity (a
+ * near-copy's set is then this text's, less what its edits remove and
+ * plus what they add), and the level counts. The table is sized for a
+ * quarter of the hashes and grown at half full: texts that repeat
+ * themselves (licences pasted many times) need far less. On ENOMEM t's
+ * table fields are as they were. */
+static int fill_whole(dx_worker *w, dx_set *t)
+{
+    dx_set u = *t;
+    size_t cap = 16, n = 0;
+    while (cap < w->hn / 2)
+        cap *= 2;
+    int rc = table_new(w->al, &u, cap);
+    if (rc < 0)
+        return rc;
+    u.zero = 0;
+    u.zcnt = 0;
+    memset(u.level, 0, sizeof u.level);
+    for (size_t i = 0; i < w->hn; i++) {
+        uint64_t h = w->h[i];
+        if (h == 0) {
+            u.zero = 1;
+            u.zcnt++;
+            continue;
+        }
+        if (2 * (n + 1) > u.cap && (rc = table_grow(w->al, &u)) < 0) {
+            simlsh__free_sized(w->al, u.tab, u.cap * sizeof *u.tab);
+            simlsh__free_sized(w->al, u.cnt, u.cap * sizeof *u.cnt);
+            return rc;
+        }
+        size_t before = n;
+        table_add(&u, h, 1, &n);
+        if (n != before)
+            u.level[level_of(h)]++;
+    }
+    u.n = n + u.zero;
+    u.full = 1;
+    *t = u;
+    return 0;
+}
+
+/* Is h (level SAMPLE_MIN_LEVEL or more) new to a sample table? */
+static inline int sample_add(uint64_t *tab, size_t cap, unsigned shift, uint64_t h)
+{
+    size_t p = home_of(h, shift);
+    while (tab[p] != 0 && tab[p] != h)
+        p = (p + 1) & (cap - 1);
+    if (tab[p] == h)
+        return 0;
+    tab[p] = h;
+    return 1;
+}
+
+/* The sample of t from w->h: its distinct hashes of level SAMPLE_MIN_LEVEL
+ * or more in t->stab, and their level counts. */
+static int fill_sample(dx_worker *w, dx_set *t)
+{
+    size_t cap = 16, n = 0;
+    while (cap < w->hn >> SAMPLE_MIN_LEVEL)
+        cap *= 2;
+    unsigned shift = 64;
+    for (size_t c = cap; c > 1; c >>= 1)
+        shift--;
+    uint64_t *tab = simlsh__calloc(w->al, cap, sizeof *tab);
+    if (tab == NULL)
+        return SIMLSH_ENOMEM;
+    memset(t->level, 0, sizeof t->level);
+    for (size_t i = 0; i < w->hn; i++) {
+        uint64_t h = w->h[i];
+        if (h == 0 || (h & SAMPLE_MASK) != 0)
+            continue;
+        if (2 * (n + 1) > cap) { /* twice the table, its entries kept */
+            uint64_t *big = simlsh__calloc(w->al, 2 * cap, sizeof *big);
+            if (big == NULL) {
+                simlsh__free_sized(w->al, tab, cap * sizeof *tab);
+                return SIMLSH_ENOMEM;
+            }
+            for (size_t q = 0; q < cap; q++)
+                if (tab[q] != 0)
+                    sample_add(big, 2 * cap, shift - 1, tab[q]);
+            simlsh__free_sized(w->al, tab, cap * sizeof *tab);
+            tab = big;
+            cap *= 2;
+            shift--;
+        }
+        if (sample_add(tab, cap, shift, h)) {
+            n++;
+            t->level[level_of(h)]++;
+        }
+    }
+    t->stab = tab;
+    t->scap = cap;
+    t->sshift = shift;
+    return 0;
+}
+
+/* Centre k's set: whole if one of its pairs needs it (want), else its
+ * sample (made whole later by make_whole() if a pair passes the sample). */
 static int build_centre(dx_worker *w, const dx_job *j, size_t k)
 {
     size_t ti = j->centres[k];
     dx_set *s = j->centre_sets[k];
     const void *text = j->texts[ti];
-    size_t len = j->lens[ti], n = 0;
-    int rc = shingle(w, j->params, text, len);
+    size_t len = j->lens[ti];
+    int rc = simlsh__dx_shingle(w, j->params, text, len);
     if (rc == SIMLSH_EUTF8) {
         s->missing = 1;
         return 0;
     }
     if (rc < 0)
         return rc;
-    /* sized for a quarter of the hashes and grown at half full: texts that
-     * repeat themselves (licences pasted many times) need far less */
-    size_t cap = 16;
-    while (cap < w->hn / 2)
-        cap *= 2;
     dx_set t = {0};
-    if ((rc = table_new(w->al, &t, cap)) < 0)
-        return rc;
     t.text = len > 0 ? simlsh__malloc(w->al, len) : NULL;
-    if (len > 0 && t.text == NULL) {
-        simlsh__dx_set_free(w->al, &t);
+    if (len > 0 && t.text == NULL)
         return SIMLSH_ENOMEM;
-    }
     t.len = len;
-    /* every hash with its multiplicity: a near-copy's set is then this
-     * text's, less what its edits remove and plus what they add */
-    for (size_t i = 0; i < w->hn; i++) {
-        uint64_t h = w->h[i];
-        if (h == 0) {
-            t.zero = 1;
-            t.zcnt++;
-            continue;
-        }
-        if (2 * (n + 1) > t.cap && (rc = table_grow(w->al, &t)) < 0) {
-            simlsh__dx_set_free(w->al, &t);
-            return rc;
-        }
-        table_add(&t, h, 1, &n);
-    }
-    t.n = n + t.zero;
     if (len > 0)
         memcpy(t.text, text, len);
+    rc = s->want ? fill_whole(w, &t) : fill_sample(w, &t);
+    if (rc < 0) {
+        simlsh__dx_set_free(w->al, &t);
+        return rc;
+    }
     t.ready = 1;
     *s = t;
     return 0;
 }
 
-/* ---- near-copies from their edits ------------------------------------------------- */
-
-int simlsh__dx_diff_ok(const struct simlsh_params *p)
+/* A sampled set made whole from its kept text; its sample table goes. */
+static int make_whole(dx_worker *w, const dx_job *j, dx_set *s)
 {
-    int32_t simple = SIMLSH_NORM_LOWER_ASCII | SIMLSH_NORM_COLLAPSE_SPACE;
-    return (p->unit == SIMLSH_UNIT_BYTE || p->unit == SIMLSH_UNIT_CHAR) &&
-           (p->normalize & ~simple) == 0 && p->k >= 1;
-}
-
-/* Does byte b start a character that is a unit whatever the normalisation
- * and decoding around it? ASCII graphic characters, and lead bytes of
- * code points that no Unicode whitespace uses (whitespace is U+0085,
- * U+00A0, U+1680, U+2000.., U+3000: leads C2, E1, E2, E3). Counting only
- * these never counts more units than there are. */
-static inline int sure_unit(unsigned char b)
-{
-    return (b > 0x20 && b < 0x7f) || (b >= 0xc3 && b <= 0xdf) || (b >= 0xe4 && b <= 0xef) ||
-           (b >= 0xf0 && b <= 0xf4);
-}
-
-static inline int cp_start(unsigned char b)
-{
-    return (b & 0xc0) != 0x80;
-}
-
-/* A cut at or before `at` with at least n sure units in [cut, at), at a
- * character start; 0 if the text has fewer. */
-static size_t back_margin(const unsigned char *t, size_t at, size_t n)
-{
-    size_t i = at;
-    while (i > 0 && n > 0)
-        n -= sure_unit(t[--i]);
-    while (i > 0 && !cp_start(t[i]))
-        i--;
-    return n > 0 ? 0 : i;
-}
-
-/* A cut at or after `at` with at least n sure units in [at, cut), at a
- * character start; len if the text has fewer. */
-static size_t fwd_margin(const unsigned char *t, size_t len, size_t at, size_t n)
-{
-    size_t i = at;
-    while (i < len && n > 0)
-        n -= sure_unit(t[i++]);
-    while (i < len && !cp_start(t[i]))
-        i++;
-    return n > 0 ? len : i;
-}
-
-/* Bytes a and b share at their start (at most n), 8 at a time. */
-static size_t common_prefix(const unsigned char *a, const unsigned char *b, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x, y;
-        memcpy(&x, a + i, 8);
-        memcpy(&y, b + i, 8);
-        if (x != y)
-            break;
+    int rc = simlsh__dx_shingle(w, j->params, s->text, s->len);
+    if (rc == SIMLSH_EUTF8) { /* (it was shingled before: cannot happen) */
+        s->missing = 1;
+        return 0;
     }
-    while (i < n && a[i] == b[i])
-        i++;
-    return i;
-}
-
-/* Add d to the count change of each hash of a window's text. */
-static int window_counts(dx_worker *w, const dx_job *j, const char *text, size_t len, int32_t d,
-                         size_t *touched, size_t *nt)
-{
-    int rc = shingle(w, j->params, text, len);
-    w->h_window = 1;
-    if (rc < 0)
+    if (rc < 0 || (rc = fill_whole(w, s)) < 0)
         return rc;
-    for (size_t i = 0; i < w->hn; i++) {
-        int fresh;
-        size_t e = key_at(w, w->h[i], &fresh);
-        if (fresh)
-            touched[(*nt)++] = e;
-        w->kval[e] += d;
-    }
+    simlsh__free_sized(w->al, s->stab, s->scap * sizeof *s->stab);
+    s->stab = NULL;
+    s->scap = 0;
     return 0;
-}
-
-/* Edits of a near-copy: where texts a and b differ, as regions a[ai, aj)
- * against b[bi, bj) with identical bytes between them. Found by walking
- * both texts while they agree (8 bytes at a time) and, at a difference,
- * looking for the nearest place within RESYNC bytes of both where 16 bytes
- * agree again. Any such split is exact: the parts between regions are
- * byte for byte the same; a poor split only makes the windows larger. */
-#define RESYNC 256
-#define ANCHOR 16
-#define MAX_EDITS 64
-
-typedef struct {
-    size_t ai, aj, bi, bj;
-} dx_edit;
-
-static inline uint64_t anchor_key(const unsigned char *p)
-{
-    uint64_t x, y;
-    memcpy(&x, p, 8);
-    memcpy(&y, p + 8, 8);
-    return (x ^ (y * UINT64_C(0x9E3779B97F4A7C15))) * UINT64_C(0xff51afd7ed558ccd);
-}
-
-/* The nearest (x, y), smallest x + y, with a[i + x ..] and b[j + y ..]
- * agreeing for ANCHOR bytes, x and y at most r (tab entries of table
- * space: a power of 2 above 2 r); 0 if there is none. */
-static int resync_within(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
-                         size_t i, size_t j, size_t r, uint32_t *pos, uint64_t *key, size_t tab,
-                         size_t *xo, size_t *yo)
-{
-    if (lb - j < ANCHOR || la - i < ANCHOR)
-        return 0;
-    unsigned shift = 64;
-    for (size_t t = tab; t > 1; t >>= 1)
-        shift--;
-    memset(pos, 0, tab * sizeof *pos);
-    size_t ymax = lb - j - ANCHOR, xmax = la - i - ANCHOR, best = SIZE_MAX;
-    if (ymax > r)
-        ymax = r;
-    if (xmax > r)
-        xmax = r;
-    for (size_t y = 0; y <= ymax; y++) {
-        uint64_t k = anchor_key(b + j + y);
-        size_t h = (size_t)(k >> shift);
-        while (pos[h] != 0 && key[h] != k)
-            h = (h + 1) & (tab - 1);
-        if (pos[h] == 0) { /* the first (nearest) y of a key is kept */
-            pos[h] = (uint32_t)y + 1;
-            key[h] = k;
-        }
-    }
-    for (size_t x = 0; x <= xmax && x < best; x++) {
-        uint64_t k = anchor_key(a + i + x);
-        size_t h = (size_t)(k >> shift);
-        while (pos[h] != 0 && key[h] != k)
-            h = (h + 1) & (tab - 1);
-        if (pos[h] == 0)
-            continue;
-        size_t y = pos[h] - 1;
-        if (x + y < best && memcmp(a + i + x, b + j + y, ANCHOR) == 0) {
-            best = x + y;
-            *xo = x;
-            *yo = y;
-        }
-    }
-    return best != SIZE_MAX;
-}
-
-/* Most edits replace a word or two: a near look first, then a far one. */
-static int resync(const unsigned char *a, size_t la, const unsigned char *b, size_t lb, size_t i,
-                  size_t j, size_t *xo, size_t *yo)
-{
-    uint32_t pos[1024];
-    uint64_t key[1024];
-    return resync_within(a, la, b, lb, i, j, 12, pos, key, 32, xo, yo) ||
-           resync_within(a, la, b, lb, i, j, 40, pos, key, 128, xo, yo) ||
-           resync_within(a, la, b, lb, i, j, RESYNC, pos, key, 1024, xo, yo);
-}
-
-/* The edits of b against a, at most MAX_EDITS; 0 when there are more or
- * they cannot be found. */
-static int find_edits(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
-                      dx_edit *e, size_t *ne)
-{
-    size_t i = 0, j = 0, n = 0;
-    for (;;) {
-        size_t most = la - i < lb - j ? la - i : lb - j, k = common_prefix(a + i, b + j, most);
-        i += k;
-        j += k;
-        if (i == la && j == lb)
-            break;
-        if (n == MAX_EDITS)
-            return 0;
-        size_t x, y;
-        if (i == la || j == lb || !resync(a, la, b, lb, i, j, &x, &y)) {
-            /* the rest differs: one region to the ends */
-            e[n++] = (dx_edit){i, la, j, lb};
-            break;
-        }
-        e[n++] = (dx_edit){i, i + x, j, j + y};
-        i += x;
-        j += y;
-    }
-    *ne = n;
-    return 1;
-}
-
-/* Decide pair p of a near-copy from its edits. With the texts cut into
- * parts that are byte for byte the same and the regions between (the
- * edits), the multiset of the copy's hashes is the centre's, less the
- * hashes of a window of the centre around each edit, plus those of the
- * same window of the copy. Each window reaches k + 1 units into the shared
- * text on both sides (windows that would overlap become one), so every
- * shingle that touches an edit lies inside it, and what a window's own
- * edges make (a trimmed space, a cut character) is the same in both texts
- * and cancels. 1: decided; 0: not worth it or not possible here (the
- * caller shingles the whole text); < 0: an error. */
-static int decide_diff(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set *c, const char *mt,
-                       size_t ml)
-{
-    const unsigned char *a = (const unsigned char *)c->text, *b = (const unsigned char *)mt;
-    size_t la = c->len, most = la < ml ? la : ml, ne = 0;
-    dx_edit e[MAX_EDITS];
-    /* an estimate nearer the threshold than 1: edits all over (a template),
-     * cheaper to decide from the whole text than to search for */
-    if (!j->diff_ok || most < 64 || 2 * (double)p->eq < (1 + j->threshold) * j->num_perm ||
-        !find_edits(a, la, b, ml, e, &ne) || ne == 0)
-        return 0;
-    /* windows: [wa, za) of a against [wb, zb) of b */
-    size_t margin = (size_t)j->params->k + 1, nw = 0, bytes = 0;
-    size_t wa[MAX_EDITS], za[MAX_EDITS], wb[MAX_EDITS], zb[MAX_EDITS];
-    for (size_t k = 0; k < ne;) {
-        size_t first = k;
-        size_t from = back_margin(a, e[k].ai, margin);
-        size_t to = fwd_margin(a, la, e[k].aj, margin);
-        /* a window that would reach into the next one's takes its edit */
-        while (k + 1 < ne && to > back_margin(a, e[k + 1].ai, margin)) {
-            k++;
-            to = fwd_margin(a, la, e[k].aj, margin);
-        }
-        /* the shared text before the first edit is where b = a + (bi - ai),
-         * and after the last where b = a + (bj - aj) */
-        wa[nw] = from;
-        za[nw] = to;
-        wb[nw] = from + e[first].bi - e[first].ai;
-        zb[nw] = to - e[k].aj + e[k].bj;
-        bytes += (za[nw] - wa[nw]) + (zb[nw] - wb[nw]);
-        nw++;
-        k++;
-    }
-    if (bytes > (la + ml) / 2)
-        return 0; /* mostly edits: shingling the whole text costs less */
-    size_t cap = bytes + 2 * nw, nt = 0;
-    int rc = key_room(w, cap);
-    if (rc == 0 && cap > w->tcap) {
-        size_t *t = simlsh__malloc(w->al, cap * sizeof *t);
-        if (t == NULL) {
-            rc = SIMLSH_ENOMEM;
-        } else {
-            simlsh__free_sized(w->al, w->touched, w->tcap * sizeof *w->touched);
-            w->touched = t;
-            w->tcap = cap;
-        }
-    }
-    size_t *touched = w->touched;
-    for (size_t q = 0; rc == 0 && q < nw; q++) {
-        rc = window_counts(w, j, c->text + wa[q], za[q] - wa[q], -1, touched, &nt);
-        if (rc == 0)
-            rc = window_counts(w, j, mt + wb[q], zb[q] - wb[q], +1, touched, &nt);
-    }
-    if (rc < 0)
-        return rc == SIMLSH_EUTF8 ? 0 : rc;
-    size_t removed = 0, added = 0;
-    int sound = 1;
-    for (size_t i = 0; i < nt && sound; i++) {
-        size_t at = touched[i];
-        int32_t d = w->kval[at];
-        if (d == 0)
-            continue;
-        uint64_t h = w->key[at];
-        int64_t was = 0;
-        if (h == 0) {
-            was = c->zcnt;
-        } else {
-            size_t f = set_find(c, h);
-            was = f == SIZE_MAX ? 0 : c->cnt[f];
-        }
-        int64_t now = was + d;
-        sound = now >= 0;
-        removed += was > 0 && now == 0;
-        added += was == 0 && now > 0;
-    }
-    if (!sound)
-        return 0; /* cannot happen when the windows are right; be safe */
-    size_t na = c->n, inter = na - removed, nb = inter + added, total = na + nb;
-    w->exact++;
-    w->edits++;
-    p->verdict = 0;
-    p->score = 0;
-    if (inter >= simlsh__min_inter(total, j->threshold)) {
-        size_t uni = total - inter;
-        p->verdict = 1;
-        p->score = uni == 0 ? 1.0 : (double)inter / (double)uni;
-    }
-    return 1;
 }
 
 /* ---- mates -------------------------------------------------------------------------- */
@@ -626,6 +272,117 @@ static int hit_room(dx_worker *w, size_t cap)
     return 0;
 }
 
+/* The entry of h in c's sample (its whole table once made), or SIZE_MAX. */
+static inline size_t sample_find(const dx_set *c, uint64_t h)
+{
+    if (c->full)
+        return set_find(c, h);
+    size_t p = home_of(h, c->sshift), mask = c->scap - 1;
+    for (;;) {
+        uint64_t v = c->stab[p];
+        if (v == h)
+            return p;
+        if (v == 0)
+            return SIZE_MAX;
+        p = (p + 1) & mask;
+    }
+}
+
+/* The sampled hashes of w->h (level SAMPLE_MIN_LEVEL or more, with
+ * repeats) into w->lvh, the higher levels first, once per text: gathered
+ * without a branch behind the output, then sorted by level (counting). */
+static int mate_levels(dx_worker *w)
+{
+    if (w->lv_ok)
+        return 0;
+    size_t hn = w->hn, room;
+    if (!simlsh__mul_ok(hn, 2 * sizeof *w->lvh, &room))
+        return SIMLSH_ENOMEM;
+    if (2 * hn > w->lvcap) {
+        uint64_t *v = simlsh__malloc(w->al, room);
+        if (v == NULL)
+            return SIMLSH_ENOMEM;
+        simlsh__free_sized(w->al, w->lvh, w->lvcap * sizeof *w->lvh);
+        w->lvh = v;
+        w->lvcap = 2 * hn;
+    }
+    uint64_t *got = w->lvh + hn;
+    size_t n = 0, cnt[DX_LEVELS] = {0}, at[DX_LEVELS];
+    for (size_t i = 0; i < hn; i++) {
+        uint64_t h = w->h[i];
+        got[n] = h;
+        n += h != 0 && (h & SAMPLE_MASK) == 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        cnt[level_of(got[i])]++;
+    w->lvend[DX_LEVELS] = 0;
+    for (unsigned l = DX_LEVELS; l-- > 0;) {
+        at[l] = w->lvend[l + 1];
+        w->lvend[l] = w->lvend[l + 1] + cnt[l];
+    }
+    for (size_t i = 0; i < n; i++)
+        w->lvh[at[level_of(got[i])]++] = got[i];
+    w->lv_ok = 1;
+    return 0;
+}
+
+/* Is the pair of centre c and the mate whose hashes are in w->h below t
+ * beyond doubt, judged from samples of the two sets? The hashes of level
+ * s or more (level_of()) are taken from both sides, for s going down from
+ * where c has SAMPLE_FIRST of them to SAMPLE_MIN_LEVEL, each level adding
+ * the hashes of that level. Given the u hashes of the union sampled so
+ * far, the i shared ones are drawn from the union without replacement, so
+ * (Hoeffding) P(i or fewer) is at most the binomial's, and by Chernoff at
+ * most exp(-u KL(i/u || t)) for a pair at J >= t. The pair is rejected
+ * when that is under e^-SAMPLE_DOUBT: a pair at or above t is rejected
+ * with probability under 1.2e-7 a level. The sample depends on the hashes
+ * alone, so a pair gets the same answer in every run and at every thread
+ * count. With SIMLSH_ENOMEM the sample is not taken (0). */
+static int sample_below(dx_worker *w, const dx_job *j, const dx_set *c)
+{
+    double t = j->threshold;
+    size_t above = 0; /* c's hashes of level s or more, once level s is in */
+    unsigned s = DX_LEVELS - 1;
+    while (s > SAMPLE_MIN_LEVEL && above + c->level[s] < SAMPLE_FIRST)
+        above += c->level[s--];
+    if (above + c->level[s] < SAMPLE_FIRST || mate_levels(w) < 0 ||
+        hit_room(w, c->full ? c->cap : c->scap) < 0 || simlsh__dx_key_room(w, 64) < 0)
+        return 0;
+    w->kn = 0;
+    size_t inter = 0, others = 0;
+    for (size_t at = 0;; s--) {
+        above += c->level[s];
+        for (; at < w->lvend[s]; at++) { /* level s or more */
+            uint64_t h = w->lvh[at];
+            size_t e = sample_find(c, h);
+            if (e != SIZE_MAX) {
+                if (w->hit[e] != w->hcur) {
+                    w->hit[e] = w->hcur;
+                    inter++;
+                }
+                continue;
+            }
+            if (2 * (w->kn + 1) > w->kcap && simlsh__dx_key_grow(w) < 0)
+                return 0;
+            int fresh = key_new(w, h);
+            others += fresh;
+            w->kn += fresh;
+        }
+        double u = (double)(above + others), a = (double)inter / u;
+        if (a < t) {
+            double kl = t >= 1 ? INFINITY : (1 - a) * log((1 - a) / (1 - t));
+            if (a > 0)
+                kl += a * log(a / t);
+            if (u * kl > SAMPLE_DOUBT) {
+                w->sampled++;
+                return 1;
+            }
+        }
+        if (s == SAMPLE_MIN_LEVEL)
+            return 0;
+    }
+}
+
 /* Decide pair p for the mate whose hashes (with repeats, in text order)
  * are w->h[0 .. w->hn). A near-duplicate's hashes are nearly all in the
  * centre's set: each is found there once (its entry marked, so a repeat
@@ -646,7 +403,7 @@ static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set 
     p->score = 0;
     /* the other values' table starts small and grows with them: a
      * near-copy has few, an unlike text stops early */
-    if ((rc = key_room(w, n < 512 ? n : 512)) < 0)
+    if ((rc = simlsh__dx_key_room(w, n < 512 ? n : 512)) < 0)
         return rc;
     w->kn = 0;
     for (size_t at = 0; at < n;) {
@@ -671,7 +428,7 @@ static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set 
                 }
                 continue;
             }
-            if (2 * (w->kn + 1) > w->kcap && (rc = key_grow(w)) < 0)
+            if (2 * (w->kn + 1) > w->kcap && (rc = simlsh__dx_key_grow(w)) < 0)
                 return rc;
             int fresh = key_new(w, h);
             others += fresh;
@@ -699,36 +456,50 @@ static void decide_estimate(dx_worker *w, const dx_job *j, dx_pair *p)
     p->verdict = p->score >= j->threshold;
 }
 
-static int decide_mate(dx_worker *w, const dx_job *j, size_t m)
+/* Is pair p's estimate below the threshold (a pair the sample may reject)? */
+static inline int doubtful(const dx_job *j, const dx_pair *p)
+{
+    return j->sample && (double)p->eq < j->threshold * (double)j->num_perm;
+}
+
+/* Decide the pairs of mate m. A doubtful pair is first put to the sample
+ * test; one that passes it and whose centre has only its sample waits
+ * (mate_pending) for the run to make that set whole. Late: the second
+ * time, for the pairs that waited. */
+static int decide_mate(dx_worker *w, const dx_job *j, size_t m, int late)
 {
     size_t ti = j->mates[m];
     const void *text = j->texts[ti];
     size_t len = j->lens[ti];
-    int shingled = 0, missing = 0;
+    int shingled = 0, missing = 0, waits = 0;
     for (size_t k = j->first[m]; k < j->first[m + 1]; k++) {
         dx_pair *p = &j->pairs[j->pair_of[k]];
         const dx_set *c = j->set_of[j->pair_of[k]];
+        if (late && p->verdict >= 0)
+            continue;
         if (c->missing || missing) {
             decide_estimate(w, j, p);
             continue;
         }
-        if (c->len == len && (len == 0 || memcmp(c->text, text, len) == 0)) {
+        if (!late && c->len == len && (len == 0 || memcmp(c->text, text, len) == 0)) {
             w->exact++;
             w->identical++;
             p->verdict = 1;
             p->score = 1.0;
             continue;
         }
-        int rd = decide_diff(w, j, p, c, text, len);
-        if (rd < 0)
-            return rd;
-        if (rd == 1)
-            continue;
+        if (!late && c->full) {
+            int rd = simlsh__dx_decide_diff(w, j, p, c, text, len);
+            if (rd < 0)
+                return rd;
+            if (rd == 1)
+                continue;
+        }
         if (w->h_window)
             shingled = 0; /* the windows' hashes replaced the text's */
         if (!shingled) {
             w->h_window = 0;
-            int rc = shingle(w, j->params, text, len);
+            int rc = simlsh__dx_shingle(w, j->params, text, len);
             if (rc == SIMLSH_EUTF8) {
                 missing = 1;
                 j->mate_missing[m] = 1;
@@ -739,11 +510,24 @@ static int decide_mate(dx_worker *w, const dx_job *j, size_t m)
                 return rc;
             shingled = 1;
         }
+        if (!late && doubtful(j, p) && sample_below(w, j, c)) {
+            w->exact++;
+            p->verdict = 0;
+            p->score = 0;
+            continue;
+        }
+        if (!c->full) {
+            waits = 1;
+            continue;
+        }
         int rc = decide_exact(w, j, p, c);
         if (rc < 0)
             return rc;
     }
-    j->mate_done[m] = 1;
+    if (waits)
+        j->mate_pending[m] = 1;
+    else
+        j->mate_done[m] = 1;
     return 0;
 }
 
@@ -752,6 +536,9 @@ static int decide_mate(dx_worker *w, const dx_job *j, size_t m)
 typedef struct {
     dx_job *job;
     dx_worker *w;
+    uint32_t nw;    /* workers set up (w[0 .. nw)) */
+    dx_set **whole; /* sets to make whole (stage 3) */
+    size_t *late;   /* mates with pairs waiting for them (stage 4) */
 } dx_run;
 
 #define CENTRE_RUN 4
@@ -780,11 +567,25 @@ static int mate_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
     if (hi > r->job->nmates)
         hi = r->job->nmates;
     for (size_t m = lo; m < hi; m++) {
-        int rc = decide_mate(&r->w[worker], r->job, m);
+        int rc = decide_mate(&r->w[worker], r->job, m, 0);
         if (rc < 0)
             return rc;
     }
     return 0;
+}
+
+static int whole_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    (void)par;
+    dx_run *r = ctx;
+    return make_whole(&r->w[worker], r->job, r->whole[unit]);
+}
+
+static int late_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
+{
+    (void)par;
+    dx_run *r = ctx;
+    return decide_mate(&r->w[worker], r->job, r->late[unit], 1);
 }
 
 struct dx_scratch {
@@ -800,6 +601,7 @@ static void worker_free(const simlsh_allocator *al, dx_worker *w)
     simlsh__free_sized(al, w->kval, w->kcap * sizeof *w->kval);
     simlsh__free_sized(al, w->touched, w->tcap * sizeof *w->touched);
     simlsh__free_sized(al, w->hit, w->hitcap * sizeof *w->hit);
+    simlsh__free_sized(al, w->lvh, w->lvcap * sizeof *w->lvh);
 }
 
 void simlsh__dx_scratch_free(const simlsh_allocator *al, dx_scratch *sc)
@@ -835,6 +637,52 @@ static dx_worker *workers_for(dx_job *j, uint32_t n)
     return sc->w;
 }
 
+/* Stages 3 and 4 of a run: the sets that waiting pairs need are made
+ * whole, then those pairs decided. */
+static int run_waiting(dx_job *j, dx_run *r, const simlsh_allocator *al)
+{
+    size_t nlate = 0, nwhole = 0, npairs = j->first[j->nmates];
+    for (size_t m = 0; m < j->nmates; m++)
+        nlate += j->mate_pending[m];
+    if (nlate == 0)
+        return 0;
+    size_t *late = simlsh__malloc(al, nlate * sizeof *late);
+    dx_set **whole = simlsh__malloc(al, npairs * sizeof *whole);
+    size_t *before = simlsh__malloc(al, npairs * sizeof *before);
+    int rc = late == NULL || whole == NULL || before == NULL ? SIMLSH_ENOMEM : 0;
+    nlate = 0;
+    for (size_t m = 0; rc == 0 && m < j->nmates; m++) {
+        if (!j->mate_pending[m])
+            continue;
+        late[nlate++] = m;
+        for (size_t k = j->first[m]; k < j->first[m + 1]; k++) {
+            dx_set *c = j->set_of[j->pair_of[k]];
+            /* want 2: listed (1 may be an earlier set's, wanted in stage 0) */
+            if (j->pairs[j->pair_of[k]].verdict < 0 && !c->full && !c->missing && c->want < 2) {
+                c->want = 2;
+                before[nwhole] = simlsh__dx_set_bytes(c);
+                whole[nwhole++] = c;
+            }
+        }
+    }
+    r->whole = whole;
+    r->late = late;
+    /* no more workers than were set up for the first stages */
+    uint32_t nw = simlsh__par_workers(j->nthreads, nwhole);
+    if (rc == 0 && nwhole > 0)
+        rc = simlsh__par_run(nw < r->nw ? nw : r->nw, nwhole, whole_unit, r, NULL);
+    for (size_t i = 0; i < nwhole; i++)
+        if (whole[i]->old)
+            j->grown += simlsh__dx_set_bytes(whole[i]) - before[i];
+    nw = simlsh__par_workers(j->nthreads, nlate);
+    if (rc == 0)
+        rc = simlsh__par_run(nw < r->nw ? nw : r->nw, nlate, late_unit, r, NULL);
+    simlsh__free_sized(al, late, nlate * sizeof *late);
+    simlsh__free_sized(al, whole, npairs * sizeof *whole);
+    simlsh__free_sized(al, before, npairs * sizeof *before);
+    return rc;
+}
+
 int simlsh__dx_run(dx_job *j)
 {
     size_t units_c = (j->ncentres + CENTRE_RUN - 1) / CENTRE_RUN;
@@ -854,17 +702,36 @@ int simlsh__dx_run(dx_job *j)
     for (uint32_t i = 0; w != NULL && i < workers; i++) {
         w[i].al = &la.al;
         w[i].sh = NULL;
-        w[i].exact = w[i].identical = w[i].estimated = w[i].edits = 0;
+        w[i].exact = w[i].identical = w[i].estimated = w[i].edits = w[i].sampled = 0;
     }
     for (uint32_t i = 0; rc == 0 && i < workers; i++)
         rc = simlsh__shingler_new(&w[i].sh, &p);
-    dx_run r = {j, w};
+    dx_run r = {j, w, workers, NULL, NULL};
+    /* stage 0: a set is made whole at once when a pair needs it (not
+     * doubtful, or no sample test) */
+    uint8_t *pending = rc == 0 ? simlsh__calloc(&la.al, j->nmates ? j->nmates : 1, 1) : NULL;
+    if (rc == 0 && pending == NULL)
+        rc = SIMLSH_ENOMEM;
+    j->mate_pending = pending;
+    for (size_t m = 0; rc == 0 && m < j->nmates; m++)
+        for (size_t k = j->first[m]; k < j->first[m + 1]; k++) {
+            dx_set *c = j->set_of[j->pair_of[k]];
+            c->old = c->ready;
+            c->want |= !doubtful(j, &j->pairs[j->pair_of[k]]);
+        }
     if (rc == 0 && units_c > 0)
         rc = simlsh__par_run(simlsh__par_workers(j->nthreads, units_c), units_c, centre_unit, &r,
                              NULL);
     if (rc == 0 && units_m > 0)
         rc = simlsh__par_run(simlsh__par_workers(j->nthreads, units_m), units_m, mate_unit, &r,
                              NULL);
+    if (rc == 0)
+        rc = run_waiting(j, &r, &la.al);
+    for (size_t m = 0; m < j->nmates; m++)
+        for (size_t k = j->first[m]; k < j->first[m + 1]; k++)
+            j->set_of[j->pair_of[k]]->want = 0;
+    simlsh__free_sized(&la.al, pending, j->nmates ? j->nmates : 1);
+    j->mate_pending = NULL;
     if (rc < 0) {
         /* nothing taken: the sets built so far go, the verdicts are undone */
         for (size_t k = 0; k < j->ncentres; k++)
@@ -881,6 +748,7 @@ int simlsh__dx_run(dx_job *j)
         j->identical += rc == 0 ? w[i].identical : 0;
         j->estimated += rc == 0 ? w[i].estimated : 0;
         j->edits += rc == 0 ? w[i].edits : 0;
+        j->sampled += rc == 0 ? w[i].sampled : 0;
         simlsh__shingler_free(w[i].sh); /* it holds the call's allocator */
         w[i].sh = NULL;
         w[i].al = NULL;

@@ -16,7 +16,12 @@
 
 /* A centre's shingle set as a hash table (open addressing on the hashes'
  * top bits; 0 marks an empty entry, and the hash 0 is kept aside in
- * zero), with its text kept to recognise identical copies. */
+ * zero), with its text kept to recognise identical copies. A centre whose
+ * pairs all have estimates below the threshold first gets only its sample
+ * (stab: the distinct hashes of level 2 or more, see exact.c), and its
+ * whole table only if a pair passes the sample test. */
+#define DX_LEVELS 16
+
 typedef struct {
     uint64_t *tab;
     uint32_t *cnt; /* how often each entry's hash occurs in the text */
@@ -25,10 +30,19 @@ typedef struct {
     size_t n;      /* distinct hashes */
     int zero;      /* the hash 0 is in the set */
     uint32_t zcnt; /* ... that often */
+    /* distinct hashes (not 0) by level: min(trailing zero bits, 15); the
+     * hashes of level s or more are the set's 2^-s sample (exact.c) */
+    uint32_t level[DX_LEVELS];
+    uint64_t *stab; /* the sample's table, until the whole one is made */
+    size_t scap;
+    unsigned sshift;
     char *text;
     size_t len;
     int ready;   /* built from a text */
     int missing; /* its text cannot be had */
+    int full;    /* tab holds the whole set */
+    int want;    /* during a run: a pair needs the whole set (2: listed) */
+    int old;     /* during a run: built before it (its bytes counted already) */
 } dx_set;
 
 /* A pair of the current batch: a centre, a document it may claim, the
@@ -57,6 +71,7 @@ typedef struct {
     double threshold;
     uint32_t num_perm;
     int diff_ok; /* the params allow deciding a near-copy from its edits */
+    int sample;  /* a pair far below the threshold may be rejected from samples */
     const void *const *texts;
     const size_t *lens;
     const size_t *centres; /* indices into texts */
@@ -70,11 +85,15 @@ typedef struct {
     dx_set *const *set_of; /* per pair: its centre's set */
     uint8_t *mate_missing; /* out: the mate's text failed (EUTF8) */
     uint8_t *mate_done;    /* out: every pair of the mate decided */
+    uint8_t *mate_pending; /* simlsh__dx_run's own: a pair waits for a whole set */
     uint32_t nthreads;
     const simlsh_allocator *al;
     dx_scratch **scratch; /* the engine's, created on first use */
     /* counters, added to */
-    uint64_t exact, identical, estimated, edits;
+    uint64_t exact, identical, estimated, edits, sampled;
+    /* bytes that sets built before this run grew by (made whole), to be
+     * counted whether the run succeeds or not */
+    uint64_t grown;
 } dx_job;
 
 /* May near-copies be decided from the bytes where they differ (exact.c)?
@@ -83,13 +102,14 @@ typedef struct {
  * character and whether the one before was whitespace. */
 int simlsh__dx_diff_ok(const struct simlsh_params *p);
 
-/* Run a job: 0, or SIMLSH_ENOMEM (then no set was built and no verdict
- * written). */
+/* Run a job: 0, or SIMLSH_ENOMEM (then no set of this job's centres was
+ * kept and no verdict written; sets of earlier jobs may have been made
+ * whole, as job->grown says). */
 int simlsh__dx_run(dx_job *job);
 
 /* ---- the engine's state (dedup.c, texts.c, groups.c) ---- */
 
-#define NSTATS 13
+#define NSTATS 14
 
 typedef struct dx_idslot {
     uint64_t id;

@@ -107,6 +107,11 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
         tl[nt] = lens[i];
         jc[nc] = nt++;
         jcs[nc++] = &d->wset[d->wpos[s]];
+        /* whole at once if a pair of the batch will need it (exact.c) */
+        size_t ci = d->wpos[s];
+        for (size_t k = d->cfirst[ci]; k < d->cfirst[ci + 1]; k++)
+            d->wset[ci].want |=
+                d->prefilter <= 0 || (double)d->pairs[k].eq >= d->threshold * (double)d->num_perm;
     }
     /* candidates with a text now, or held from before, whose centres are all in */
     for (size_t i = 0; i < n + d->nwm; i++) {
@@ -161,6 +166,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     job.params = &d->params;
     job.threshold = d->threshold;
     job.diff_ok = simlsh__dx_diff_ok(&d->params);
+    job.sample = d->prefilter > 0;
     job.num_perm = d->num_perm;
     job.texts = tx;
     job.lens = tl;
@@ -178,7 +184,9 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     job.nthreads = d->nthreads;
     job.al = &d->al;
     job.scratch = &d->scratch;
-    if ((rc = simlsh__dx_run(&job)) < 0)
+    rc = simlsh__dx_run(&job);
+    d->set_bytes += job.grown;
+    if (rc < 0)
         goto out;
     /* commit: nothing below fails */
     for (size_t k = 0; k < nc; k++) {
@@ -201,6 +209,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     d->st[SIMLSH_DEDUP_STAT_IDENTICAL] += job.identical;
     d->st[SIMLSH_DEDUP_STAT_ESTIMATED] += job.estimated;
     d->st[SIMLSH_DEDUP_STAT_EDITS] += job.edits;
+    d->st[SIMLSH_DEDUP_STAT_SAMPLED] += job.sampled;
     for (size_t i = 0; i < n; i++) {
         uint32_t s = batch_slot(d, ids[i]);
         d->got[s] = d->win;

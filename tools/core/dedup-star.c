@@ -381,6 +381,7 @@ int star_close(struct star_session *s, uint64_t *label, uint64_t *kept)
         {SIMLSH_DEDUP_STAT_VISITS, &r->stats.vs.visits},
         {SIMLSH_DEDUP_STAT_IDENTICAL, &r->stats.vs.identical},
         {SIMLSH_DEDUP_STAT_EDITS, &r->stats.vs.edits},
+        {SIMLSH_DEDUP_STAT_SAMPLED, &r->stats.vs.sampled},
         {SIMLSH_DEDUP_STAT_SET_ASIDE, &r->stats.vs.set_aside},
         {SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS, &r->stats.vs.set_aside_docs},
     };

@@ -350,6 +350,7 @@ struct run_stats {
         uint64_t visits;         /* bucket members looked at by the grouping */
         uint64_t identical;      /* pairs decided as identical texts */
         uint64_t edits;          /* pairs decided from the bytes where they differ */
+        uint64_t sampled;        /* pairs rejected from a sample of their sets */
         uint64_t set_aside;      /* giant buckets of unlike documents set aside */
         uint64_t cached;         /* texts handed over again from memory */
         uint64_t set_aside_docs; /* their members, summed */

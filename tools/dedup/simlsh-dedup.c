@@ -101,6 +101,11 @@ static void verify_summary(struct run *r, uint32_t b, uint32_t rows)
                 PROG ": verify exact: of them %" PRIu64 " identical to their group's kept text,"
                      " %" PRIu64 " near-copies decided from their edits\n",
                 r->stats.vs.identical, r->stats.vs.edits);
+    if (r->stats.vs.sampled)
+        fprintf(stderr,
+                PROG ": verify exact: of them %" PRIu64 " rejected from a sample of their"
+                     " shingles (a pair at the threshold is lost with p < 2e-6)\n",
+                r->stats.vs.sampled);
     if (r->stats.vs.estimated)
         fprintf(stderr, PROG ": verify exact: %" PRIu64 " pair%s decided by estimate: %s%s%s\n",
                 r->stats.vs.estimated, plural(r->stats.vs.estimated),
@@ -300,10 +305,10 @@ static void write_stats(struct run *r, FILE *f, double elapsed, uint64_t cluster
             r->stats.vs.bytes_per_shingle, r->stats.vs.prefilter, r->stats.vs.cached);
     fprintf(f,
             ",\"grouping\":{\"bucket_visits\":%" PRIu64 ",\"identical\":%" PRIu64
-            ",\"from_edits\":%" PRIu64 ",\"buckets_set_aside\":%" PRIu64
-            ",\"documents_in_set_aside\":%" PRIu64 "}",
-            r->stats.vs.visits, r->stats.vs.identical, r->stats.vs.edits, r->stats.vs.set_aside,
-            r->stats.vs.set_aside_docs);
+            ",\"from_edits\":%" PRIu64 ",\"rejected_from_sample\":%" PRIu64
+            ",\"buckets_set_aside\":%" PRIu64 ",\"documents_in_set_aside\":%" PRIu64 "}",
+            r->stats.vs.visits, r->stats.vs.identical, r->stats.vs.edits, r->stats.vs.sampled,
+            r->stats.vs.set_aside, r->stats.vs.set_aside_docs);
     struct census c;
     if (bucket_census(&r->store, &c) == 0) {
         fprintf(f,

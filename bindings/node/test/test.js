@@ -172,7 +172,7 @@ test('dedup constants are the library\'s names', () => {
     assert.ok(Number.isInteger(DEDUP_KEY[k]), k);
   assert.deepStrictEqual(Object.keys(DEDUP_STAT), ['visits', 'candidates', 'exact', 'identical',
     'estimated', 'texts', 'batches', 'setBytes', 'groups', 'members', 'edits', 'setAside',
-    'setAsideMembers']);
+    'setAsideMembers', 'sampled']);
 });
 
 test('dedup constants match the header', { skip: !process.env.SIMLSH_HEADER }, () => {

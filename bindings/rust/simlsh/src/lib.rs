@@ -341,10 +341,12 @@ pub enum DedupStat {
     SetAside,
     /// Their members, summed over them.
     SetAsideMembers,
+    /// Pairs of [`DedupStat::Exact`] rejected from a sample of their sets.
+    Sampled,
 }
 
 impl DedupStat {
-    pub const ALL: [DedupStat; 13] = [
+    pub const ALL: [DedupStat; 14] = [
         DedupStat::Visits,
         DedupStat::Candidates,
         DedupStat::Exact,
@@ -358,6 +360,7 @@ impl DedupStat {
         DedupStat::Edits,
         DedupStat::SetAside,
         DedupStat::SetAsideMembers,
+        DedupStat::Sampled,
     ];
     /// The library's name of the counter: "visits", "set_aside", ...
     pub fn name(self) -> &'static str {
@@ -376,6 +379,7 @@ impl DedupStat {
             Edits => "edits",
             SetAside => "set_aside",
             SetAsideMembers => "set_aside_members",
+            Sampled => "sampled",
         }
     }
     /// Its value in this library (SIMLSH_KIND_DEDUP_STAT).
