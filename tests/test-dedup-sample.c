@@ -153,6 +153,8 @@ static void groups_of(const simlsh_results *g, uint64_t *centre)
     }
 }
 
+static int g_mode = SIMLSH_DEDUP_EXACT; /* run()'s */
+
 /* Run the engine (texts handed over one at a time, in the asked order);
  * prefilter < 0: the default. */
 static void run(const simlsh_index *ix, double t, double prefilter, double memory, int threads,
@@ -162,7 +164,7 @@ static void run(const simlsh_index *ix, double t, double prefilter, double memor
     simlsh_results *need = NULL, *g = NULL;
     CHECK_OK(simlsh_results_new(&need, NULL));
     CHECK_OK(simlsh_results_new(&g, NULL));
-    CHECK_OK(simlsh_dedup_new(&d, ix, SIMLSH_DEDUP_EXACT, t));
+    CHECK_OK(simlsh_dedup_new(&d, ix, g_mode, t));
     if (prefilter >= 0)
         CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_PREFILTER, prefilter));
     if (memory > 0)
@@ -186,6 +188,70 @@ static void run(const simlsh_index *ix, double t, double prefilter, double memor
     simlsh_dedup_free(d);
     simlsh_results_free(need);
     simlsh_results_free(g);
+}
+
+/* A chain: each text a near-copy of the one before (12 words of 400
+ * changed), so a text is near its neighbours but not those two steps
+ * away. The star claims a centre's near-copies, and a later centre must
+ * not claim them again: the walk's lists, made ahead of time on threads
+ * (ahead.c), drop the documents placed since. Every mode, one thread
+ * against two and four. */
+static void chain(void)
+{
+    tu_rng r = {99};
+    size_t n = 0;
+    char *t = tx[0];
+    for (size_t w = 0; w < WORDS; w++)
+        n += put_word(&r, t + n);
+    tl[0] = n;
+    for (size_t i = 1; i < NDOCS; i++) {
+        /* the words of text i - 1, 12 of them replaced */
+        char words[WORDS][12];
+        size_t at = 0;
+        for (size_t w = 0; w < WORDS; w++) {
+            size_t e = at;
+            while (tx[i - 1][e] != ' ')
+                e++;
+            memcpy(words[w], tx[i - 1] + at, e - at);
+            words[w][e - at] = 0;
+            at = e + 1;
+        }
+        for (int k = 0; k < 12; k++) {
+            size_t w = (size_t)tu_below(&r, WORDS);
+            words[w][put_word(&r, words[w]) - 1] = 0;
+        }
+        n = 0;
+        for (size_t w = 0; w < WORDS; w++)
+            n += (size_t)sprintf(tx[i] + n, "%s ", words[w]);
+        tl[i] = n;
+    }
+    simlsh_index *ix = NULL;
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_index_new(&ix, params));
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    for (size_t i = 0; i < NDOCS; i++) {
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
+        CHECK_OK(simlsh_index_insert(ix, i, sig));
+    }
+    simlsh_signature_free(sig);
+    static uint64_t one[NDOCS], more[NDOCS];
+    const int modes[] = {SIMLSH_DEDUP_ESTIMATE, SIMLSH_DEDUP_EXACT, SIMLSH_DEDUP_NONE};
+    for (size_t m = 0; m < 3; m++) {
+        uint64_t s, e;
+        g_mode = modes[m];
+        run(ix, 0.8, -1, 0, 1, one, &s, &e);
+        size_t centres = 0;
+        for (size_t i = 0; i < NDOCS; i++)
+            centres += one[i] == i;
+        CHECK(centres > 10 && centres < NDOCS / 2); /* groups of a few links */
+        for (int threads = 2; threads <= 4; threads *= 2) {
+            run(ix, 0.8, -1, 0, threads, more, &s, &e);
+            CHECK(memcmp(one, more, sizeof one) == 0);
+        }
+    }
+    g_mode = SIMLSH_DEDUP_EXACT;
+    simlsh_index_free(ix);
 }
 
 int main(void)
@@ -264,6 +330,7 @@ int main(void)
         CHECK(got[2 * i + 1] == 2 * i + 1);
 
     simlsh_index_free(ix1);
+    chain();
     simlsh_signature_free(sig);
     simlsh_signature_free(other);
     simlsh_index_free(ix);

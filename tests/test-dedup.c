@@ -1010,6 +1010,8 @@ static void oom(void)
 #define TPL_WORDS 200
 #define TPL_PAIRS 20
 
+static double g_tpl_threads = 1; /* run_tpl()'s SIMLSH_DEDUP_THREADS */
+
 /* Run an engine over ix to its groups, texts from tx/tl by id; *visits and
  * *aside (buckets set aside) from its counters. */
 static void run_tpl(simlsh_results *g, const simlsh_index *ix, int mode, double giant, double cost,
@@ -1019,6 +1021,7 @@ static void run_tpl(simlsh_results *g, const simlsh_index *ix, int mode, double 
     simlsh_dedup *d = NULL;
     CHECK_OK(simlsh_dedup_new(&d, ix, mode, 0.8));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, giant));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, g_tpl_threads));
     if (cost >= 0)
         CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, cost));
     drain(d, ix, tx, tl, 0);
@@ -1145,6 +1148,17 @@ static void set_aside(void)
     idx = saved;
     run_tpl(g2, fw, SIMLSH_DEDUP_ESTIMATE, 0, 0, tx, tl, &v2, &a2, &m2);
     CHECK(v2 > 4 * (uint64_t)TPL_DOCS * tb && same_groups(g2, want));
+    /* on threads the walk's next lists are made ahead (ahead.c), threads
+     * starting past 256 looks a document: the same groups, the same looks */
+    CHECK(v_all > 256 * (uint64_t)TPL_DOCS && v2 > 256 * (uint64_t)TPL_DOCS);
+    for (g_tpl_threads = 2; g_tpl_threads <= 4; g_tpl_threads *= 2) {
+        uint64_t v3;
+        run_tpl(g2, fw, SIMLSH_DEDUP_ESTIMATE, 0, 0, tx, tl, &v3, &a2, &m2);
+        CHECK(v3 == v2 && same_groups(g2, want));
+        run_tpl(g2, fw, SIMLSH_DEDUP_EXACT, 0, 0, tx, tl, &v3, &a2, &m2);
+        CHECK(v3 == v_all && same_groups(g2, g));
+    }
+    g_tpl_threads = 1;
     simlsh_results_free(want);
     /* the same judgement for the other order of insertion, and estimates */
     run_tpl(g2, bw, SIMLSH_DEDUP_EXACT, 50, 0, tx, tl, &v2, &a2, &m2);

@@ -43,6 +43,7 @@
 #include "internal.h"
 #include "handle.h"
 #include "index/mates.h"
+#include "pool.h"
 #include "results.h"
 
 #define DEFAULT_MEMORY (UINT64_C(64) << 20)
@@ -95,6 +96,7 @@ void simlsh_dedup_free(simlsh_dedup *d)
     free_batch(d);
     simlsh__dx_set_free(&d->al, &d->carry_set);
     simlsh__dx_scratch_free(&d->al, d->scratch);
+    simlsh__dx_ahead_free(d);
     FREE_N(d->cands.v, d->cands.cap);
     FREE_N(d->skip, d->nskip);
     FREE_N(d->parent, n);
@@ -304,9 +306,12 @@ static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, doubl
     }
     d->cands.n = 0;
     uint32_t need = simlsh__ix_need(d->num_perm, thr);
-    /* components (d->parent set): only mates still apart from x */
-    int rc = simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp, d->low,
-                              &d->al, &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
+    /* components (d->parent set): only mates still apart from x; star
+     * groups on threads: with the next documents' (ahead.c) */
+    int rc = d->parent == NULL && simlsh__par_workers(d->nthreads, 2) > 1
+                 ? simlsh__dx_ahead_candidates(d, ix, x, need)
+                 : simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp,
+                                    d->low, &d->al, &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
     if (rc == 0)
         low_bytes_when_due(d, ix);
     if (rc == 0 && d->parent != NULL && !d->link_kept && d->ids[x] < d->keep_below) {
@@ -806,6 +811,7 @@ int simlsh_dedup_next(simlsh_results *need, simlsh_dedup *d, const simlsh_index 
             }
             if (d->nwc > 0 && d->wc[0] != d->carry)
                 d->cur = d->rank[d->wc[0]];
+            simlsh__dx_ahead_drop(d); /* made while those were closed */
             d->nwc = d->npairs = d->nwm = 0;
             d->win++;
             return rc;

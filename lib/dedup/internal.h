@@ -190,8 +190,20 @@ struct simlsh_dedup {
     size_t carry_at;
     dx_set carry_set;
     uint64_t set_bytes;
-    dx_scratch *scratch; /* exact.c's workers' buffers */
+    dx_scratch *scratch;    /* exact.c's workers' buffers */
+    struct dx_ahead *ahead; /* ahead.c's lists, or NULL */
     uint64_t st[NSTATS];
 };
+
+/* ---- candidates worked out ahead on threads (ahead.c) ---- */
+
+/* x's candidates into d->cands, as simlsh__ix_mates() finds them now
+ * (star groups: no parent), its looks counted; made with those of the
+ * next unplaced documents. 0, or SIMLSH_ENOMEM (then no state changed
+ * but the lists made ahead). */
+int simlsh__dx_ahead_candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, uint32_t need);
+void simlsh__dx_ahead_free(simlsh_dedup *d);
+/* Forget the lists made ahead (closed[] was undone). */
+void simlsh__dx_ahead_drop(simlsh_dedup *d);
 
 #endif
