@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """simlsh-dedup on planted shapes of the same size (issue 27): one JSON
 object with, for each shape, the wall time, CPU time, peak RSS, the tool's
-phases and a check of its clusters against the planted groups; and the
-ratios of each shape to the random one.
+phases, verification and grouping counters (bucket visits, pairs rejected
+from samples) and a check of its clusters against the planted groups; and
+the ratios of each shape to the random one.
 
   bench-shapes.py --dedup PATH [--docs N] [--words W] [--threads J]
                   [--shapes random,heavy,template,copies] [--repeat R]
@@ -129,6 +130,8 @@ def main():
                 else:
                     r["phases"] = {k: v["cpu_seconds"] for k, v in st["phases"].items()}
                 r["verification"] = st.get("verification", {})
+                # bucket_visits, rejected_from_sample, buckets set aside
+                r["grouping"] = st.get("grouping", {})
                 r["clusters_ok"] = groups_of(r.pop("stdout")) == corpora[s][1]
                 runs[s].append(r)
         for s in shapes:
