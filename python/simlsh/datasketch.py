@@ -1087,8 +1087,10 @@ class MinHashLSHForest(_Keyed):
             self._pending = []
 
     def __getstate__(self) -> Dict[str, Any]:
-        d = super().__getstate__()  # under the read lock; C handles don't pickle
-        d["_sigs"] = {i: bytes(_sig_of(h)) for i, h in d["_sigs"].items()}
+        with self._lock.read:  # the whole state at one moment (a read nests)
+            d = super().__getstate__()
+            d["_sigs"] = {i: bytes(_sig_of(h)) for i, h in self._sigs.items()}  # handles
+            d["_pending"] = list(self._pending)  # don't pickle
         return d
 
     def __setstate__(self, d: Dict[str, Any]) -> None:
