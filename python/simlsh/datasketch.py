@@ -1138,7 +1138,10 @@ class MinHashLSHEnsemble(_Keyed):
     sets that likely contain at least ``threshold`` of a query set.
     :meth:`index` takes every (key, MinHash, size) at once, as datasketch's.
     ``num_part`` and ``m`` are accepted: the library partitions by size
-    itself and picks the banding per query and partition.
+    itself and picks the banding per query and partition, minimising the
+    ``weights``' mix of false positives and negatives with a false negative
+    counted 4 times (docs/tuning.md, section 7): more candidates than
+    datasketch's, fewer misses.
 
     Threads: index is exclusive; queries, ``in`` and pickling run
     concurrently with each other.
