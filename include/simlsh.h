@@ -966,7 +966,8 @@ SIMLSH_API int simlsh_forest_load(SIMLSH_OUT simlsh_forest **out, const void *bu
 typedef struct simlsh_ensemble simlsh_ensemble;
 
 /** Create an empty ensemble; as simlsh_forest_new() (BANDS = trees, ROWS =
- *  depth; FP_WEIGHT and FN_WEIGHT weigh the per-query banding choice).
+ *  depth; FP_WEIGHT and FN_WEIGHT weigh the per-query banding choice, a
+ *  false negative counting 4 times FN_WEIGHT: docs/tuning.md, section 7).
  *  @return 0, SIMLSH_EINVAL (also both weights 0), SIMLSH_ENOMEM. */
 SIMLSH_API int simlsh_ensemble_new(SIMLSH_OUT simlsh_ensemble **out, const simlsh_params *params);
 /** Free; NULL is a no-op. */

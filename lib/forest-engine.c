@@ -543,11 +543,11 @@ int simlsh__pf_descend(const simlsh__pf_trees *t, const simlsh__pf_store *s, con
 }
 
 int simlsh__pf_band(const simlsh__pf_trees *t, const simlsh__pf_store *s, const uint32_t *q,
-                    uint32_t b, uint32_t r, simlsh__pf_set *c)
+                    uint32_t first, uint32_t b, uint32_t r, simlsh__pf_set *c)
 {
     size_t ends[SIMLSH__PF_MAX_RUNS + 1];
     unsigned nr = regions(t, ends);
-    for (uint32_t tree = 0; tree < b && tree < t->l; tree++) {
+    for (uint32_t tree = first; tree < b && tree < t->l; tree++) {
         const simlsh__pf_entry *e = t->ent + (size_t)tree * t->cap;
         const uint32_t *qk = q + (size_t)tree * t->depth;
         for (unsigned k = 0; k < nr; k++) {

@@ -116,10 +116,10 @@ void simlsh__pf_set_free(simlsh__pf_set *c);
  * 0 or SIMLSH_ENOMEM. */
 int simlsh__pf_descend(const simlsh__pf_trees *t, const simlsh__pf_store *s, const uint32_t *q,
                        size_t want, simlsh__pf_set *c);
-/* Banding with trees 0..b-1 as bands of their first r rows: live slots whose
- * r-prefix equals q's in at least one of them. 0 or SIMLSH_ENOMEM. */
+/* Banding with trees first..b-1 as bands of their first r rows: live slots
+ * whose r-prefix equals q's in at least one of them. 0 or SIMLSH_ENOMEM. */
 int simlsh__pf_band(const simlsh__pf_trees *t, const simlsh__pf_store *s, const uint32_t *q,
-                    uint32_t b, uint32_t r, simlsh__pf_set *c);
+                    uint32_t first, uint32_t b, uint32_t r, simlsh__pf_set *c);
 
 /* ---- shared by both objects ------------------------------------------------- */
 /* Trees and depth from BANDS / ROWS: both 0 gives the object's default

@@ -84,6 +84,7 @@ def sign(MinHash, docs, style, kw):
                 m.update(w.encode("utf8"))
         else:
             m.update_batch([w.encode("utf8") for w in d])
+        m.is_empty()  # simlsh signs lazily: sign here, not in the first add
         ms.append(m)
     return ms, since(t)
 

@@ -148,6 +148,23 @@ class Forest(_Handle):
         with self._lock.write:
             _batch(self, ids, values, None, "Forest.insert_batch")
 
+    def _insert_owned(self, rows: List[Tuple[int, Any]]) -> None:
+        """Insert (id, C signature handle) pairs under one write lock, all
+        or nothing, as insert_batch. The handles are states of copy-on-write
+        Signatures (never changed), so no signature lock is taken. For
+        simlsh.datasketch.MinHashLSHForest.index()."""
+        ins, rm = _fn("simlsh_forest_insert"), _fn("simlsh_forest_remove")
+        with self._lock.write:
+            h, done = self._h, 0
+            try:
+                for i, sig in rows:
+                    check(ins(h, i, sig), "Forest.insert %r" % (i,))
+                    done += 1
+            except BaseException:
+                for i, _ in rows[:done]:
+                    rm(h, i)
+                raise
+
     def query_batch(self, values: Any, k: int) -> List[List[Tuple[int, float]]]:
         """:meth:`query` for each row of an (n, num_perm) values matrix."""
         p = self.params

@@ -1005,11 +1005,22 @@ class MinHashLSHDeletionSession:
         pass
 
 
+def _sig_of(h: _SigHandle) -> Signature:
+    """A Signature on one C signature state (shared: it is never changed)."""
+    sig = Signature.__new__(Signature)
+    sig._h = h
+    return sig
+
+
 class MinHashLSHForest(_Keyed):
     """datasketch's ``MinHashLSHForest`` on a simlsh Forest: the top-k keys
     by estimated Jaccard. ``l`` prefix trees of depth ``num_perm // l``.
     Keys added with :meth:`add` are searchable after :meth:`index`, as in
-    datasketch; ``in`` sees them at once.
+    datasketch; ``in`` sees them at once. :meth:`add` keeps the MinHash's
+    current state (later updates to the MinHash change nothing here);
+    :meth:`index` inserts every pending one under one lock. All added
+    MinHashes must share num_perm, seed and scheme: another one is refused
+    by :meth:`add`, since its Jaccard with the others would mean nothing.
 
     Threads: add and index are exclusive; queries, ``in`` and pickling run
     concurrently with each other.
@@ -1024,40 +1035,67 @@ class MinHashLSHForest(_Keyed):
         self.k = num_perm // l
         self.h = num_perm
         self._forest: Optional[Forest] = None
-        self._pending: List[Tuple[int, Signature]] = []
-        self._values: Dict[int, np.ndarray] = {}  # for get_minhash_hashvalues
+        self._contract: Optional[Tuple[int, int, str]] = None  # of the first add
+        self._pending: List[int] = []  # ids added, not yet indexed
+        # id -> the C signature added: a state of the MinHash's copy-on-write
+        # Signature, so holding it is the snapshot, with no copy
+        self._sigs: Dict[int, _SigHandle] = {}
         self._init_keys()
 
     def add(self, key: Hashable, minhash: MinHash) -> None:
         """Add ``key``; searchable after :meth:`index`."""
         if not isinstance(minhash, MinHash):
             raise TypeError("add: a MinHash, not %s" % type(minhash).__name__)
-        if len(minhash) < self.k * self.l:
+        if minhash._n < self.k * self.l:
             raise ValueError("The num_perm of MinHash out of range")
-        sig = minhash._flush().copy()
-        if sig.empty:
+        contract = (minhash._n, minhash.seed, minhash._scheme)
+        h = minhash._flush()._h
+        if _lib.check(lib.simlsh_signature_is_empty(h)) == 1:
             raise ValueError("add %r: the MinHash is empty" % (key,))
-        with self._lock.write:
+        lock = self._lock
+        lock.acquire_write()
+        try:
             if key in self._ids:
                 raise ValueError("The given key has already been added")
+            if contract != self._contract:
+                if self._contract is not None:
+                    raise ValueError("add %r: a MinHash of num_perm %d, seed %d, scheme %r; "
+                                     "the forest holds num_perm %d, seed %d, scheme %r"
+                                     % ((key,) + contract + self._contract))
+                self._contract = contract
             i = self._new_id(key)
-            self._pending.append((i, sig))
-            self._values[i] = sig.values
+            self._pending.append(i)
+            self._sigs[i] = h
+        finally:
+            lock.release_write()
 
     def index(self) -> None:
-        """Make every added key searchable."""
+        """Make every added key searchable. On error (out of memory) nothing
+        changes: the keys stay added, and index() may be called again."""
         with self._lock.write:
-            pending, self._pending = self._pending, []
-            for j, (i, sig) in enumerate(pending):
-                if self._forest is None:
-                    self._forest = Forest(sig.params.replace(bands=self.l, rows=self.k))
-                try:
-                    self._forest.insert(i, sig)
-                except _lib.Error as e:
-                    for i2, _ in pending[j:]:
-                        self._drop(self._key_of[i2])
-                        del self._values[i2]
-                    raise ValueError("index: %s" % e) from None
+            pending = self._pending
+            if not pending:
+                return
+            sigs = self._sigs
+            if self._forest is None:
+                p = _sig_of(sigs[pending[0]]).params
+                self._forest = Forest(p.replace(bands=self.l, rows=self.k))
+            try:
+                self._forest._insert_owned([(i, sigs[i]) for i in pending])
+            except _lib.Error as e:
+                raise ValueError("index: %s" % e) from None
+            self._pending = []
+
+    def __getstate__(self) -> Dict[str, Any]:
+        with self._lock.read:  # the whole state at one moment (a read nests)
+            d = super().__getstate__()
+            d["_sigs"] = {i: bytes(_sig_of(h)) for i, h in self._sigs.items()}  # handles
+            d["_pending"] = list(self._pending)  # don't pickle
+        return d
+
+    def __setstate__(self, d: Dict[str, Any]) -> None:
+        d["_sigs"] = {i: Signature.load(b)._h for i, b in d["_sigs"].items()}
+        super().__setstate__(d)
 
     def query(self, minhash: MinHash, k: int) -> List[Hashable]:
         """The (at most) ``k`` indexed keys most similar to ``minhash``,
@@ -1086,7 +1124,8 @@ class MinHashLSHForest(_Keyed):
             if not ids:
                 raise KeyError("The provided key does not exist in the LSHForest: %r"
                                % (key,))
-            return self._values[ids[0]].astype(np.uint64)
+            h = self._sigs[ids[0]]
+        return _sig_of(h).values.astype(np.uint64)
 
     def is_empty(self) -> bool:
         """True when nothing was indexed."""
@@ -1099,7 +1138,10 @@ class MinHashLSHEnsemble(_Keyed):
     sets that likely contain at least ``threshold`` of a query set.
     :meth:`index` takes every (key, MinHash, size) at once, as datasketch's.
     ``num_part`` and ``m`` are accepted: the library partitions by size
-    itself and picks the banding per query and partition.
+    itself and picks the banding per query and partition, minimising the
+    ``weights``' mix of false positives and negatives with a false negative
+    counted 4 times (docs/tuning.md, section 7): more candidates than
+    datasketch's, fewer misses.
 
     Threads: index is exclusive; queries, ``in`` and pickling run
     concurrently with each other.

@@ -344,6 +344,121 @@ def test_forest():
     assert MinHashLSHForest().is_empty()
 
 
+def words_minhash(words, **kw):
+    m = MinHash(**kw)
+    m.update_batch(w.encode("utf8") for w in words)
+    return m
+
+
+def test_forest_add_keeps_the_state_at_add():
+    """add() keeps the MinHash as it was: later updates change neither the
+    indexed values nor the answers; keys added after index() wait for the
+    next index()."""
+    forest = MinHashLSHForest()
+    m = words_minhash(["a", "b", "c", "d"])
+    before = m.hashvalues.copy()
+    forest.add("m", m)
+    m.update_batch([b"x%d" % i for i in range(50)])
+    forest.add("other", words_minhash(["q", "r", "s"]))
+    forest.index()
+    assert np.array_equal(forest.get_minhash_hashvalues("m"), before)
+    assert forest.query(words_minhash(["a", "b", "c", "d"]), 1) == ["m"]
+    forest.add("late", words_minhash(["a", "b", "c", "d"]))
+    assert "late" in forest
+    assert "late" not in forest.query(words_minhash(["a", "b", "c", "d"]), 5)
+    f2 = pickle.loads(pickle.dumps(forest))  # "late" is still pending there
+    for f in (forest, f2):
+        f.index()
+        assert set(f.query(words_minhash(["a", "b", "c", "d"]), 2)) == {"m", "late"}
+        assert np.array_equal(f.get_minhash_hashvalues("m"), before)
+
+
+def test_forest_add_refuses_another_contract():
+    """A MinHash of another seed or num_perm is refused by add(), naming
+    both, and leaves the forest as it was (it was accepted, then failed or
+    was dropped at index())."""
+    forest = MinHashLSHForest(num_perm=128)
+    forest.add("a", words_minhash(["a", "b"]))
+    with pytest.raises(ValueError, match="seed 2.*seed 1"):
+        forest.add("b", words_minhash(["a", "b"], seed=2))
+    with pytest.raises(ValueError, match="num_perm 256"):
+        forest.add("c", words_minhash(["a", "b"], num_perm=256))
+    assert "b" not in forest and "c" not in forest
+    forest.index()
+    assert forest.query(words_minhash(["a", "b"]), 5) == ["a"]
+
+
+def test_forest_index_is_all_or_nothing(monkeypatch):
+    """A failure in the middle of index() (out of memory, injected at the
+    third insert) leaves nothing of the batch searchable and every key
+    added; the next index() indexes them all."""
+    import simlsh._forest as F
+    data = {str(i): words_minhash(["w%d" % i, "w%d" % (i + 1), "x"]) for i in range(6)}
+    forest = MinHashLSHForest()
+    forest.add("first", words_minhash(["first", "one"]))
+    forest.index()
+    for k, m in data.items():
+        forest.add(k, m)
+    real, calls = F._F["simlsh_forest_insert"], []
+
+    def failing(h, i, sig):
+        calls.append(i)
+        return -2 if len(calls) == 3 else real(h, i, sig)  # SIMLSH_ENOMEM
+    monkeypatch.setitem(F._F, "simlsh_forest_insert", failing)
+    with pytest.raises(ValueError, match="index"):
+        forest.index()
+    assert len(calls) == 3
+    assert all(k in forest for k in data)
+    for k, m in data.items():
+        assert not set(forest.query(m, 10)) & set(data)
+    assert forest.query(words_minhash(["first", "one"]), 1) == ["first"]
+    monkeypatch.setitem(F._F, "simlsh_forest_insert", real)
+    forest.index()
+    for k, m in data.items():
+        assert forest.query(m, 1) == [k]
+
+
+def test_threads_share_a_forest():
+    """Threads adding their own keys while others call index() and query:
+    every key is added once, and after a last index() each is its own
+    nearest neighbour."""
+    mhs = [words_minhash(["t%d" % i, "u%d" % i, "v%d" % i, "common"]) for i in range(400)]
+    forest = MinHashLSHForest()
+    errors = []
+    stop = threading.Event()
+
+    def adder(t):
+        try:
+            for j in range(t, 400, 4):
+                forest.add(j, mhs[j])
+        except BaseException as e:  # noqa: B902
+            errors.append(e)
+
+    def indexer():
+        try:
+            while not stop.is_set():
+                forest.index()
+                got = forest.query(mhs[0], 3)
+                assert len(got) <= 3
+                pickle.dumps(forest)
+        except BaseException as e:  # noqa: B902
+            errors.append(e)
+
+    ts = [threading.Thread(target=adder, args=(t,)) for t in range(4)]
+    ix = [threading.Thread(target=indexer) for _ in range(2)]
+    for t in ts + ix:
+        t.start()
+    for t in ts:
+        t.join(120)
+    stop.set()
+    for t in ix:
+        t.join(120)
+    assert not errors, errors[0]
+    forest.index()
+    for j, m in enumerate(mhs):
+        assert j in forest and forest.query(m, 1) == [j]
+
+
 def ensemble_data(count, seed=3):
     sizes = np.random.RandomState(seed).randint(1, 100, count)
     for key, size in enumerate(sizes):
