@@ -456,10 +456,10 @@ static void decide_estimate(dx_worker *w, const dx_job *j, dx_pair *p)
     p->verdict = p->score >= j->threshold;
 }
 
-/* Is pair p's estimate below the threshold (a pair the sample may reject)? */
+/* Is pair p doubtful: an estimate well below the threshold (simlsh__dx_sample_eq())? */
 static inline int doubtful(const dx_job *j, const dx_pair *p)
 {
-    return j->sample && (double)p->eq < j->threshold * (double)j->num_perm;
+    return (double)p->eq < j->sample_eq;
 }
 
 /* Decide the pairs of mate m. A doubtful pair is first put to the sample

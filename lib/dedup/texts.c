@@ -110,8 +110,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
         /* whole at once if a pair of the batch will need it (exact.c) */
         size_t ci = d->wpos[s];
         for (size_t k = d->cfirst[ci]; k < d->cfirst[ci + 1]; k++)
-            d->wset[ci].want |=
-                d->prefilter <= 0 || (double)d->pairs[k].eq >= d->threshold * (double)d->num_perm;
+            d->wset[ci].want |= (double)d->pairs[k].eq >= simlsh__dx_sample_eq(d);
     }
     /* candidates with a text now, or held from before, whose centres are all in */
     for (size_t i = 0; i < n + d->nwm; i++) {
@@ -166,7 +165,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     job.params = &d->params;
     job.threshold = d->threshold;
     job.diff_ok = simlsh__dx_diff_ok(&d->params);
-    job.sample = d->prefilter > 0;
+    job.sample_eq = simlsh__dx_sample_eq(d);
     job.num_perm = d->num_perm;
     job.texts = tx;
     job.lens = tl;
