@@ -25,9 +25,12 @@ static const char *vocab(tu_rng *r)
 static void random_text(tu_rng *r, char *buf, size_t cap)
 {
     size_t n = 0;
-    for (int i = 0; i < WORDS; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%llu ", vocab(r),
-                              (unsigned long long)tu_below(r, 1000));
+    for (int i = 0; i < WORDS; i++) {
+        /* in this order (as GCC evaluates the arguments): the same
+         * corpus from every compiler */
+        unsigned long long k = tu_below(r, 1000);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%llu ", vocab(r), k);
+    }
 }
 
 /* Groups of near-duplicates of several sizes (a few words changed), some
@@ -73,9 +76,10 @@ static void make_corpus(void)
             const char *e = strchr(p, ' ');
             if (tu_below(&r, 10) < 7)
                 n += (size_t)snprintf(t + n, 4096 - n, "%.*s ", (int)(e - p), p);
-            else
-                n += (size_t)snprintf(t + n, 4096 - n, "%s%llu ", vocab(&r),
-                                      (unsigned long long)tu_below(&r, 1000));
+            else {
+                unsigned long long num = tu_below(&r, 1000); /* (see random_text) */
+                n += (size_t)snprintf(t + n, 4096 - n, "%s%llu ", vocab(&r), num);
+            }
             p = e + 1;
         }
         texts[order[id++]] = t;
@@ -1081,10 +1085,10 @@ static void set_aside(void)
         for (int w = 0; w < TPL_WORDS; w++) {
             if (copy_of_prev) /* the planted near-copy: one word changed */
                 break;
-            if (tu_below(&r, 100) < 12)
-                n += (size_t)sprintf(tx[i] + n, "%s%llu ", vocab(&r),
-                                     (unsigned long long)tu_below(&r, 1000) + 1000);
-            else
+            if (tu_below(&r, 100) < 12) {
+                unsigned long long k = tu_below(&r, 1000) + 1000; /* (see random_text) */
+                n += (size_t)sprintf(tx[i] + n, "%s%llu ", vocab(&r), k);
+            } else
                 n += (size_t)sprintf(tx[i] + n, "%s%u ", base[w], num[w]);
         }
         if (copy_of_prev) {
