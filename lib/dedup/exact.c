@@ -19,14 +19,13 @@
 
 size_t simlsh__dx_set_bytes(const dx_set *s)
 {
-    return s->cap * (sizeof *s->tab + sizeof *s->cnt) + s->scap * sizeof *s->stab + s->len;
+    return s->cap * (sizeof *s->tab + (s->cnt != NULL ? sizeof *s->cnt : 0)) + s->len;
 }
 
 void simlsh__dx_set_free(const simlsh_allocator *al, dx_set *s)
 {
     simlsh__free_sized(al, s->tab, s->cap * sizeof *s->tab);
     simlsh__free_sized(al, s->cnt, s->cap * sizeof *s->cnt);
-    simlsh__free_sized(al, s->stab, s->scap * sizeof *s->stab);
     simlsh__free_sized(al, s->text, s->len);
     memset(s, 0, sizeof *s);
 }
@@ -58,13 +57,14 @@ static inline unsigned level_of(uint64_t h)
 #define SAMPLE_DOUBT 16.0
 #define SAMPLE_MASK (((uint64_t)1 << SAMPLE_MIN_LEVEL) - 1)
 
-/* An empty table of cap entries (a power of 2) for s; 0 or ENOMEM (then
+/* An empty table of cap entries (a power of 2) for s, with counts if asked
+ * (a whole set; a sample has none); 0 or ENOMEM (then
  * s is unchanged). */
-static int table_new(const simlsh_allocator *al, dx_set *s, size_t cap)
+static int table_new(const simlsh_allocator *al, dx_set *s, size_t cap, int counts)
 {
     uint64_t *tab = simlsh__calloc(al, cap, sizeof *tab);
-    uint32_t *cnt = simlsh__calloc(al, cap, sizeof *cnt);
-    if (tab == NULL || cnt == NULL) {
+    uint32_t *cnt = counts ? simlsh__calloc(al, cap, sizeof *cnt) : NULL;
+    if (tab == NULL || (counts && cnt == NULL)) {
         simlsh__free_sized(al, tab, cap * sizeof *tab);
         simlsh__free_sized(al, cnt, cap * sizeof *cnt);
         return SIMLSH_ENOMEM;
@@ -87,7 +87,8 @@ static inline void table_add(dx_set *s, uint64_t h, uint32_t times, size_t *n)
         p = (p + 1) & (s->cap - 1);
     *n += s->tab[p] == 0;
     s->tab[p] = h;
-    s->cnt[p] += times;
+    if (s->cnt != NULL)
+        s->cnt[p] += times;
 }
 
 /* Twice the table, its entries and counts kept. */
@@ -95,31 +96,33 @@ static int table_grow(const simlsh_allocator *al, dx_set *s)
 {
     dx_set old = *s;
     size_t n = 0;
-    if (table_new(al, s, 2 * old.cap) < 0) {
+    if (table_new(al, s, 2 * old.cap, old.cnt != NULL) < 0) {
         *s = old;
         return SIMLSH_ENOMEM;
     }
     for (size_t i = 0; i < old.cap; i++)
         if (old.tab[i] != 0)
-            table_add(s, old.tab[i], old.cnt[i], &n);
+            table_add(s, old.tab[i], old.cnt != NULL ? old.cnt[i] : 0, &n);
     simlsh__free_sized(al, old.tab, old.cap * sizeof *old.tab);
     simlsh__free_sized(al, old.cnt, old.cap * sizeof *old.cnt);
     return 0;
 }
 
-/* The whole set of t from w->h: every hash with its multiplicity (a
- * near-copy's set is then this text's, less what its edits remove and
- * plus what they add), and the level counts. The table is sized for a
- * quarter of the hashes and grown at half full: texts that repeat
- * themselves (licences pasted many times) need far less. On ENOMEM t's
- * table fields are as they were. */
-static int fill_whole(dx_worker *w, dx_set *t)
+/* t's table from w->h: with mask 0 the whole set, every hash with its
+ * multiplicity (a near-copy's set is then this text's, less what its
+ * edits remove and plus what they add); with SAMPLE_MASK only its sample,
+ * the hashes whose masked bits are 0. The level counts of what it holds
+ * go with it. The table is sized for a quarter of the hashes (a sample's
+ * for half of those it may keep) and grown at half full: texts that
+ * repeat themselves (licences pasted many times) need far less. On ENOMEM t's table fields are as they were; on
+ * success the old table is the caller's to free. */
+static int fill(dx_worker *w, dx_set *t, uint64_t mask)
 {
     dx_set u = *t;
     size_t cap = 16, n = 0;
-    while (cap < w->hn / 2)
+    while (cap < (mask ? w->hn >> SAMPLE_MIN_LEVEL : w->hn / 2))
         cap *= 2;
-    int rc = table_new(w->al, &u, cap);
+    int rc = table_new(w->al, &u, cap, mask == 0); /* a sample needs no counts */
     if (rc < 0)
         return rc;
     u.zero = 0;
@@ -127,11 +130,13 @@ static int fill_whole(dx_worker *w, dx_set *t)
     memset(u.level, 0, sizeof u.level);
     for (size_t i = 0; i < w->hn; i++) {
         uint64_t h = w->h[i];
-        if (h == 0) {
-            u.zero = 1;
-            u.zcnt++;
+        if (h == 0) { /* (never in a sample) */
+            u.zero = mask == 0;
+            u.zcnt += mask == 0;
             continue;
         }
+        if ((h & mask) != 0)
+            continue;
         if (2 * (n + 1) > u.cap && (rc = table_grow(w->al, &u)) < 0) {
             simlsh__free_sized(w->al, u.tab, u.cap * sizeof *u.tab);
             simlsh__free_sized(w->al, u.cnt, u.cap * sizeof *u.cnt);
@@ -143,63 +148,8 @@ static int fill_whole(dx_worker *w, dx_set *t)
             u.level[level_of(h)]++;
     }
     u.n = n + u.zero;
-    u.full = 1;
+    u.full = mask == 0;
     *t = u;
-    return 0;
-}
-
-/* Is h (level SAMPLE_MIN_LEVEL or more) new to a sample table? */
-static inline int sample_add(uint64_t *tab, size_t cap, unsigned shift, uint64_t h)
-{
-    size_t p = home_of(h, shift);
-    while (tab[p] != 0 && tab[p] != h)
-        p = (p + 1) & (cap - 1);
-    if (tab[p] == h)
-        return 0;
-    tab[p] = h;
-    return 1;
-}
-
-/* The sample of t from w->h: its distinct hashes of level SAMPLE_MIN_LEVEL
- * or more in t->stab, and their level counts. */
-static int fill_sample(dx_worker *w, dx_set *t)
-{
-    size_t cap = 16, n = 0;
-    while (cap < w->hn >> SAMPLE_MIN_LEVEL)
-        cap *= 2;
-    unsigned shift = 64;
-    for (size_t c = cap; c > 1; c >>= 1)
-        shift--;
-    uint64_t *tab = simlsh__calloc(w->al, cap, sizeof *tab);
-    if (tab == NULL)
-        return SIMLSH_ENOMEM;
-    memset(t->level, 0, sizeof t->level);
-    for (size_t i = 0; i < w->hn; i++) {
-        uint64_t h = w->h[i];
-        if (h == 0 || (h & SAMPLE_MASK) != 0)
-            continue;
-        if (2 * (n + 1) > cap) { /* twice the table, its entries kept */
-            uint64_t *big = simlsh__calloc(w->al, 2 * cap, sizeof *big);
-            if (big == NULL) {
-                simlsh__free_sized(w->al, tab, cap * sizeof *tab);
-                return SIMLSH_ENOMEM;
-            }
-            for (size_t q = 0; q < cap; q++)
-                if (tab[q] != 0)
-                    sample_add(big, 2 * cap, shift - 1, tab[q]);
-            simlsh__free_sized(w->al, tab, cap * sizeof *tab);
-            tab = big;
-            cap *= 2;
-            shift--;
-        }
-        if (sample_add(tab, cap, shift, h)) {
-            n++;
-            t->level[level_of(h)]++;
-        }
-    }
-    t->stab = tab;
-    t->scap = cap;
-    t->sshift = shift;
     return 0;
 }
 
@@ -225,7 +175,7 @@ static int build_centre(dx_worker *w, const dx_job *j, size_t k)
     t.len = len;
     if (len > 0)
         memcpy(t.text, text, len);
-    rc = s->want ? fill_whole(w, &t) : fill_sample(w, &t);
+    rc = fill(w, &t, s->want ? 0 : SAMPLE_MASK);
     if (rc < 0) {
         simlsh__dx_set_free(w->al, &t);
         return rc;
@@ -243,11 +193,11 @@ static int make_whole(dx_worker *w, const dx_job *j, dx_set *s)
         s->missing = 1;
         return 0;
     }
-    if (rc < 0 || (rc = fill_whole(w, s)) < 0)
+    dx_set sample = *s;
+    if (rc < 0 || (rc = fill(w, s, 0)) < 0)
         return rc;
-    simlsh__free_sized(w->al, s->stab, s->scap * sizeof *s->stab);
-    s->stab = NULL;
-    s->scap = 0;
+    simlsh__free_sized(w->al, sample.tab, sample.cap * sizeof *sample.tab);
+    simlsh__free_sized(w->al, sample.cnt, sample.cap * sizeof *sample.cnt);
     return 0;
 }
 
@@ -272,20 +222,29 @@ static int hit_room(dx_worker *w, size_t cap)
     return 0;
 }
 
-/* The entry of h in c's sample (its whole table once made), or SIZE_MAX. */
-static inline size_t sample_find(const dx_set *c, uint64_t h)
+/* Count hash h (not 0) of the mate in w->h against centre c's table: a
+ * shared one once (its entry marked), another distinct one once (the
+ * distinct-finding table). The one count of the sample test and of the
+ * whole comparison. 0 or SIMLSH_ENOMEM. */
+static inline int tally(dx_worker *w, const dx_set *c, uint64_t h, size_t *inter, size_t *others)
 {
-    if (c->full)
-        return set_find(c, h);
-    size_t p = home_of(h, c->sshift), mask = c->scap - 1;
-    for (;;) {
-        uint64_t v = c->stab[p];
-        if (v == h)
-            return p;
-        if (v == 0)
-            return SIZE_MAX;
-        p = (p + 1) & mask;
+    size_t e = set_find(c, h);
+    if (e != SIZE_MAX) {
+        if (w->hit[e] != w->hcur) {
+            w->hit[e] = w->hcur;
+            (*inter)++;
+        }
+        return 0;
     }
+    if (2 * (w->kn + 1) > w->kcap) {
+        int rc = simlsh__dx_key_grow(w);
+        if (rc < 0)
+            return rc;
+    }
+    int fresh = key_new(w, h);
+    *others += (size_t)fresh;
+    w->kn += (size_t)fresh;
+    return 0;
 }
 
 /* The sampled hashes of w->h (level SAMPLE_MIN_LEVEL or more, with
@@ -345,8 +304,8 @@ static int sample_below(dx_worker *w, const dx_job *j, const dx_set *c)
     unsigned s = DX_LEVELS - 1;
     while (s > SAMPLE_MIN_LEVEL && above + c->level[s] < SAMPLE_FIRST)
         above += c->level[s--];
-    if (above + c->level[s] < SAMPLE_FIRST || mate_levels(w) < 0 ||
-        hit_room(w, c->full ? c->cap : c->scap) < 0 || simlsh__dx_key_room(w, 64) < 0)
+    if (above + c->level[s] < SAMPLE_FIRST || mate_levels(w) < 0 || hit_room(w, c->cap) < 0 ||
+        simlsh__dx_key_room(w, 64) < 0)
         return 0;
     w->kn = 0;
     size_t inter = 0, others = 0;
@@ -354,19 +313,8 @@ static int sample_below(dx_worker *w, const dx_job *j, const dx_set *c)
         above += c->level[s];
         for (; at < w->lvend[s]; at++) { /* level s or more */
             uint64_t h = w->lvh[at];
-            size_t e = sample_find(c, h);
-            if (e != SIZE_MAX) {
-                if (w->hit[e] != w->hcur) {
-                    w->hit[e] = w->hcur;
-                    inter++;
-                }
-                continue;
-            }
-            if (2 * (w->kn + 1) > w->kcap && simlsh__dx_key_grow(w) < 0)
+            if (tally(w, c, h, &inter, &others) < 0)
                 return 0;
-            int fresh = key_new(w, h);
-            others += fresh;
-            w->kn += fresh;
         }
         double u = (double)(above + others), a = (double)inter / u;
         if (a < t) {
@@ -420,19 +368,8 @@ static int decide_exact(dx_worker *w, const dx_job *j, dx_pair *p, const dx_set 
                 }
                 continue;
             }
-            size_t e = set_find(c, h);
-            if (e != SIZE_MAX) {
-                if (w->hit[e] != w->hcur) {
-                    w->hit[e] = w->hcur;
-                    inter++;
-                }
-                continue;
-            }
-            if (2 * (w->kn + 1) > w->kcap && (rc = simlsh__dx_key_grow(w)) < 0)
+            if ((rc = tally(w, c, h, &inter, &others)) < 0)
                 return rc;
-            int fresh = key_new(w, h);
-            others += fresh;
-            w->kn += fresh;
         }
         /* reachable: at most i + r shared, at least na + i + m in all, and
          * the shared count a total needs grows with it; in integers, as

@@ -18,9 +18,9 @@
 /* A centre's shingle set as a hash table (open addressing on the hashes'
  * top bits; 0 marks an empty entry, and the hash 0 is kept aside in
  * zero), with its text kept to recognise identical copies. A centre whose
- * pairs all have estimates well below the threshold first gets only its sample
- * (stab: the distinct hashes of level 2 or more, see exact.c), and its
- * whole table only if a pair passes the sample test. */
+ * pairs all have estimates well below the threshold first gets a table of
+ * its sample only (the distinct hashes of level 2 or more, see exact.c;
+ * full clear), made whole only if a pair passes the sample test. */
 #define DX_LEVELS 16
 
 typedef struct {
@@ -28,20 +28,17 @@ typedef struct {
     uint32_t *cnt; /* how often each entry's hash occurs in the text */
     size_t cap;    /* a power of 2, or 0 */
     unsigned shift;
-    size_t n;      /* distinct hashes */
+    size_t n;      /* distinct hashes (of the sample, until full) */
     int zero;      /* the hash 0 is in the set */
     uint32_t zcnt; /* ... that often */
     /* distinct hashes (not 0) by level: min(trailing zero bits, 15); the
      * hashes of level s or more are the set's 2^-s sample (exact.c) */
     uint32_t level[DX_LEVELS];
-    uint64_t *stab; /* the sample's table, until the whole one is made */
-    size_t scap;
-    unsigned sshift;
     char *text;
     size_t len;
     int ready;   /* built from a text */
     int missing; /* its text cannot be had */
-    int full;    /* tab holds the whole set */
+    int full;    /* tab holds the whole set, not its sample */
     int want;    /* during a run: a pair needs the whole set (2: listed) */
     int old;     /* during a run: built before it (its bytes counted already) */
 } dx_set;
