@@ -7,6 +7,7 @@
 #include "cpu.h"
 #include "minhash_simd.h"
 #include "murmur3.h"
+#include "lowbytes.h"
 #include "sketch.h"
 
 static int detect(void)
@@ -72,13 +73,14 @@ int simlsh__isa_resolve(int isa)
 static const struct simlsh__kernels kernels[SIMLSH_ISA_AVX512 + 1] = {
     [SIMLSH_ISA_SCALAR] = {SIMLSH_ISA_SCALAR, simlsh__murmur3_windows_scalar,
                            simlsh__oph_values_scalar, simlsh__classic_update_scalar,
-                           simlsh__sketch_pass_scalar},
+                           simlsh__sketch_pass_scalar, simlsh__low_pass_scalar},
 #ifdef SIMLSH__HAVE_X86
     [SIMLSH_ISA_AVX2] = {SIMLSH_ISA_AVX2, simlsh__murmur3_windows_avx2, simlsh__oph_values_avx2,
-                         simlsh__classic_update_avx2, simlsh__sketch_pass_popcnt},
+                         simlsh__classic_update_avx2, simlsh__sketch_pass_popcnt,
+                         simlsh__low_pass_avx2},
     [SIMLSH_ISA_AVX512] = {SIMLSH_ISA_AVX512, simlsh__murmur3_windows_avx512,
                            simlsh__oph_values_avx512, simlsh__classic_update_avx512,
-                           simlsh__sketch_pass_popcnt},
+                           simlsh__sketch_pass_popcnt, simlsh__low_pass_avx512},
 #endif
 };
 

@@ -30,12 +30,17 @@ typedef void (*simlsh__classic_fn)(uint32_t *mins, const uint64_t *a, const uint
 typedef uint32_t (*simlsh__sketch_pass_fn)(const uint64_t *su, const uint64_t *sv, uint32_t nv,
                                            uint32_t words, uint32_t need, uint32_t *out);
 
+/* lowbytes.h: one row of low bytes against a block of rows */
+typedef uint32_t (*simlsh__low_pass_fn)(const uint8_t *v, const uint8_t *const *rows, uint32_t g,
+                                        uint32_t n, uint32_t need, uint32_t *out);
+
 struct simlsh__kernels {
     int isa; /* the resolved SIMLSH_ISA_* of this row */
     simlsh__windows_fn murmur3_windows;
     simlsh__oph_fn oph_values;
     simlsh__classic_fn classic_update;
     simlsh__sketch_pass_fn sketch_pass;
+    simlsh__low_pass_fn low_pass;
 };
 
 /* The row for params ISA isa (AUTO or one this CPU lacks resolve as

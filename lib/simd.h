@@ -10,6 +10,9 @@
 #define SIMLSH__AVX2 __attribute__((target("avx2")))
 #define SIMLSH__AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 #define SIMLSH__POPCNT __attribute__((target("popcnt")))
+/* (every CPU with AVX2 or AVX-512 has POPCNT) */
+#define SIMLSH__AVX2_POPCNT __attribute__((target("avx2,popcnt")))
+#define SIMLSH__AVX512_POPCNT __attribute__((target("avx512f,avx512bw,popcnt")))
 #endif
 
 #endif

@@ -1,12 +1,9 @@
 /* The index as the dedup engine sees it: slots, bucket-mates, and the
  * census of large buckets (mates.h). */
 #include "internal.h"
+#include "lowbytes.h"
 #include "mates.h"
 #include "vec.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 const struct simlsh_params *simlsh__ix_params(const struct simlsh_index *ix)
 {
@@ -63,42 +60,16 @@ uint32_t simlsh__ix_need(uint32_t np, double thr)
     return need;
 }
 
-/* Equal bytes of a and b (n each). With SSE2 (every x86-64), 16 at a
- * time into byte counters, summed every 255 rounds: the compiler's own
- * widening of the plain loop to 32-bit counters took 4 times the
- * instructions, on the engine's hottest loop. */
 static inline uint32_t count_equal8(const uint8_t *a, const uint8_t *b, uint32_t n)
 {
-    uint32_t eq = 0, i = 0;
-#if defined(__SSE2__)
-    __m128i sum = _mm_setzero_si128();
-    while (n - i >= 16) {
-        uint32_t rounds = (n - i) / 16 > 255 ? 255 : (n - i) / 16;
-        __m128i acc = _mm_setzero_si128();
-        for (uint32_t k = 0; k < rounds; k++, i += 16) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
-            __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, y));
-        }
-        sum = _mm_add_epi64(sum, _mm_sad_epu8(acc, _mm_setzero_si128()));
-    }
-    eq = (uint32_t)_mm_cvtsi128_si32(sum) +
-         (uint32_t)_mm_cvtsi128_si32(_mm_unpackhi_epi64(sum, sum));
-#endif
-    for (; i < n; i++)
-        eq += a[i] == b[i];
-    return eq;
+    return simlsh__count_equal8(a, b, n);
 }
 
-/* Member v of x's bucket, met for the first time with equal rows and
- * still open: scored, kept if it reaches need. */
-static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
-                            uint32_t need, uint32_t *seen, uint32_t stamp, const uint8_t *low,
-                            const uint8_t *xlow, const simlsh_allocator *al, simlsh__matevec *out)
+/* Member v of x's bucket, with equal rows and still open, past the low
+ * bytes' test: scored on the whole signatures, kept if it reaches need. */
+static inline int mate_score(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
+                             uint32_t need, const simlsh_allocator *al, simlsh__matevec *out)
 {
-    seen[v] = stamp;
-    if (low != NULL && count_equal8(low + (size_t)v * ix->num_perm, xlow, ix->num_perm) < need)
-        return 0;
     uint32_t eq = count_equal(sig_of(ix, v), xv, ix->num_perm);
     if (eq < need)
         return 0;
@@ -111,6 +82,18 @@ static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, u
     out->v[out->n].eq = eq;
     out->n++;
     return 0;
+}
+
+/* Member v of x's bucket, met for the first time with equal rows and
+ * still open: scored, kept if it reaches need. */
+static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
+                            uint32_t need, uint32_t *seen, uint32_t stamp, const uint8_t *low,
+                            const uint8_t *xlow, const simlsh_allocator *al, simlsh__matevec *out)
+{
+    seen[v] = stamp;
+    if (low != NULL && count_equal8(low + (size_t)v * ix->num_perm, xlow, ix->num_perm) < need)
+        return 0;
+    return mate_score(ix, xv, v, need, al, out);
 }
 
 #define MATES_AHEAD 8
@@ -269,6 +252,106 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, u
         }
     }
     *visits += looked;
+    return rc;
+}
+
+/* ---- a block of centres, one band at a time ---------------------------------- */
+
+uint32_t simlsh__ix_bands(const struct simlsh_index *ix)
+{
+    return ix->bands;
+}
+
+void simlsh__ix_slot_fps(const struct simlsh_index *ix, uint32_t slot, uint32_t *fps)
+{
+    simlsh__ix_compute_fps(ix, sig_of(ix, slot), fps);
+}
+
+typedef struct {
+    uint32_t li, i;
+} list_hit;
+
+int simlsh__ix_mates_band(const struct simlsh_index *ix, const uint32_t *xs, size_t n, uint32_t b,
+                          const uint32_t *fps, uint32_t need, const uint8_t *lists,
+                          const uint8_t *closed, const uint8_t *low, const simlsh_allocator *al,
+                          simlsh__matevec *outs, uint64_t *visits)
+{
+    list_hit lh[SIMLSH__IX_BLOCK];
+    size_t nhit = 0;
+    const uint32_t np = ix->num_perm;
+    const band_entry *t = band_tab(ix, b);
+    int rc = 0;
+    if (n > SIMLSH__IX_BLOCK || low == NULL || !ix->store || b >= ix->bands)
+        return SIMLSH_EINVAL;
+    if (t == NULL)
+        return 0;
+    /* Each centre's bucket: inline entries are scored now, a list is put
+     * off, to be read once for every centre whose bucket it is. (A centre
+     * is in its own bucket, which is the one whose rows it has, so it meets
+     * at most one list.) */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const uint32_t x = xs[i];
+        const uint32_t *xv = sig_of(ix, x);
+        const uint32_t *bv = xv + (size_t)b * ix->rows;
+        const uint8_t *xlow = low + (size_t)x * np;
+        uint64_t looked = 0;
+        for (size_t p = fastrange(fps[i], ix->tcap); t[p].slot != NO_SLOT && rc == 0;
+             p = next_pos(p, ix->tcap)) {
+            band_entry e = t[p];
+            if (e.fp != fps[i])
+                continue;
+            if (!is_ref(e.slot)) {
+                looked++;
+                uint32_t v = e.slot;
+                if (v == x || closed[v] || !rows_equal(ix, v, b, bv) ||
+                    count_equal8(low + (size_t)v * np, xlow, np) < need)
+                    continue;
+                rc = mate_score(ix, xv, v, need, al, &outs[i]);
+                continue;
+            }
+            uint32_t li = e.slot & ~REF_BIT;
+            if ((lists != NULL && lists[li] != 0) ||
+                !rows_equal(ix, list_of(ix, e.slot)->slots[0], b, bv))
+                continue;
+            if (nhit == SIMLSH__IX_BLOCK)
+                return SIMLSH_EINVAL; /* (cannot happen: one list a centre) */
+            looked += list_of(ix, e.slot)->n;
+            /* by list, then centre: insertion keeps it sorted */
+            size_t j = nhit++;
+            while (j > 0 && lh[j - 1].li > li) {
+                lh[j] = lh[j - 1];
+                j--;
+            }
+            lh[j] = (list_hit){li, (uint32_t)i};
+        }
+        visits[i] += looked;
+    }
+    /* Each list once, its members' low bytes against every centre in it
+     * (those stay in the first-level cache): a member costs one fetch for
+     * the block instead of one for each centre, and the kernel compares
+     * it with all of them in one loop. */
+    const simlsh__low_pass_fn pass = ix->kern->low_pass;
+    const uint8_t *rows[SIMLSH__IX_BLOCK];
+    uint32_t ok[SIMLSH__IX_BLOCK];
+    for (size_t s = 0, e; s < nhit && rc == 0; s = e) {
+        for (e = s + 1; e < nhit && lh[e].li == lh[s].li; e++)
+            rows[e - s] = low + (size_t)xs[lh[e].i] * np;
+        rows[0] = low + (size_t)xs[lh[s].i] * np;
+        const ovf_list *l = &ix->ovf[lh[s].li];
+        for (uint32_t k = 0; k < l->n && rc == 0; k++) {
+            uint32_t v = l->slots[k];
+            if (k + MATES_AHEAD < l->n)
+                prefetch_low(low + (size_t)l->slots[k + MATES_AHEAD] * np, np);
+            if (closed[v])
+                continue;
+            uint32_t nok = pass(low + (size_t)v * np, rows, (uint32_t)(e - s), np, need, ok);
+            for (uint32_t j = 0; j < nok && rc == 0; j++) {
+                size_t h = s + ok[j];
+                if (v != xs[lh[h].i])
+                    rc = mate_score(ix, sig_of(ix, xs[lh[h].i]), v, need, al, &outs[lh[h].i]);
+            }
+        }
+    }
     return rc;
 }
 

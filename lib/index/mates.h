@@ -77,6 +77,27 @@ int simlsh__ix_mates(const struct simlsh_index *ix, uint32_t x, uint32_t need, u
                      const uint8_t *low, const simlsh_allocator *al, simlsh__matevec *out,
                      uint64_t *visits);
 
+/* A star's next centres at once (dedup/ahead.c): simlsh__ix_mates() for
+ * each of the n slots xs[] (no parent, and the same lists[] and closed[]
+ * for all), one band at a time, so that bands can go to threads. For
+ * band b: fps[i] is xs[i]'s fingerprint in band b (simlsh__ix_slot_fps()),
+ * the mates of xs[i] met in band b are appended to outs[i] in the order
+ * simlsh__ix_mates() meets them, and its looks are added to visits[i]. A
+ * mate met in several bands is in each band's outs (the caller keeps the
+ * first: simlsh__ix_mates() would not score it again, and would give the
+ * same score). A list that several centres share is read once for all of
+ * them: with a shared template's giant buckets that is what the walk
+ * costs. Needs stored signatures and low (simlsh__ix_low_bytes()); n at
+ * most SIMLSH__IX_BLOCK. 0, SIMLSH_EINVAL or SIMLSH_ENOMEM. */
+#define SIMLSH__IX_BLOCK 64
+int simlsh__ix_mates_band(const struct simlsh_index *ix, const uint32_t *xs, size_t n, uint32_t b,
+                          const uint32_t *fps, uint32_t need, const uint8_t *lists,
+                          const uint8_t *closed, const uint8_t *low, const simlsh_allocator *al,
+                          simlsh__matevec *outs, uint64_t *visits);
+uint32_t simlsh__ix_bands(const struct simlsh_index *ix);
+/* slot's fingerprint in every band (simlsh__ix_bands() of them) into fps. */
+void simlsh__ix_slot_fps(const struct simlsh_index *ix, uint32_t slot, uint32_t *fps);
+
 /* The lowest byte of every value of every slot's signature, num_perm
  * bytes a slot, into low (nslots x num_perm bytes): simlsh__ix_mates()'s
  * first test when low is given. Two signatures agree on at most as many
