@@ -1033,6 +1033,14 @@ static void run_tpl(simlsh_results *g, const simlsh_index *ix, int mode, double 
     CHECK_OK(simlsh_dedup_stat(visits, d, SIMLSH_DEDUP_STAT_VISITS));
     CHECK_OK(simlsh_dedup_stat(aside, d, SIMLSH_DEDUP_STAT_SET_ASIDE));
     CHECK_OK(simlsh_dedup_stat(aside_members, d, SIMLSH_DEDUP_STAT_SET_ASIDE_MEMBERS));
+    if (mode == SIMLSH_DEDUP_ESTIMATE) {
+        /* a candidate reaches the threshold, so it is claimed: each mate
+         * once, though it shares several of the centre's buckets */
+        uint64_t cands = 0, members = 0;
+        CHECK_OK(simlsh_dedup_stat(&cands, d, SIMLSH_DEDUP_STAT_CANDIDATES));
+        CHECK_OK(simlsh_dedup_stat(&members, d, SIMLSH_DEDUP_STAT_MEMBERS));
+        CHECK(cands == members);
+    }
     CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, 10), SIMLSH_ESTATE);
     simlsh_dedup_free(d);
 }

@@ -11,6 +11,13 @@
  * loses its list. Threads start only once the lists are long (a shared
  * template's buckets): short ones are made in the calling thread.
  *
+ * Long lists are made as a block, one band a unit (simlsh__ix_mates_band):
+ * the next documents of a template share its giant buckets, and a bucket
+ * read once for all of them costs one fetch of each member's low bytes
+ * instead of one for each document. Each document's list is then its
+ * bands' mates in band order, each mate once, which is what
+ * simlsh__ix_mates() gives.
+ *
  * Components walk one document at a time, as before: their looks mark
  * buckets settled, which the next looks read. */
 #include <string.h>
@@ -34,6 +41,12 @@ typedef struct {
 
 typedef struct dx_ahead {
     ahead_row row[AHEAD_DOCS];
+    /* the block's scratch, band-major ([b * n + i]): fingerprints, mates
+     * and looks of document i in band b; nb bands' worth allocated */
+    uint32_t *fps;
+    simlsh__matevec *bm;
+    uint64_t *bvisits;
+    uint32_t nb;
     size_t n, at; /* rows made, the next one to take */
     uint32_t *seen[AHEAD_WORKERS];
     uint32_t stamp[AHEAD_WORKERS];
@@ -48,6 +61,8 @@ typedef struct {
     dx_ahead *a;
     uint32_t need;
     const simlsh_allocator *al;
+    uint32_t xs[AHEAD_DOCS];
+    size_t n; /* the block's documents */
 } ahead_ctx;
 
 void simlsh__dx_ahead_free(simlsh_dedup *d)
@@ -59,6 +74,12 @@ void simlsh__dx_ahead_free(simlsh_dedup *d)
         simlsh__free_sized(&d->al, a->row[i].v.v, a->row[i].v.cap * sizeof *a->row[i].v.v);
     for (uint32_t w = 0; w < a->nw; w++)
         simlsh__free_sized(&d->al, a->seen[w], d->slot_cap * sizeof *a->seen[w]);
+    size_t nbm = (size_t)a->nb * AHEAD_DOCS;
+    for (size_t i = 0; a->bm != NULL && i < nbm; i++)
+        simlsh__free_sized(&d->al, a->bm[i].v, a->bm[i].cap * sizeof *a->bm[i].v);
+    simlsh__free_sized(&d->al, a->bm, nbm * sizeof *a->bm);
+    simlsh__free_sized(&d->al, a->fps, nbm * sizeof *a->fps);
+    simlsh__free_sized(&d->al, a->bvisits, nbm * sizeof *a->bvisits);
     simlsh__free_sized(&d->al, a, sizeof *a);
     d->ahead = NULL;
 }
@@ -85,6 +106,92 @@ static int ahead_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t unit)
                             a->stamp[worker], c->d->low, c->al, &r->v, &r->visits);
 }
 
+static int band_unit(void *ctx, simlsh__par *par, uint32_t worker, size_t b)
+{
+    (void)par;
+    (void)worker;
+    ahead_ctx *c = ctx;
+    dx_ahead *a = c->a;
+    size_t o = b * c->n;
+    for (size_t i = 0; i < c->n; i++) {
+        a->bm[o + i].n = 0;
+        a->bvisits[o + i] = 0;
+    }
+    return simlsh__ix_mates_band(c->ix, c->xs, c->n, (uint32_t)b, a->fps + o, c->need, c->d->skip,
+                                 c->d->closed, c->d->low, c->al, a->bm + o, a->bvisits + o);
+}
+
+/* The block's scratch for nb bands. */
+static int block_scratch(simlsh_dedup *d, dx_ahead *a, uint32_t nb)
+{
+    if (a->nb >= nb)
+        return 0;
+    size_t m = (size_t)nb * AHEAD_DOCS;
+    uint32_t *fps = simlsh__calloc(&d->al, m, sizeof *fps);
+    simlsh__matevec *bm = simlsh__calloc(&d->al, m, sizeof *bm);
+    uint64_t *bv = simlsh__calloc(&d->al, m, sizeof *bv);
+    if (fps == NULL || bm == NULL || bv == NULL) {
+        simlsh__free_sized(&d->al, fps, fps != NULL ? m * sizeof *fps : 0);
+        simlsh__free_sized(&d->al, bm, bm != NULL ? m * sizeof *bm : 0);
+        simlsh__free_sized(&d->al, bv, bv != NULL ? m * sizeof *bv : 0);
+        return SIMLSH_ENOMEM;
+    }
+    size_t old = (size_t)a->nb * AHEAD_DOCS;
+    for (size_t i = 0; a->bm != NULL && i < old; i++)
+        simlsh__free_sized(&d->al, a->bm[i].v, a->bm[i].cap * sizeof *a->bm[i].v);
+    simlsh__free_sized(&d->al, a->bm, old * sizeof *a->bm);
+    simlsh__free_sized(&d->al, a->fps, old * sizeof *a->fps);
+    simlsh__free_sized(&d->al, a->bvisits, old * sizeof *a->bvisits);
+    a->fps = fps;
+    a->bm = bm;
+    a->bvisits = bv;
+    a->nb = nb;
+    return 0;
+}
+
+/* The block's lists, from its bands' (on workers threads): each document's
+ * mates in band order, each once (seen[0] marks them). */
+static int fill_block(simlsh_dedup *d, const simlsh_index *ix, ahead_ctx *c, uint32_t workers)
+{
+    dx_ahead *a = d->ahead;
+    uint32_t nb = simlsh__ix_bands(ix);
+    uint32_t fps[SIMLSH__MAX_PERM];
+    size_t n = c->n;
+    int rc = block_scratch(d, a, nb);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        simlsh__ix_slot_fps(ix, c->xs[i], fps);
+        for (uint32_t b = 0; b < nb; b++)
+            a->fps[(size_t)b * n + i] = fps[b];
+    }
+    if (workers > nb)
+        workers = nb;
+    rc = simlsh__par_run(workers, nb, band_unit, c, NULL);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        ahead_row *r = &a->row[i];
+        r->v.n = 0;
+        r->visits = 0;
+        if (++a->stamp[0] == 0) {
+            memset(a->seen[0], 0, d->nslots * sizeof *a->seen[0]);
+            a->stamp[0] = 1;
+        }
+        for (uint32_t b = 0; b < nb && rc == 0; b++) {
+            const simlsh__matevec *m = &a->bm[(size_t)b * n + i];
+            r->visits += a->bvisits[(size_t)b * n + i];
+            if (r->v.n + m->n > r->v.cap &&
+                simlsh__vec_reserve(&d->al, &r->v, r->v.n + m->n, NULL) < 0)
+                rc = SIMLSH_ENOMEM;
+            for (size_t k = 0; k < m->n && rc == 0; k++)
+                if (a->seen[0][m->v[k].slot] != a->stamp[0]) {
+                    a->seen[0][m->v[k].slot] = a->stamp[0];
+                    r->v.v[r->v.n++] = m->v[k];
+                }
+        }
+    }
+    return rc;
+}
+
 /* Make the lists of x and the unplaced documents after it (up to the first
  * candidate of the batch, where the walk stops). */
 static int fill(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, uint32_t need)
@@ -102,12 +209,14 @@ static int fill(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, uint32_t ne
     if (n == 0 || a->row[0].x != x)
         return SIMLSH_EINVAL; /* (cannot happen: x is the walk's next) */
     uint32_t workers = 1;
-    if (a->last_docs > 0 && a->last_visits > AHEAD_THREADED * a->last_docs) {
-        workers = simlsh__par_workers(d->nthreads, n);
+    int long_lists = a->last_docs > 0 && a->last_visits > AHEAD_THREADED * a->last_docs;
+    int block = long_lists && n > 1 && d->low != NULL;
+    if (long_lists) {
+        workers = simlsh__par_workers(d->nthreads, block ? simlsh__ix_bands(ix) : n);
         if (workers > AHEAD_WORKERS)
             workers = AHEAD_WORKERS;
     }
-    for (; a->nw < workers; a->nw++) {
+    for (; a->nw < (block ? 1u : workers); a->nw++) {
         a->seen[a->nw] = simlsh__calloc(&d->al, d->slot_cap, sizeof *a->seen[a->nw]);
         if (a->seen[a->nw] == NULL)
             return SIMLSH_ENOMEM;
@@ -115,8 +224,15 @@ static int fill(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, uint32_t ne
     }
     simlsh__lockal la;
     simlsh__lockal_init(&la, &d->al);
-    ahead_ctx c = {d, ix, a, need, &la.al};
-    int rc = simlsh__par_run(workers, n, ahead_unit, &c, NULL);
+    ahead_ctx c = {d, ix, a, need, &la.al, {0}, n};
+    int rc;
+    if (block) {
+        for (size_t i = 0; i < n; i++)
+            c.xs[i] = a->row[i].x;
+        rc = fill_block(d, ix, &c, workers);
+    } else {
+        rc = simlsh__par_run(workers, n, ahead_unit, &c, NULL);
+    }
     simlsh__lockal_done(&la);
     a->n = rc == 0 ? n : 0;
     a->at = 0;

@@ -52,6 +52,10 @@
 #define DEFAULT_GIANT_COST 64.0
 /* looks a document and band after which the low bytes are made (below) */
 #define LOW_BYTES_AFTER 4
+/* ... or, once LOW_BYTES_WALKED centres are walked, looks a band past this
+ * many per centre and candidate */
+#define LOW_BYTES_WALKED 64
+#define LOW_BYTES_RATE 4
 
 /* ---- lifetime ------------------------------------------------------- */
 
@@ -270,6 +274,8 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
     /* (no verification, no need: the low bytes would rule nothing out) */
     d->low_tried = d->mode == SIMLSH_DEDUP_NONE;
     d->low_after = LOW_BYTES_AFTER * (double)d->nlive * bands;
+    d->low_bands = bands;
+    d->walked = 0;
     d->started = 1;
     return 0;
 }
@@ -279,13 +285,23 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
 /* Where large buckets of unlike documents stay (templates, boilerplate
  * within the giant-bucket cost), most of the walk compares a centre with
  * members it rules out: once the looks pass LOW_BYTES_AFTER a document
- * and band, the values' low bytes (a quarter of the signatures' bytes)
- * rule most of them out first. Not before: they cost num_perm bytes a
- * slot, and copies, claimed as they are met, need few looks. They change
- * no answer, so without the memory the walk goes on without them. */
+ * and band, or, after the first LOW_BYTES_WALKED centres, LOW_BYTES_RATE
+ * a band for each centre and candidate so far, the values' low bytes (a
+ * quarter of the signatures' bytes) rule most of them out first. Not
+ * before: they cost num_perm bytes a slot, and copies, claimed as they
+ * are met, need few looks, about one a band for each centre and claim. The
+ * rate sees a template within its first centres: a look without the low
+ * bytes fetches a whole signature, and the first template of 60,000
+ * documents took as long as all the rest. They change no answer, so
+ * without the memory the walk goes on without them. */
 static void low_bytes_when_due(simlsh_dedup *d, const simlsh_index *ix)
 {
-    if (d->low_tried || (double)d->st[SIMLSH_DEDUP_STAT_VISITS] <= d->low_after)
+    if (d->low_tried)
+        return;
+    double looks = (double)d->st[SIMLSH_DEDUP_STAT_VISITS];
+    double met = (double)d->walked + (double)d->st[SIMLSH_DEDUP_STAT_CANDIDATES];
+    if (looks <= d->low_after &&
+        (d->walked < LOW_BYTES_WALKED || looks <= LOW_BYTES_RATE * (double)d->low_bands * met))
         return;
     d->low_tried = 1;
     size_t bytes;
@@ -307,8 +323,9 @@ static int candidates(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, doubl
     d->cands.n = 0;
     uint32_t need = simlsh__ix_need(d->num_perm, thr);
     /* components (d->parent set): only mates still apart from x; star
-     * groups on threads: with the next documents' (ahead.c) */
-    int rc = d->parent == NULL && simlsh__par_workers(d->nthreads, 2) > 1
+     * groups: with the next documents' (ahead.c) */
+    d->walked++;
+    int rc = d->parent == NULL
                  ? simlsh__dx_ahead_candidates(d, ix, x, need)
                  : simlsh__ix_mates(ix, x, need, d->skip, d->closed, d->parent, d->seen, d->stamp,
                                     d->low, &d->al, &d->cands, &d->st[SIMLSH_DEDUP_STAT_VISITS]);
