@@ -13,6 +13,10 @@ Shapes, all of N documents of about W words from one vocabulary:
             group's text with 1 to 3 words changed; the rest unrelated;
   template  every document is one template with 12 % of its words replaced
             (pairwise Jaccard of character 5-shingles about 0.6);
+  near-template  the same with 7 % replaced (pairwise Jaccard about 0.7, just
+            under the default threshold, so exact verification has to
+            compare most pairs whole: quadratic; some pairs reach the
+            threshold by chance, so it has no planted groups to check);
   copies    N copies of one text (the worst case of a bucket).
 --truth writes the planted groups, one per line: the 1-based line numbers of
 the members, ascending (groups of two or more only).
@@ -43,7 +47,7 @@ def edit(rng, vocab, words, k):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("shape", choices=["random", "heavy", "template", "copies"])
+    ap.add_argument("shape", choices=["random", "heavy", "template", "near-template", "copies"])
     ap.add_argument("out")
     ap.add_argument("--docs", type=int, default=60000)
     ap.add_argument("--words", type=int, default=300)
@@ -61,9 +65,9 @@ def main():
         one = text(rng, vocab, w)
         docs = [one] * n
         groups = [list(range(n))]
-    elif a.shape == "template":
+    elif a.shape in ("template", "near-template"):
         base = text(rng, vocab, w)
-        k = max(1, round(0.12 * w))
+        k = max(1, round((0.12 if a.shape == "template" else 0.07) * w))
         for _ in range(n):
             d = list(base)
             for p in rng.sample(range(w), k):
