@@ -65,6 +65,17 @@ typedef struct {
     size_t n; /* the block's documents */
 } ahead_ctx;
 
+/* The block's scratch (a->nb bands' worth) freed. */
+static void block_free(simlsh_dedup *d, dx_ahead *a)
+{
+    size_t m = (size_t)a->nb * AHEAD_DOCS;
+    for (size_t i = 0; a->bm != NULL && i < m; i++)
+        simlsh__free_sized(&d->al, a->bm[i].v, a->bm[i].cap * sizeof *a->bm[i].v);
+    simlsh__free_sized(&d->al, a->bm, m * sizeof *a->bm);
+    simlsh__free_sized(&d->al, a->fps, m * sizeof *a->fps);
+    simlsh__free_sized(&d->al, a->bvisits, m * sizeof *a->bvisits);
+}
+
 void simlsh__dx_ahead_free(simlsh_dedup *d)
 {
     dx_ahead *a = d->ahead;
@@ -74,12 +85,7 @@ void simlsh__dx_ahead_free(simlsh_dedup *d)
         simlsh__free_sized(&d->al, a->row[i].v.v, a->row[i].v.cap * sizeof *a->row[i].v.v);
     for (uint32_t w = 0; w < a->nw; w++)
         simlsh__free_sized(&d->al, a->seen[w], d->slot_cap * sizeof *a->seen[w]);
-    size_t nbm = (size_t)a->nb * AHEAD_DOCS;
-    for (size_t i = 0; a->bm != NULL && i < nbm; i++)
-        simlsh__free_sized(&d->al, a->bm[i].v, a->bm[i].cap * sizeof *a->bm[i].v);
-    simlsh__free_sized(&d->al, a->bm, nbm * sizeof *a->bm);
-    simlsh__free_sized(&d->al, a->fps, nbm * sizeof *a->fps);
-    simlsh__free_sized(&d->al, a->bvisits, nbm * sizeof *a->bvisits);
+    block_free(d, a);
     simlsh__free_sized(&d->al, a, sizeof *a);
     d->ahead = NULL;
 }
@@ -136,12 +142,7 @@ static int block_scratch(simlsh_dedup *d, dx_ahead *a, uint32_t nb)
         simlsh__free_sized(&d->al, bv, bv != NULL ? m * sizeof *bv : 0);
         return SIMLSH_ENOMEM;
     }
-    size_t old = (size_t)a->nb * AHEAD_DOCS;
-    for (size_t i = 0; a->bm != NULL && i < old; i++)
-        simlsh__free_sized(&d->al, a->bm[i].v, a->bm[i].cap * sizeof *a->bm[i].v);
-    simlsh__free_sized(&d->al, a->bm, old * sizeof *a->bm);
-    simlsh__free_sized(&d->al, a->fps, old * sizeof *a->fps);
-    simlsh__free_sized(&d->al, a->bvisits, old * sizeof *a->bvisits);
+    block_free(d, a);
     a->fps = fps;
     a->bm = bm;
     a->bvisits = bv;
@@ -149,7 +150,8 @@ static int block_scratch(simlsh_dedup *d, dx_ahead *a, uint32_t nb)
     return 0;
 }
 
-/* The block's lists, from its bands' (on workers threads): each document's
+/* The block's lists, from its bands' (on workers threads, at most one a
+ * band): each document's
  * mates in band order, each once (seen[0] marks them). */
 static int fill_block(simlsh_dedup *d, const simlsh_index *ix, ahead_ctx *c, uint32_t workers)
 {
@@ -165,8 +167,6 @@ static int fill_block(simlsh_dedup *d, const simlsh_index *ix, ahead_ctx *c, uin
         for (uint32_t b = 0; b < nb; b++)
             a->fps[(size_t)b * n + i] = fps[b];
     }
-    if (workers > nb)
-        workers = nb;
     rc = simlsh__par_run(workers, nb, band_unit, c, NULL);
     for (size_t i = 0; i < n && rc == 0; i++) {
         ahead_row *r = &a->row[i];

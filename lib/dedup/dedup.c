@@ -274,7 +274,6 @@ static int start(simlsh_dedup *d, const simlsh_index *ix)
     /* (no verification, no need: the low bytes would rule nothing out) */
     d->low_tried = d->mode == SIMLSH_DEDUP_NONE;
     d->low_after = LOW_BYTES_AFTER * (double)d->nlive * bands;
-    d->low_bands = bands;
     d->walked = 0;
     d->started = 1;
     return 0;
@@ -300,8 +299,8 @@ static void low_bytes_when_due(simlsh_dedup *d, const simlsh_index *ix)
         return;
     double looks = (double)d->st[SIMLSH_DEDUP_STAT_VISITS];
     double met = (double)d->walked + (double)d->st[SIMLSH_DEDUP_STAT_CANDIDATES];
-    if (looks <= d->low_after &&
-        (d->walked < LOW_BYTES_WALKED || looks <= LOW_BYTES_RATE * (double)d->low_bands * met))
+    if (looks <= d->low_after && (d->walked < LOW_BYTES_WALKED ||
+                                  looks <= LOW_BYTES_RATE * (double)simlsh__ix_bands(ix) * met))
         return;
     d->low_tried = 1;
     size_t bytes;

@@ -161,11 +161,10 @@ struct simlsh_dedup {
     size_t nlow;      /* its bytes */
     int low_tried;    /* low was due once (built, or no memory for it) */
     double low_after; /* looks (STAT_VISITS) past which low is due */
-    uint32_t low_bands;
-    uint64_t walked; /* centres whose candidates were asked for */
-    uint32_t *pend;  /* == win: a candidate of the batch */
-    uint32_t *got;   /* == win: its text (or its absence) is in */
-    uint32_t *wpos;  /* in the batch: index of a centre or a candidate */
+    uint64_t walked;  /* centres whose candidates were asked for */
+    uint32_t *pend;   /* == win: a candidate of the batch */
+    uint32_t *got;    /* == win: its text (or its absence) is in */
+    uint32_t *wpos;   /* in the batch: index of a centre or a candidate */
     uint64_t *weight;
     size_t cur;   /* ranks below are placed for good */
     uint32_t win; /* batch number */

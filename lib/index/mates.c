@@ -60,11 +60,6 @@ uint32_t simlsh__ix_need(uint32_t np, double thr)
     return need;
 }
 
-static inline uint32_t count_equal8(const uint8_t *a, const uint8_t *b, uint32_t n)
-{
-    return simlsh__count_equal8(a, b, n);
-}
-
 /* Member v of x's bucket, with equal rows and still open, past the low
  * bytes' test: scored on the whole signatures, kept if it reaches need. */
 static inline int mate_score(const struct simlsh_index *ix, const uint32_t *xv, uint32_t v,
@@ -91,7 +86,8 @@ static inline int mate_meet(const struct simlsh_index *ix, const uint32_t *xv, u
                             const uint8_t *xlow, const simlsh_allocator *al, simlsh__matevec *out)
 {
     seen[v] = stamp;
-    if (low != NULL && count_equal8(low + (size_t)v * ix->num_perm, xlow, ix->num_perm) < need)
+    if (low != NULL &&
+        simlsh__count_equal8(low + (size_t)v * ix->num_perm, xlow, ix->num_perm) < need)
         return 0;
     return mate_score(ix, xv, v, need, al, out);
 }
@@ -304,7 +300,7 @@ int simlsh__ix_mates_band(const struct simlsh_index *ix, const uint32_t *xs, siz
                 looked++;
                 uint32_t v = e.slot;
                 if (v == x || closed[v] || !rows_equal(ix, v, b, bv) ||
-                    count_equal8(low + (size_t)v * np, xlow, np) < need)
+                    simlsh__count_equal8(low + (size_t)v * np, xlow, np) < need)
                     continue;
                 rc = mate_score(ix, xv, v, need, al, &outs[i]);
                 continue;
