@@ -749,6 +749,43 @@ def _with_text(s: Any, old: Any, buf: Any, n: int, what: str) -> _SigHandle:
     return _sig_handle(h)
 
 
+def _token_hashes(p: "Params", toks: Sequence[Any], what: str) -> np.ndarray:
+    """Each token (str, encoded UTF-8, or bytes-like) hashed with p's hash
+    (hash_bytes), as uint64: update_tokens and simlsh.datasketch's MinHash."""
+    out = np.empty(len(toks), dtype=np.uint64)
+    hb, ph = lib.simlsh_hash_bytes, p._h
+    cell = ctypes.c_uint64()
+    pcell = ctypes.byref(cell)
+    for j, t in enumerate(toks):
+        try:
+            buf, n = as_bytes(t)
+        except TypeError:
+            raise TypeError("%s: token %d must be str or bytes-like, not %s"
+                            % (what, j, type(t).__name__)) from None
+        check(hb(pcell, ph, buf, n), "%s: token %d" % (what, j))
+        out[j] = cell.value
+    return out
+
+
+def _sig_values(h: Any) -> np.ndarray:
+    """The num_perm values of C signature h (densified for OPH), as a new
+    uint32 array."""
+    n = ctypes.c_size_t()
+    out = np.empty(check(lib.simlsh_signature_num_perm(h)), dtype=np.uint32)
+    check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n), h), "values")
+    return out
+
+
+def _forked(h: Any, fn: Any, arg: Any, *rest: Any, what: str) -> _SigHandle:
+    """A new C signature: a copy of h changed by ``fn(copy, arg, *rest)``
+    (copy-on-write: h itself is never changed)."""
+    out = _out()
+    check(lib.simlsh_signature_copy(ctypes.byref(out), h), what)
+    new = _sig_handle(out)
+    check(fn(new, arg, *rest), what)
+    return new
+
+
 class Signature(_Handle):
     """A MinHash signature of one or more documents.
 
@@ -864,19 +901,7 @@ class Signature(_Handle):
         token sets give equal signatures. A single str is a TypeError (it
         would be one token per character); returns self."""
         toks = _sequence(tokens, "update_tokens", "tokens")
-        p = self.params
-        out = np.empty(len(toks), dtype=np.uint64)
-        hb, ph = lib.simlsh_hash_bytes, p._h
-        cell = ctypes.c_uint64()
-        pcell = ctypes.byref(cell)
-        for j, t in enumerate(toks):
-            try:
-                buf, n = as_bytes(t)
-            except TypeError:
-                raise TypeError("update_tokens: token %d must be str or bytes-like, not %s"
-                                % (j, type(t).__name__)) from None
-            check(hb(pcell, ph, buf, n), "update_tokens: token %d" % j)
-            out[j] = cell.value
+        out = _token_hashes(self.params, toks, "update_tokens")
         return self.update_features(out)
 
     def update_features(self, features: Any) -> "Signature":
@@ -937,12 +962,7 @@ class Signature(_Handle):
     @property
     def values(self) -> np.ndarray:
         """The num_perm values (densified for OPH) as a new uint32 array."""
-        n = ctypes.c_size_t()
-        h = self._h
-        out = np.empty(check(lib.simlsh_signature_num_perm(h)), dtype=np.uint32)
-        check(lib.simlsh_signature_values(out.ctypes.data, out.size, ctypes.byref(n), h),
-              "values")
-        return out
+        return _sig_values(self._h)
 
     def band_keys(self, bands: Optional[int] = None, rows: Optional[int] = None) -> np.ndarray:
         """The 64-bit band keys the index buckets on (uint64, one per band).

@@ -34,7 +34,8 @@ from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Opti
 import numpy as np
 
 from . import _lib
-from ._core import Index, Params, Signature, _scratch, _SigHandle, query_ids
+from ._core import (Index, Params, Signature, _forked, _scratch, _sig_values, _SigHandle,
+                    _token_hashes, query_ids)
 from ._forest import Ensemble, Forest
 from ._lib import lib
 from ._rwlock import RWLock, hold
@@ -130,7 +131,7 @@ _BYTES = {bytes}
 _local = threading.local()
 
 
-def _thread_scratch(m: "MinHash", sig: Signature) -> Any:
+def _thread_scratch(m: "MinHash") -> Any:
     """This thread's scratch signature for MinHashes of m's contract: every
     MinHash of one (num_perm, seed, scheme) has the same params (_contract),
     so one scratch serves them all, and no MinHash keeps a shingler."""
@@ -141,8 +142,23 @@ def _thread_scratch(m: "MinHash", sig: Signature) -> Any:
     key = (m._n, m.seed, m._scheme)
     s = scratch.get(key)
     if s is None:
-        s = scratch[key] = _scratch(sig._h, "MinHash.update")
+        s = scratch[key] = _scratch(_EMPTY[key]._h, "MinHash.update")
     return s
+
+
+# A MinHash has no lock of its own: writes (its flush, merge, clear, a new
+# hashvalues) take one of these, chosen by the MinHash's id. So a MinHash
+# is three objects for the garbage collector to visit (itself, its token
+# list and its C signature), not eight. No code holds two of them at once
+# (merge flushes the other MinHash before it takes its own), so two threads
+# never wait for each other in a cycle; RLock, so that a write may flush.
+# Reads take none: the C signature is copy-on-write (a write makes a new
+# one and swaps it in), so a reader's ``h = m._h`` is one whole state.
+_STRIPES = tuple(threading.RLock() for _ in range(64))
+
+
+def _stripe(m: Any) -> Any:
+    return _STRIPES[(id(m) >> 4) & 63]
 
 
 _insert = lib.simlsh_index_insert
@@ -168,6 +184,18 @@ def _signed(s: Any, old: Any, joined: bytes) -> _SigHandle:
     if rc < 0:
         _lib.check(rc, "MinHash.update")
     return h
+
+
+def _sig_of(h: _SigHandle) -> Signature:
+    """A Signature on one C signature state (shared: it is never changed)."""
+    sig = Signature.__new__(Signature)
+    sig._h = h
+    return sig
+
+
+def _with_features(h: Any, f: np.ndarray) -> _SigHandle:
+    return _forked(h, lib.simlsh_signature_add_features, f.ctypes.data, f.size,
+                   what="MinHash.update")
 
 
 def _token(b: Any) -> bytes:
@@ -201,7 +229,7 @@ class MinHash:
     are exclusive; every other call reads and may run concurrently.
     """
 
-    __slots__ = ("_sig", "_pending", "_features", "seed", "hashfunc", "_scheme",
+    __slots__ = ("_h", "_pending", "_features", "seed", "hashfunc", "_scheme",
                  "_exact", "_perm", "_n", "__weakref__")
 
     def __init__(self, num_perm: int = 128, seed: int = 1,
@@ -231,6 +259,9 @@ class MinHash:
         #: datasketch's exact values (uint64) with scheme="datasketch", else None
         self._exact: Optional[np.ndarray] = None
         self._perm: Optional[np.ndarray] = None
+        #: the C signature: never changed once here (copy-on-write), so
+        #: every new MinHash shares the empty one of its contract
+        self._h: _SigHandle
         if scheme == "datasketch":
             if permutations is not None:
                 ab = np.array(permutations, dtype=np.uint64)
@@ -241,20 +272,18 @@ class MinHash:
                 self._perm = _permutations(seed, num_perm)
             self._exact = (np.array(hv, dtype=np.uint64) if hashvalues is not None
                            else np.full(num_perm, _MAX64, dtype=np.uint64))
-            self._sig = Signature.from_values(p, _as_signature_values(self._exact))
+            self._h = Signature.from_values(p, _as_signature_values(self._exact))._h
         elif hashvalues is not None:
             try:
-                self._sig = Signature.from_values(p, hv)
+                self._h = Signature.from_values(p, hv)._h
             except _lib.InvalidArgument as e:
                 raise ValueError("hashvalues: %s" % e) from None
         else:
-            # Signatures are copy-on-write, so a C signature is never changed
-            # once a Signature holds it: every new MinHash shares the empty
-            # one of its contract, and its first update swaps in its own.
-            sig = self._sig = Signature.__new__(Signature)
-            sig._h = _EMPTY[(num_perm, seed, scheme)]._h
+            self._h = _EMPTY[(num_perm, seed, scheme)]._h
+        #: tokens added since the last flush (bytes)
         self._pending: List[bytes] = []
-        self._features: List[int] = []
+        #: hashfunc's values since the last flush (made with the first)
+        self._features: Optional[List[int]] = None
 
     @property
     def permutations(self) -> np.ndarray:
@@ -265,19 +294,23 @@ class MinHash:
             raise AttributeError("permutations: only with scheme='datasketch'")
         return self._perm
 
-    # the lock is the signature's, so hold() orders MinHashes with the rest
-    @property
-    def _lock(self) -> RWLock:
-        return self._sig._lock
+    def _feature_list(self) -> List[int]:
+        f = self._features
+        if f is None:
+            with _stripe(self):  # two first updates make one list
+                f = self._features
+                if f is None:
+                    f = self._features = []
+        return f
 
     # Updates only append to a list (one atomic operation under the GIL, so
-    # no lock); _flush signs what is there under the signature's write lock
+    # no lock); _flush signs what is there under the MinHash's stripe lock
     # and removes exactly what it signed, so a token appended meanwhile by
     # another thread stays for the next flush.
     def update(self, b: Any) -> None:
         """Add one token (bytes, or str encoded UTF-8)."""
         if self.hashfunc is not None:
-            self._features.append(int(self.hashfunc(b)) & 0xFFFFFFFFFFFFFFFF)
+            self._feature_list().append(int(self.hashfunc(b)) & 0xFFFFFFFFFFFFFFFF)
         elif type(b) is bytes:
             self._pending.append(b)
         else:
@@ -290,7 +323,7 @@ class MinHash:
                             % type(b).__name__)
         if self.hashfunc is not None:
             hf = self.hashfunc
-            self._features.extend([int(hf(x)) & 0xFFFFFFFFFFFFFFFF for x in b])
+            self._feature_list().extend([int(hf(x)) & 0xFFFFFFFFFFFFFFFF for x in b])
             return
         toks = b if type(b) is list else list(b)
         if set(map(type, toks)) <= _BYTES:  # the usual case, checked in C
@@ -298,58 +331,70 @@ class MinHash:
         else:
             self._pending.extend([_token(x) for x in toks])
 
-    def _flush(self) -> Signature:
-        """Sign the tokens added since the last flush; returns the signature.
-        Plain ASCII words are signed as one text (one library call: the word
-        unit with k = 1 hashes each word as hash_bytes does), the rest one
-        by one."""
-        sig = self._sig
-        pending, features = self._pending, self._features
-        if not pending and not features:
-            return sig
-        lock = sig._lock
-        lock.acquire_write()
-        try:
-            n, m = len(pending), len(features)
-            toks = pending[:n]
-            del pending[:n]
-            feats = None
-            if m:
-                feats = features[:m]
-                del features[:m]
-            if self._exact is not None:
-                self._flush_datasketch(sig, toks, feats or [])
-                return sig
-            if toks:
-                # ASCII letters and digits go in as one text; the signature's
-                # write lock is held, so it is updated here (copy-on-write,
-                # as Signature.update does, in this thread's scratch)
-                plain = toks if all(toks) and b"".join(toks).isalnum() else \
-                    [t for t in toks if t.isalnum()]
-                if plain:
-                    joined = b" ".join(plain)
-                    sig._h = _signed(_thread_scratch(self, sig), sig._h, joined)
-                if plain is not toks:
-                    rest = [t for t in toks if not t.isalnum()]
-                    if rest:
-                        sig.update_tokens(rest)
-            if feats:
-                sig.update_features(np.array(feats, dtype=np.uint64))
-        finally:
-            lock.release_write()
-        return sig
+    def _flush(self) -> _SigHandle:
+        """Sign the tokens added since the last flush; returns the C
+        signature (one whole state: it is never changed)."""
+        if not self._pending and not self._features:
+            return self._h
+        with _stripe(self):
+            return self._flush_held()
 
-    def _flush_datasketch(self, sig: Signature, toks: List[bytes], feats: List[int]) -> None:
+    def _flush_held(self) -> _SigHandle:
+        """_flush, under the stripe lock. Plain ASCII words are signed as
+        one text (one library call: the word unit with k = 1 hashes each
+        word as hash_bytes does), the rest one by one."""
+        pending, features = self._pending, self._features
+        n, m = len(pending), len(features) if features else 0
+        if not n and not m:
+            return self._h
+        toks = pending[:n]
+        del pending[:n]
+        feats: List[int] = []
+        if m:
+            assert features is not None
+            feats = features[:m]
+            del features[:m]
+        if self._exact is not None:
+            self._flush_datasketch(toks, feats)
+            return self._h
+        h = self._h
+        if toks:
+            # ASCII letters and digits go in as one text (in this thread's
+            # scratch signature), the rest as hashes of whole tokens
+            plain = toks if all(toks) and b"".join(toks).isalnum() else \
+                [t for t in toks if t.isalnum()]
+            if plain:
+                h = _signed(_thread_scratch(self), h, b" ".join(plain))
+            if plain is not toks:
+                rest = [t for t in toks if not t.isalnum()]
+                if rest:
+                    p = _PARAMS[(self._n, self.seed, self._scheme)]
+                    h = _with_features(h, _token_hashes(p, rest, "MinHash.update"))
+        if feats:
+            h = _with_features(h, np.array(feats, dtype=np.uint64))
+        self._h = h
+        return h
+
+    def _flush_datasketch(self, toks: List[bytes], feats: List[int]) -> None:
         """scheme="datasketch": datasketch's update_batch on the exact
-        values, then the signature rebuilt from them (under its write lock,
-        held by _flush)."""
+        values, then the C signature rebuilt from them (under the stripe
+        lock, held by _flush)."""
         hv = [_sha1_hash32(toks)] if toks else []
         if feats:  # hashfunc's values, in datasketch's uint64
             hv.append(np.array(feats, dtype=np.uint64))
         if hv:
             assert self._exact is not None and self._perm is not None
-            _apply(self._exact, np.concatenate(hv) if len(hv) > 1 else hv[0], self._perm)
-            sig._set_values(_as_signature_values(self._exact))
+            exact = self._exact.copy()  # readers copy the old one meanwhile
+            _apply(exact, np.concatenate(hv) if len(hv) > 1 else hv[0], self._perm)
+            self._set_exact(exact)
+
+    def _set_exact(self, exact: np.ndarray) -> None:
+        """scheme="datasketch": these exact values and their C signature
+        (under the stripe lock)."""
+        p = _PARAMS[(self._n, self.seed, self._scheme)]
+        h = Signature.from_values(p, _as_signature_values(exact))._h
+        self._exact = exact
+        self._h = h
 
     def _check(self, other: Any, what: str) -> "MinHash":
         if not isinstance(other, MinHash):
@@ -370,8 +415,7 @@ class MinHash:
         if self._exact is not None:
             return float(np.count_nonzero(self.hashvalues == other.hashvalues)) / len(self)
         a, b = self._flush(), other._flush()
-        with hold(read=(a, b)):
-            return float(np.count_nonzero(a.values == b.values)) / len(self)
+        return float(np.count_nonzero(_sig_values(a) == _sig_values(b))) / len(self)
 
     def count(self) -> float:
         """Estimated number of distinct tokens."""
@@ -389,16 +433,17 @@ class MinHash:
     def merge(self, other: "MinHash") -> None:
         """Become the MinHash of the union with ``other``."""
         self._check(other, "merge")
+        # other first, and its lock let go: never two stripe locks at once
         if self._exact is not None:
             ov = other.hashvalues
-            sig = self._flush()
-            with sig._lock.write:
-                np.minimum(self._exact, ov, out=self._exact)
-                sig._set_values(_as_signature_values(self._exact))
+            with _stripe(self):
+                self._flush_held()
+                assert self._exact is not None
+                self._set_exact(np.minimum(self._exact, ov))
             return
         o = other._flush()
-        with hold(write=(self._flush(),), read=(o,)):
-            self._sig.merge(o)
+        with _stripe(self):
+            self._h = _forked(self._flush_held(), _merge, o, what="merge")
 
     def digest(self) -> np.ndarray:
         """A copy of the hash values."""
@@ -408,11 +453,11 @@ class MinHash:
     def hashvalues(self) -> np.ndarray:
         """The num_perm values as uint64 (2^32-1 each while empty); a copy:
         assign to the attribute to replace them."""
-        sig = self._flush()
-        if self._exact is not None:
-            with sig._lock.read:
-                return self._exact.copy()
-        return sig.values.astype(np.uint64)
+        h = self._flush()
+        exact = self._exact  # replaced, never changed, by writes
+        if exact is not None:
+            return exact.copy()
+        return _sig_values(h).astype(np.uint64)
 
     @hashvalues.setter
     def hashvalues(self, values: Any) -> None:
@@ -421,42 +466,43 @@ class MinHash:
             if v.shape != self._exact.shape:
                 raise ValueError("hashvalues: %d values; expected %d"
                                  % (v.size, self._exact.size))
-            with self._sig._lock.write:
-                del self._pending[:]
-                del self._features[:]
-                self._exact = v
-                self._sig._set_values(_as_signature_values(v))
+            with _stripe(self):
+                self._drop_pending()
+                self._set_exact(v)
             return
-        sig = Signature.from_values(self._sig.params, np.asarray(values))
-        with self._sig._lock.write:
-            del self._pending[:]
+        p = _PARAMS[(self._n, self.seed, self._scheme)]
+        h = Signature.from_values(p, np.asarray(values))._h
+        with _stripe(self):
+            self._drop_pending()
+            self._h = h
+
+    def _drop_pending(self) -> None:
+        del self._pending[:]
+        if self._features:
             del self._features[:]
-            self._sig = sig
 
     def is_empty(self) -> bool:
         """True when no token was added."""
-        return self._flush().empty
+        return _lib.check(_is_empty(self._flush())) == 1
 
     def clear(self) -> None:
         """Back to empty."""
-        with self._sig._lock.write:
-            del self._pending[:]
-            del self._features[:]
+        with _stripe(self):
+            self._drop_pending()
             if self._exact is not None:
                 self._exact = np.full(len(self._exact), _MAX64, dtype=np.uint64)
-            self._sig.clear()
+            self._h = _EMPTY[(self._n, self.seed, self._scheme)]._h
 
     def copy(self) -> "MinHash":
         """An independent copy."""
         m = MinHash.__new__(type(self))
         m.seed, m.hashfunc, m._scheme = self.seed, self.hashfunc, self._scheme
-        sig = self._flush()
-        with sig._lock.read:
-            m._sig = sig.copy()
-            m._exact = None if self._exact is None else self._exact.copy()
+        m._h = self._flush()  # copy-on-write: sharing it is a copy
+        exact = self._exact
+        m._exact = None if exact is None else exact.copy()
         m._perm = self._perm
         m._n = self._n
-        m._pending, m._features = [], []
+        m._pending, m._features = [], None
         return m
 
     def __len__(self) -> int:
@@ -473,7 +519,7 @@ class MinHash:
             return (_restore_datasketch, (type(self), self.seed, self.hashfunc,
                                           self.hashvalues.tobytes(), self._perm_arg()))
         return (_restore, (type(self), self.seed, self.hashfunc, self._scheme,
-                           bytes(self._flush())))
+                           bytes(_sig_of(self._flush()))))
 
     def _perm_arg(self) -> Optional[np.ndarray]:
         """The permutations when they are not the seed's own (given by hand)."""
@@ -520,10 +566,10 @@ class MinHash:
 def _restore(cls: type, seed: int, hashfunc: Any, scheme: str, data: bytes) -> MinHash:
     m = MinHash.__new__(cls)
     m.seed, m.hashfunc, m._scheme = seed, hashfunc, scheme
-    m._sig = Signature.load(data)
-    m._n = m._sig.num_perm
+    m._h = Signature.load(data)._h
+    m._n = _lib.check(lib.simlsh_signature_num_perm(m._h))
     m._exact = m._perm = None
-    m._pending, m._features = [], []
+    m._pending, m._features = [], None
     return m
 
 
@@ -554,10 +600,9 @@ class LeanMinHash(MinHash):
             if not isinstance(minhash, MinHash):
                 raise TypeError("LeanMinHash: a MinHash, not %s" % type(minhash).__name__)
             self.seed, self.hashfunc, self._scheme = minhash.seed, None, minhash._scheme
-            sig = minhash._flush()
-            with sig._lock.read:
-                self._sig = sig.copy()
-                self._exact = None if minhash._exact is None else minhash._exact.copy()
+            self._h = minhash._flush()  # copy-on-write: sharing it is a copy
+            exact = minhash._exact
+            self._exact = None if exact is None else exact.copy()
             self._perm = minhash._perm
             self._n = minhash._n
         elif hashvalues is not None and seed is not None:
@@ -565,7 +610,7 @@ class LeanMinHash(MinHash):
         else:
             raise ValueError("Init parameters cannot be None: make sure to set either "
                              "minhash or both of hash values and seed")
-        self._pending, self._features = [], []
+        self._pending, self._features = [], None
 
     def update(self, b: Any) -> None:
         """Always TypeError: a LeanMinHash is immutable."""
@@ -588,7 +633,7 @@ class LeanMinHash(MinHash):
         """The num_perm values as uint64 (a copy)."""
         if self._exact is not None:
             return self._exact.copy()
-        return self._sig.values.astype(np.uint64)
+        return _sig_values(self._h).astype(np.uint64)
 
     def bytesize(self, byteorder: str = "@") -> int:
         """Bytes :meth:`serialize` writes."""
@@ -673,26 +718,48 @@ class _Keys:
 
 
 class _Keyed:
-    """Any hashable key -> the uint64 ids of a native index (never reused)."""
+    """Any hashable key -> the uint64 ids of a native index (never reused).
+
+    A key's first id is in ``_ids`` (an int, which the garbage collector
+    never visits), the ids it was indexed under again
+    (``check_duplication=False``) in ``_more``."""
 
     def _init_keys(self) -> None:
         self._lock = RWLock()
-        self._ids: Dict[Hashable, List[int]] = {}
+        self._ids: Dict[Hashable, int] = {}
+        self._more: Dict[Hashable, List[int]] = {}
         self._key_of: Dict[int, Hashable] = {}
         self._next = 0
 
     def _new_id(self, key: Hashable) -> int:
         i = self._next
         self._next += 1
-        self._ids.setdefault(key, []).append(i)
+        if key in self._ids:
+            self._more.setdefault(key, []).append(i)
+        else:
+            self._ids[key] = i
         self._key_of[i] = key
         return i
 
     def _drop(self, key: Hashable) -> List[int]:
-        ids = self._ids.pop(key)
+        ids = [self._ids.pop(key)] + self._more.pop(key, [])
         for i in ids:
             del self._key_of[i]
         return ids
+
+    def _undo(self, key: Hashable, i: int) -> None:
+        """Forget id i of key (an insert that failed)."""
+        del self._key_of[i]
+        more = self._more.get(key)
+        if not more:
+            del self._ids[key]
+            return
+        if self._ids[key] == i:
+            self._ids[key] = more.pop(0)
+        else:
+            more.remove(i)
+        if not more:
+            del self._more[key]
 
     def __contains__(self, key: object) -> bool:
         with self._lock.read:
@@ -719,16 +786,22 @@ class _Keyed:
     def __getstate__(self) -> Dict[str, Any]:
         with self._lock.read:
             d = {k: v for k, v in self.__dict__.items() if k != "_lock"}
-            d["_ids"] = dict((k, list(v)) for k, v in self._ids.items())
+            d["_ids"] = dict(self._ids)
+            d["_more"] = dict((k, list(v)) for k, v in self._more.items())
             d["_key_of"] = dict(self._key_of)
             return d
 
     def __setstate__(self, d: Dict[str, Any]) -> None:
+        if "_more" not in d:  # pickled by 0.2: a list of ids per key
+            lists = d["_ids"]
+            d["_ids"] = {k: v[0] for k, v in lists.items()}
+            d["_more"] = {k: v[1:] for k, v in lists.items() if len(v) > 1}
         self.__dict__.update(d)
         self._lock = RWLock()
 
 
-def _minhash(m: Any, n: int, what: str) -> Signature:
+def _minhash(m: Any, n: int, what: str) -> _SigHandle:
+    """m's C signature, signed up to now (checked: a MinHash of n values)."""
     if not isinstance(m, MinHash):
         raise TypeError("%s: a MinHash, not %s" % (what, type(m).__name__))
     if m._n != n:
@@ -779,9 +852,9 @@ class MinHashLSH(_Keyed):
         self._query_buffer: List[MinHash] = []
         self._init_keys()
 
-    def _index_for(self, sig: Signature) -> Index:
+    def _index_for(self, h: _SigHandle) -> Index:
         if self._ix is None:
-            p = sig.params.replace(bands=self.b, rows=self.r,
+            p = _sig_of(h).params.replace(bands=self.b, rows=self.r,
                                    threshold=max(self.threshold, 1e-9))
             self._ix = Index(p)
         return self._ix
@@ -790,7 +863,7 @@ class MinHashLSH(_Keyed):
         """Insert ``key`` with the MinHash of its set; ValueError when the
         key is present (unless ``check_duplication`` is False: then the key
         is indexed once more) or the MinHash has another length or seed."""
-        sig = _minhash(minhash, self.h, "insert")
+        h = _minhash(minhash, self.h, "insert")
         hash(key)
         # The index is this object's own, used only under its lock, so the
         # library is called here, without the Index wrapper and its lock;
@@ -802,26 +875,20 @@ class MinHashLSH(_Keyed):
             old = ids.get(key)
             if old is not None and check_duplication:
                 raise ValueError("The given key already exists")
-            ix = self._ix if self._ix is not None else self._index_for(sig)
+            ix = self._ix if self._ix is not None else self._index_for(h)
             i = self._next  # _new_id, inline: this runs once per insert
             self._next = i + 1
             if old is None:
-                ids[key] = [i]
+                ids[key] = i
             else:
-                old.append(i)
+                self._more.setdefault(key, []).append(i)
             self._key_of[i] = key
-            rc = _insert(ix._h, i, sig._h)
+            rc = _insert(ix._h, i, h)
             if rc < 0:
                 self._undo(key, i)
                 raise ValueError("insert %r: %s" % (key, _lib.error_for(rc)))
         finally:
             lock.release_write()
-
-    def _undo(self, key: Hashable, i: int) -> None:
-        del self._key_of[i]
-        self._ids[key].remove(i)
-        if not self._ids[key]:
-            del self._ids[key]
 
     def _insert_many(self, entries: List[Tuple[Hashable, np.ndarray]]) -> None:
         """Insert (key, values) rows in one library call (all or nothing)."""
@@ -849,14 +916,14 @@ class MinHashLSH(_Keyed):
 
     def query(self, minhash: MinHash) -> List[Hashable]:
         """Keys whose MinHash shares a band with ``minhash`` (candidates)."""
-        sig = _minhash(minhash, self.h, "query")
+        h = _minhash(minhash, self.h, "query")
         lock = self._lock
         lock.acquire_read()  # the index is used only under it (see insert)
         try:
             if self._ix is None:
                 return []
             try:
-                ids = query_ids(self._ix._h, sig._h, 0)  # an empty sig finds nothing
+                ids = query_ids(self._ix._h, h, 0)  # an empty sig finds nothing
             except _lib.ContractMismatch:
                 raise ValueError("query: the MinHash has another seed or scheme than the "
                                  "indexed ones") from None
@@ -957,14 +1024,14 @@ class MinHashLSHInsertionSession:
     def insert(self, key: Hashable, minhash: MinHash, check_duplication: bool = True) -> None:
         """As MinHashLSH.insert, buffered."""
         lsh = self.lsh
-        sig = _minhash(minhash, lsh.h, "insert")
+        sig = _sig_of(_minhash(minhash, lsh.h, "insert"))
         if check_duplication and (key in self._keys or key in lsh):
             raise ValueError("The given key already exists")
         if sig.empty:
             raise ValueError("insert %r: the MinHash is empty" % (key,))
         if self._fp is None:
             with lsh._lock.write:
-                ix = lsh._index_for(sig)
+                ix = lsh._index_for(sig._h)
             self._fp = Signature(ix.params).fingerprint
         if sig.fingerprint != self._fp:
             raise ValueError("insert %r: the MinHash has another seed or scheme than the "
@@ -1005,13 +1072,6 @@ class MinHashLSHDeletionSession:
         pass
 
 
-def _sig_of(h: _SigHandle) -> Signature:
-    """A Signature on one C signature state (shared: it is never changed)."""
-    sig = Signature.__new__(Signature)
-    sig._h = h
-    return sig
-
-
 class MinHashLSHForest(_Keyed):
     """datasketch's ``MinHashLSHForest`` on a simlsh Forest: the top-k keys
     by estimated Jaccard. ``l`` prefix trees of depth ``num_perm // l``.
@@ -1049,7 +1109,7 @@ class MinHashLSHForest(_Keyed):
         if minhash._n < self.k * self.l:
             raise ValueError("The num_perm of MinHash out of range")
         contract = (minhash._n, minhash.seed, minhash._scheme)
-        h = minhash._flush()._h
+        h = minhash._flush()
         if _lib.check(lib.simlsh_signature_is_empty(h)) == 1:
             raise ValueError("add %r: the MinHash is empty" % (key,))
         lock = self._lock
@@ -1106,8 +1166,8 @@ class MinHashLSHForest(_Keyed):
             raise TypeError("query: a MinHash, not %s" % type(minhash).__name__)
         if len(minhash) < self.k * self.l:
             raise ValueError("The num_perm of MinHash out of range")
-        sig = minhash._flush()
-        with hold(read=(self, sig)):
+        sig = _sig_of(minhash._flush())
+        with self._lock.read:
             if self._forest is None:
                 return []
             try:
@@ -1120,11 +1180,11 @@ class MinHashLSHForest(_Keyed):
     def get_minhash_hashvalues(self, key: Hashable) -> np.ndarray:
         """The hash values added under ``key`` (KeyError when absent)."""
         with self._lock.read:
-            ids = self._ids.get(key)
-            if not ids:
+            i = self._ids.get(key)
+            if i is None:
                 raise KeyError("The provided key does not exist in the LSHForest: %r"
                                % (key,))
-            h = self._sigs[ids[0]]
+            h = self._sigs[i]
         return _sig_of(h).values.astype(np.uint64)
 
     def is_empty(self) -> bool:
@@ -1176,7 +1236,7 @@ class MinHashLSHEnsemble(_Keyed):
             for key, minhash, size in entries:
                 if size <= 0:
                     raise ValueError("Set size must be positive")
-                rows.append((key, _minhash(minhash, self.h, "index"), size))
+                rows.append((key, _sig_of(_minhash(minhash, self.h, "index")), size))
             if not rows:
                 raise ValueError("entries is empty")
             fp, fn = self._weights
@@ -1198,10 +1258,10 @@ class MinHashLSHEnsemble(_Keyed):
         """Keys of sets likely to contain at least ``threshold`` of the query
         set (MinHash ``minhash``, ``size`` distinct elements): a generator,
         as datasketch's."""
-        sig = _minhash(minhash, self.h, "query")
+        sig = _sig_of(_minhash(minhash, self.h, "query"))
         if size <= 0:
             raise ValueError("Query set size must be positive")
-        with hold(read=(self, sig)):
+        with self._lock.read:
             if self._ens is None or sig.empty:
                 keys: List[Hashable] = []
             else:

@@ -261,6 +261,66 @@ def test_lsh_init_insert_query_remove():
     assert "b" in lsh2.query(m2) and "a" not in lsh2
 
 
+def test_lsh_key_indexed_twice_and_failed_inserts():
+    """check_duplication=False indexes a key again; a failed insert leaves
+    every key as it was; remove drops every id of a key."""
+    lsh = MinHashLSH(threshold=0.5, num_perm=16)
+    m1, m2 = ab()
+    lsh.insert("a", m1)
+    lsh.insert("a", m2, check_duplication=False)
+    assert lsh.query(m1) == ["a"] and lsh.query(m2) == ["a"] and len(lsh) == 1
+    empty = MinHash(16)
+    for key in ("a", "z"):  # an empty MinHash is refused by the library
+        with pytest.raises(ValueError, match="insert"):
+            lsh.insert(key, empty, check_duplication=False)
+    assert sorted(lsh.keys) == ["a"] and lsh.query(m2) == ["a"]
+    lsh.insert("b", m2)
+    assert lsh.query(m2) == ["a", "b"]
+    lsh.remove("a")
+    assert lsh.query(m1) == [] and lsh.query(m2) == ["b"] and "a" not in lsh
+    lsh.insert("a", m1)  # a key removed may come back
+    assert lsh.query(m1) == ["a"]
+
+
+def test_lsh_pickled_by_0_2_loads():
+    """0.2 pickled a list of ids for every key; those pickles still load."""
+    lsh = MinHashLSH(threshold=0.5, num_perm=16)
+    m1, m2 = ab()
+    lsh.insert("a", m1)
+    lsh.insert("b", m2)
+    lsh.insert("a", m2, check_duplication=False)
+    state = lsh.__getstate__()
+    more = state.pop("_more")
+    state["_ids"] = {k: [i] + more.get(k, []) for k, i in state["_ids"].items()}
+    old = MinHashLSH.__new__(MinHashLSH)
+    old.__setstate__(state)
+    assert sorted(old.keys) == ["a", "b"] and old.query(m2) == ["b", "a"]
+    old.remove("a")
+    assert old.query(m2) == ["b"] and old.query(m1) == []
+
+
+def test_an_indexed_minhash_is_three_objects_for_the_collector():
+    """Python's cyclic garbage collector visits every container object, so
+    its cost grows with them: a MinHash signed and inserted is itself, its
+    token list and its C signature (datasketch's is five)."""
+    import gc
+    lsh = MinHashLSH(threshold=0.8, num_perm=128)
+    warm = MinHash(num_perm=128)  # the contract's caches
+    warm.update(b"w")
+    lsh.insert(-1, warm)
+    gc.collect()
+    before = len(gc.get_objects())
+    ms = [MinHash(num_perm=128) for _ in range(1000)]
+    for i, m in enumerate(ms):
+        m.update_batch([b"w%d" % (i * 7 + j) for j in range(20)])
+        m.update(b"one")
+        lsh.insert(i, m)
+        lsh.query(m)
+    gc.collect()
+    per = (len(gc.get_objects()) - before) / len(ms)
+    assert 2.9 < per < 3.1, per
+
+
 def test_lsh_any_hashable_key_and_buffers():
     lsh = MinHashLSH(threshold=0.5, num_perm=32)
     docs = []
@@ -576,3 +636,32 @@ def test_threads_share_a_minhash():
     want = MinHash(num_perm=64)
     want.update_batch(["t%d-%d" % (t, i) for t in range(4) for i in range(400)])
     assert m == want
+
+
+def test_minhashes_merged_both_ways_from_threads():
+    """a.merge(b) in one thread while b.merge(a) runs in another, and
+    updates to both: no deadlock, and each ends the union of everything."""
+    a, b = MinHash(num_perm=64), MinHash(num_perm=64)
+    errors = []
+
+    def work(x, y, t):
+        try:
+            for i in range(300):
+                x.update(("%d-%d" % (t, i)).encode())
+                x.merge(y)
+        except BaseException as e:  # noqa: B902
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(a, b, 0)),
+          threading.Thread(target=work, args=(b, a, 1))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not any(t.is_alive() for t in ts), "deadlock"
+    assert not errors, errors[0]
+    a.merge(b)
+    b.merge(a)
+    want = MinHash(num_perm=64)
+    want.update_batch(["%d-%d" % (t, i) for t in range(2) for i in range(300)])
+    assert a == want and b == want
