@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 #include "simlsh.h"
@@ -25,6 +26,14 @@
 #define MAX_QUERIES 20000
 #define RECALL_QUERIES 50
 #define MIN_SIM 0.2
+
+/* Peak resident memory of the process, MB (ru_maxrss is in KiB on Linux). */
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
 
 static double cpu_now(void)
 {
@@ -359,10 +368,10 @@ int bench_ensemble(int argc, char **argv)
            "\"queries_per_s\": %.0f, \"mean_rows_per_query\": %.2f, \"source_found\": %.4f, "
            "\"queries_per_s_verified\": %.0f, \"mean_rows_per_query_verified\": %.2f, "
            "\"source_found_verified\": %.4f, \"queries_per_cpu_s\": %.0f, "
-           "\"queries_per_cpu_s_verified\": %.0f}\n",
+           "\"queries_per_cpu_s_verified\": %.0f, \"peak_rss_mb\": %.1f}\n",
            docs, (long long)got_l, (long long)got_d, num_perm, t, (unsigned long long)seed,
            MIN_SIZE, MAX_SIZE, insert_s, (double)docs / insert_s, qps[0], mean_rows[0], found[0],
-           qps[1], mean_rows[1], found[1], qps_cpu[0], qps_cpu[1]);
+           qps[1], mean_rows[1], found[1], qps_cpu[0], qps_cpu[1], peak_rss_mb());
     for (size_t q = 0; q < nq; q++)
         simlsh_signature_free(qs[q]);
     free(qs);

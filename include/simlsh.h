@@ -949,7 +949,12 @@ SIMLSH_API int simlsh_forest_load(SIMLSH_OUT simlsh_forest **out, const void *bu
  * no build step. Each partition is a forest of l prefix trees of depth d (as
  * simlsh_forest, same BANDS / ROWS rule, but both 0 gives d = min(2,
  * num_perm) and l = num_perm / d: containment needs many short bands), which
- * can be queried as b <= l bands of r <= d rows. For a query of size q and a
+ * can be queried as b <= l bands of r <= d rows. At depth 2 each partition
+ * also sorts the sets by the second value of each tree's key, so one-row
+ * bandings reach 2 l bands (every value once: 128 for 128 permutations, as
+ * datasketch's ensemble); that costs 8 more bytes per set and tree
+ * (docs/tuning.md, section 7: about 1.5 times the memory and insert time,
+ * and more small queries find their sets). For a query of size q and a
  * partition whose largest size is u, containment c corresponds to Jaccard
  * c q / (q + u - c q) (the smallest Jaccard any set of the partition can have
  * at that containment); (b, r) minimise FP_WEIGHT * (mean false-positive

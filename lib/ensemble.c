@@ -130,7 +130,7 @@ static int ens_reserve(struct simlsh_ensemble *e, unsigned p, size_t docs)
         e->part[p] = simlsh__malloc(al, sizeof *e->part[p]);
         if (e->part[p] == NULL)
             return SIMLSH_ENOMEM;
-        simlsh__pf_trees_init(e->part[p], e->l, e->depth);
+        simlsh__pf_trees_init(e->part[p], e->l, e->depth, e->depth == 2 ? e->l : 0);
         made = 1;
     }
     int rc = simlsh__pf_store_reserve(&e->store, docs);
@@ -195,7 +195,9 @@ int simlsh_ensemble_count(size_t *out, const simlsh_ensemble *ensemble)
 }
 
 /* A banding over trees 0..b-1: the first k of them are bands of r - 1 rows,
- * the others bands of r rows (k = 0: b bands of r rows). */
+ * the others bands of r rows (k = 0: b bands of r rows). One-row bands
+ * (r = 1) may go past the l prefix trees into the extra ones: b <= l + extra
+ * (forest-engine.h). */
 typedef struct {
     uint32_t b, r, k;
 } banding;
@@ -223,10 +225,10 @@ typedef struct {
  * remain; at 4, none, with 1.7 times datasketch's candidates (docs/tuning.md).
  */
 #define FN_BIAS 4.0
-static banding choose_banding(uint32_t l, uint32_t depth, double q, double u, double t, double wfp,
-                              double wfn)
+static banding choose_banding(uint32_t l, uint32_t depth, uint32_t extra, double q, double u,
+                              double t, double wfp, double wfn)
 {
-    double cost[SIMLSH__MAX_PERM];
+    double cost[SIMLSH__MAX_PERM], cost1[SIMLSH__MAX_PERM]; /* cost1: l + 1 .. l + extra bands */
     /* 2 * NPT points: NPT false-positive ones in [0, t), then NPT
      * false-negative ones in [t, cmax]. Mean rates, not the paper's areas:
      * areas weigh a range by its width, and the false-negative range
@@ -258,7 +260,8 @@ static banding choose_banding(uint32_t l, uint32_t depth, double q, double u, do
             jr[i] *= j[i];
             miss[i] = 1; /* (1 - J^r)^b */
         }
-        for (uint32_t b = 0; b < l; b++) {
+        /* one-row bands go on into the extra trees */
+        for (uint32_t b = 0; b < (r == 0 ? l + extra : l); b++) {
 #pragma GCC unroll 16
             for (int i = 0; i < NPT; i++) {
                 miss[i] *= 1 - jr[i];
@@ -273,7 +276,10 @@ static banding choose_banding(uint32_t l, uint32_t depth, double q, double u, do
 #pragma GCC unroll 32
             for (int i = 0; i < 2 * NPT; i++)
                 sum += term[i];
-            cost[(size_t)b * depth + r] = sum;
+            if (b < l)
+                cost[(size_t)b * depth + r] = sum;
+            else
+                cost1[b - l] = sum;
         }
         /* miss is now (1 - J^(r+1))^l: cut trees to r rows one by one */
         for (uint32_t k = 1; r > 0 && k < l; k++) {
@@ -303,9 +309,17 @@ static banding choose_banding(uint32_t l, uint32_t depth, double q, double u, do
     for (size_t i = 1; i < (size_t)l * depth; i++)
         if (cost[i] < cost[best])
             best = i;
-    if (mix.b != 0 && mix_cost < cost[best])
+    banding plain = {(uint32_t)(best / depth) + 1, (uint32_t)(best % depth) + 1, 0};
+    double plain_cost = cost[best];
+    for (uint32_t b = 0; b < extra; b++) {
+        if (cost1[b] < plain_cost) {
+            plain = (banding){l + b + 1, 1, 0};
+            plain_cost = cost1[b];
+        }
+    }
+    if (mix.b != 0 && mix_cost < plain_cost)
         return mix;
-    return (banding){(uint32_t)(best / depth) + 1, (uint32_t)(best % depth) + 1, 0};
+    return plain;
 }
 
 static int row_id_cmp(const void *x, const void *y)
@@ -340,7 +354,8 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
         if (u < t * q)
             continue; /* no set there has t q elements */
         banding bd =
-            choose_banding(ensemble->l, ensemble->depth, q, u, t, p->fp_weight, p->fn_weight);
+            choose_banding(ensemble->l, ensemble->depth, tr->extra, q, u, t, p->fp_weight,
+                           p->fn_weight);
         if (bd.k > 0)
             rc = simlsh__pf_band(tr, s, sig->values, 0, bd.k, bd.r - 1, &c);
         if (rc == 0)

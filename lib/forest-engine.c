@@ -181,11 +181,27 @@ void simlsh__pf_store_kill(simlsh__pf_store *s, uint32_t slot)
 
 /* ---- key comparisons -------------------------------------------------------------- */
 
-/* Entries of tree `tree`: key = values [tree*depth, tree*depth + depth). */
+/* Tree `tree`'s key: values [tree*depth, tree*depth + depth) for a prefix
+ * tree; value (tree-l)*depth + 1 alone for an extra tree. */
+static inline size_t key_off(const simlsh__pf_trees *t, uint32_t tree)
+{
+    return tree < t->l ? (size_t)tree * t->depth : (size_t)(tree - t->l) * t->depth + 1;
+}
+
+static inline uint32_t key_len(const simlsh__pf_trees *t, uint32_t tree)
+{
+    return tree < t->l ? t->depth : 1;
+}
+
 static inline const uint32_t *key_of(const simlsh__pf_store *s, const simlsh__pf_trees *t,
                                      uint32_t tree, uint32_t slot)
 {
-    return simlsh__pf_vals(s, slot) + (size_t)tree * t->depth;
+    return simlsh__pf_vals(s, slot) + key_off(t, tree);
+}
+
+static inline uint32_t ntrees(const simlsh__pf_trees *t)
+{
+    return t->l + t->extra;
 }
 
 /* Order of entries: key, then slot (any fixed tie-break would do). */
@@ -195,7 +211,7 @@ static inline int ent_cmp(const simlsh__pf_store *s, const simlsh__pf_trees *t, 
     if (x.head != y.head)
         return x.head < y.head ? -1 : 1;
     const uint32_t *a = key_of(s, t, tree, x.slot), *b = key_of(s, t, tree, y.slot);
-    for (uint32_t i = 1; i < t->depth; i++)
+    for (uint32_t i = 1, n = key_len(t, tree); i < n; i++)
         if (a[i] != b[i])
             return a[i] < b[i] ? -1 : 1;
     return x.slot < y.slot ? -1 : x.slot > y.slot;
@@ -243,16 +259,17 @@ static size_t bound(const simlsh__pf_store *s, const simlsh__pf_trees *t, uint32
 
 /* ---- tree sets ------------------------------------------------------------------- */
 
-void simlsh__pf_trees_init(simlsh__pf_trees *t, uint32_t l, uint32_t depth)
+void simlsh__pf_trees_init(simlsh__pf_trees *t, uint32_t l, uint32_t depth, uint32_t extra)
 {
     memset(t, 0, sizeof *t);
     t->l = l;
     t->depth = depth;
+    t->extra = depth == 2 && extra <= l ? extra : 0;
 }
 
 void simlsh__pf_trees_free(simlsh__pf_trees *t, const simlsh_allocator *alloc)
 {
-    simlsh__free_sized(alloc, t->ent, t->cap * t->l * sizeof *t->ent);
+    simlsh__free_sized(alloc, t->ent, t->cap * ntrees(t) * sizeof *t->ent);
     simlsh__free_sized(alloc, t->scratch, t->cap * sizeof *t->scratch);
 }
 
@@ -267,18 +284,18 @@ int simlsh__pf_trees_reserve(simlsh__pf_trees *t, const simlsh_allocator *alloc,
         ncap = docs;
     if (ncap < RUN_MIN)
         ncap = RUN_MIN;
-    if (!simlsh__mul_ok(ncap, (size_t)t->l * sizeof(simlsh__pf_entry), &bytes))
+    if (!simlsh__mul_ok(ncap, (size_t)ntrees(t) * sizeof(simlsh__pf_entry), &bytes))
         return SIMLSH_ENOMEM;
     simlsh__pf_entry *ne = simlsh__malloc(alloc, bytes);
     simlsh__pf_entry *ns = simlsh__malloc(alloc, ncap * sizeof *ns);
     if (ne == NULL || ns == NULL) {
-        simlsh__free_sized(alloc, ne, ncap * t->l * sizeof *ne);
+        simlsh__free_sized(alloc, ne, bytes);
         simlsh__free_sized(alloc, ns, ncap * sizeof *ns);
         return SIMLSH_ENOMEM;
     }
-    for (uint32_t i = 0; i < t->l && t->n > 0; i++)
+    for (uint32_t i = 0; i < ntrees(t) && t->n > 0; i++)
         memcpy(ne + (size_t)i * ncap, t->ent + (size_t)i * t->cap, t->n * sizeof *ne);
-    simlsh__free_sized(alloc, t->ent, t->cap * t->l * sizeof *t->ent);
+    simlsh__free_sized(alloc, t->ent, t->cap * ntrees(t) * sizeof *t->ent);
     simlsh__free_sized(alloc, t->scratch, t->cap * sizeof *t->scratch);
     t->ent = ne;
     t->scratch = ns;
@@ -289,7 +306,7 @@ int simlsh__pf_trees_reserve(simlsh__pf_trees *t, const simlsh_allocator *alloc,
 /* Merge the sorted neighbours [a, m) and [m, b) of every tree. */
 static void merge_runs(simlsh__pf_trees *t, const simlsh__pf_store *s, size_t a, size_t m, size_t b)
 {
-    for (uint32_t tree = 0; tree < t->l; tree++) {
+    for (uint32_t tree = 0; tree < ntrees(t); tree++) {
         simlsh__pf_entry *e = t->ent + (size_t)tree * t->cap, *x = t->scratch;
         size_t nl = m - a, i = 0, j = m, k = a;
         memcpy(x, e + a, nl * sizeof *x);
@@ -326,7 +343,7 @@ static void cascade(simlsh__pf_trees *t, const simlsh__pf_store *s)
 void simlsh__pf_trees_add(simlsh__pf_trees *t, const simlsh__pf_store *s, uint32_t slot)
 {
     size_t start = t->nruns ? t->run_end[t->nruns - 1] : 0;
-    for (uint32_t tree = 0; tree < t->l; tree++) {
+    for (uint32_t tree = 0; tree < ntrees(t); tree++) {
         simlsh__pf_entry *e = t->ent + (size_t)tree * t->cap;
         simlsh__pf_entry ne = {key_of(s, t, tree, slot)[0], slot};
         size_t i = t->n;
@@ -355,7 +372,7 @@ static void compact(simlsh__pf_trees *t, simlsh__pf_store *s)
     size_t newn = 0;
     /* Tree 0 last: it frees the slots, after which the others could no
      * longer tell the dead entries. */
-    for (uint32_t tree = t->l; tree-- > 0;) {
+    for (uint32_t tree = ntrees(t); tree-- > 0;) {
         simlsh__pf_entry *e = t->ent + (size_t)tree * t->cap;
         size_t k = 0, r0 = 0;
         unsigned nk = 0;
@@ -547,9 +564,10 @@ int simlsh__pf_band(const simlsh__pf_trees *t, const simlsh__pf_store *s, const 
 {
     size_t ends[SIMLSH__PF_MAX_RUNS + 1];
     unsigned nr = regions(t, ends);
-    for (uint32_t tree = first; tree < b && tree < t->l; tree++) {
+    uint32_t last = r == 1 ? ntrees(t) : t->l;
+    for (uint32_t tree = first; tree < b && tree < last; tree++) {
         const simlsh__pf_entry *e = t->ent + (size_t)tree * t->cap;
-        const uint32_t *qk = q + (size_t)tree * t->depth;
+        const uint32_t *qk = q + key_off(t, tree);
         for (unsigned k = 0; k < nr; k++) {
             size_t a = k ? ends[k - 1] : 0;
             /* The bucket is usually empty or small: scanning it costs

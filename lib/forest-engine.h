@@ -55,9 +55,13 @@ typedef struct {
     uint32_t head, slot;
 } simlsh__pf_entry;
 
+/* Trees 0 .. l-1 are the prefix trees. Trees l .. l+extra-1 (the ensemble's,
+ * when depth is 2) hold one value each: tree l + i the second value of tree
+ * i's key, so that a query may use up to l + extra one-row bands, every
+ * value of the signature once (datasketch's ensemble goes to num_perm). */
 typedef struct {
-    uint32_t l, depth;
-    simlsh__pf_entry *ent;               /* l * cap entries: tree t at ent + t * cap */
+    uint32_t l, depth, extra;
+    simlsh__pf_entry *ent;               /* (l + extra) * cap: tree t at ent + t * cap */
     simlsh__pf_entry *scratch;           /* cap entries, for merges */
     size_t cap, n, ndead;                /* n entries per tree, ndead of them dead */
     size_t run_end[SIMLSH__PF_MAX_RUNS]; /* closed runs; the rest is the buffer */
@@ -97,7 +101,8 @@ static inline const uint32_t *simlsh__pf_vals(const simlsh__pf_store *s, uint32_
 }
 
 /* ---- tree sets -------------------------------------------------------------- */
-void simlsh__pf_trees_init(simlsh__pf_trees *t, uint32_t l, uint32_t depth);
+/* extra: 0, or (depth 2 only) up to l one-value trees (see above). */
+void simlsh__pf_trees_init(simlsh__pf_trees *t, uint32_t l, uint32_t depth, uint32_t extra);
 void simlsh__pf_trees_free(simlsh__pf_trees *t, const simlsh_allocator *alloc);
 /* Room for `docs` entries per tree; 0 or SIMLSH_ENOMEM (unchanged). */
 int simlsh__pf_trees_reserve(simlsh__pf_trees *t, const simlsh_allocator *alloc, size_t docs);
@@ -117,7 +122,8 @@ void simlsh__pf_set_free(simlsh__pf_set *c);
 int simlsh__pf_descend(const simlsh__pf_trees *t, const simlsh__pf_store *s, const uint32_t *q,
                        size_t want, simlsh__pf_set *c);
 /* Banding with trees first..b-1 as bands of their first r rows: live slots
- * whose r-prefix equals q's in at least one of them. 0 or SIMLSH_ENOMEM. */
+ * whose r-prefix equals q's in at least one of them. With r = 1, trees
+ * from l on are the extra ones (b <= l + extra). 0 or SIMLSH_ENOMEM. */
 int simlsh__pf_band(const simlsh__pf_trees *t, const simlsh__pf_store *s, const uint32_t *q,
                     uint32_t first, uint32_t b, uint32_t r, simlsh__pf_set *c);
 

@@ -39,7 +39,7 @@ static int forest_create(simlsh_forest **out, const struct simlsh_params *p, uin
     f->params.store_signatures = 1;
     f->sig_fp = simlsh__fingerprint(&f->params, SIMLSH_SCOPE_SIGNATURE);
     simlsh__pf_store_init(&f->store, &f->params.alloc, (uint32_t)p->num_perm, 0);
-    simlsh__pf_trees_init(&f->trees, l, depth);
+    simlsh__pf_trees_init(&f->trees, l, depth, 0);
     *out = f;
     return 0;
 }
