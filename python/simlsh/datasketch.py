@@ -568,6 +568,7 @@ def _restore(cls: type, seed: int, hashfunc: Any, scheme: str, data: bytes) -> M
     m.seed, m.hashfunc, m._scheme = seed, hashfunc, scheme
     m._h = Signature.load(data)._h
     m._n = _lib.check(lib.simlsh_signature_num_perm(m._h))
+    _contract(m._n, seed, scheme)  # its params, for updates (a new process has none)
     m._exact = m._perm = None
     m._pending, m._features = [], None
     return m

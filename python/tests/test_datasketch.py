@@ -140,6 +140,29 @@ def test_minhash_eq_copy_clear_len_pickle_digest():
     assert c.is_empty()
 
 
+def test_minhash_unpickled_in_a_new_process_takes_updates():
+    """A MinHash pickled by another process (where this process has made no
+    MinHash of its num_perm and seed) can be updated, cleared and set."""
+    src = ("import pickle, sys\n"
+           "from simlsh.datasketch import MinHash\n"
+           "m = MinHash(num_perm=48, seed=77)\n"
+           "m.update(b'a')\n"
+           "sys.stdout.buffer.write(pickle.dumps(m))\n")
+    data = subprocess.run([sys.executable, "-c", src], stdout=subprocess.PIPE, check=True,
+                          timeout=120).stdout
+    m = pickle.loads(data)
+    m.update(b"b")
+    m.update("c d")  # not a plain word: hashed as one token
+    assert not m.is_empty()  # signs them, before this process makes such a MinHash
+    want = MinHash(num_perm=48, seed=77)
+    want.update_batch([b"a", b"b", "c d"])
+    assert m == want
+    m.clear()
+    assert m.is_empty()
+    m.hashvalues = want.hashvalues
+    assert m == want
+
+
 def test_minhash_count_and_accuracy():
     rng = random.Random(7)
     m = MinHash(num_perm=256)
