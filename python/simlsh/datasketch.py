@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import struct
 import threading
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
@@ -154,7 +155,19 @@ def _thread_scratch(m: "MinHash") -> Any:
 # never wait for each other in a cycle; RLock, so that a write may flush.
 # Reads take none: the C signature is copy-on-write (a write makes a new
 # one and swaps it in), so a reader's ``h = m._h`` is one whole state.
-_STRIPES = tuple(threading.RLock() for _ in range(64))
+_STRIPES: Tuple[Any, ...] = ()
+
+
+def _new_stripes() -> None:
+    # also in a forked child: a lock another thread of the parent held at
+    # the fork would stay held there, for a 64th of all MinHashes
+    global _STRIPES
+    _STRIPES = tuple(threading.RLock() for _ in range(64))
+
+
+_new_stripes()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_stripes)
 
 
 def _stripe(m: Any) -> Any:
@@ -342,21 +355,28 @@ class MinHash:
     def _flush_held(self) -> _SigHandle:
         """_flush, under the stripe lock. Plain ASCII words are signed as
         one text (one library call: the word unit with k = 1 hashes each
-        word as hash_bytes does), the rest one by one."""
+        word as hash_bytes does), the rest one by one. The new state is
+        stored before the signed tokens leave the lists: a _flush that
+        finds no tokens (and so takes no lock) then has their state. On an
+        error the tokens stay, for the next flush."""
         pending, features = self._pending, self._features
         n, m = len(pending), len(features) if features else 0
         if not n and not m:
             return self._h
         toks = pending[:n]
-        del pending[:n]
-        feats: List[int] = []
-        if m:
-            assert features is not None
-            feats = features[:m]
-            del features[:m]
+        feats: List[int] = features[:m] if features else []
         if self._exact is not None:
             self._flush_datasketch(toks, feats)
-            return self._h
+        else:
+            self._h = self._sign_pending(toks, feats)
+        del pending[:n]
+        if m:
+            assert features is not None
+            del features[:m]
+        return self._h
+
+    def _sign_pending(self, toks: List[bytes], feats: List[int]) -> _SigHandle:
+        """The C signature with toks and feats added (a new one)."""
         h = self._h
         if toks:
             # ASCII letters and digits go in as one text (in this thread's
@@ -372,7 +392,6 @@ class MinHash:
                     h = _with_features(h, _token_hashes(p, rest, "MinHash.update"))
         if feats:
             h = _with_features(h, np.array(feats, dtype=np.uint64))
-        self._h = h
         return h
 
     def _flush_datasketch(self, toks: List[bytes], feats: List[int]) -> None:
@@ -476,6 +495,15 @@ class MinHash:
             self._drop_pending()
             self._h = h
 
+    def _state(self) -> Tuple[_SigHandle, Optional[np.ndarray]]:
+        """The C signature and the exact values (scheme="datasketch") of one
+        moment: a write changes them one after the other, under the
+        stripe lock, so with exact values they are read under it too."""
+        if self._exact is None:
+            return self._flush(), None
+        with _stripe(self):
+            return self._flush_held(), self._exact
+
     def _drop_pending(self) -> None:
         del self._pending[:]
         if self._features:
@@ -497,8 +525,7 @@ class MinHash:
         """An independent copy."""
         m = MinHash.__new__(type(self))
         m.seed, m.hashfunc, m._scheme = self.seed, self.hashfunc, self._scheme
-        m._h = self._flush()  # copy-on-write: sharing it is a copy
-        exact = self._exact
+        m._h, exact = self._state()  # copy-on-write: sharing _h is a copy
         m._exact = None if exact is None else exact.copy()
         m._perm = self._perm
         m._n = self._n
@@ -601,8 +628,7 @@ class LeanMinHash(MinHash):
             if not isinstance(minhash, MinHash):
                 raise TypeError("LeanMinHash: a MinHash, not %s" % type(minhash).__name__)
             self.seed, self.hashfunc, self._scheme = minhash.seed, None, minhash._scheme
-            self._h = minhash._flush()  # copy-on-write: sharing it is a copy
-            exact = minhash._exact
+            self._h, exact = minhash._state()  # copy-on-write: sharing _h is a copy
             self._exact = None if exact is None else exact.copy()
             self._perm = minhash._perm
             self._n = minhash._n
@@ -856,7 +882,7 @@ class MinHashLSH(_Keyed):
     def _index_for(self, h: _SigHandle) -> Index:
         if self._ix is None:
             p = _sig_of(h).params.replace(bands=self.b, rows=self.r,
-                                   threshold=max(self.threshold, 1e-9))
+                                          threshold=max(self.threshold, 1e-9))
             self._ix = Index(p)
         return self._ix
 

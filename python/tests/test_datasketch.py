@@ -661,6 +661,74 @@ def test_threads_share_a_minhash():
     assert m == want
 
 
+def test_a_read_waits_for_a_flush_of_its_own_update(monkeypatch):
+    """Thread A is signing the pending tokens (slowly) when the thread that
+    added one of them copies the MinHash: the copy has that token. (The
+    flush used to take the tokens off the list before it stored their
+    signature, and a read that found the list empty took the old one.)"""
+    import simlsh.datasketch as sd
+    m = MinHash(num_perm=32)
+    m.update(b"mine")
+    inside, go = threading.Event(), threading.Event()
+    real = sd._signed
+
+    def slow(*args):
+        inside.set()
+        go.wait(30)
+        return real(*args)
+
+    monkeypatch.setattr(sd, "_signed", slow)
+    a = threading.Thread(target=m.is_empty)
+    a.start()
+    assert inside.wait(30)
+    threading.Timer(0.3, go.set).start()
+    c = m.copy()  # waits for A's flush: the token is A's to sign
+    a.join(30)
+    monkeypatch.setattr(sd, "_signed", real)
+    want = MinHash(num_perm=32)
+    want.update(b"mine")
+    assert c == want
+
+
+def test_a_forked_child_does_not_inherit_held_minhash_locks():
+    """A MinHash write takes one of 64 module locks: a thread holding them
+    all when the process forks must not leave them held in the child."""
+    import signal
+    import simlsh.datasketch as sd
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    held, release = threading.Event(), threading.Event()
+
+    def holder():
+        for lk in sd._STRIPES:
+            lk.acquire()
+        held.set()
+        release.wait(60)
+        for lk in sd._STRIPES:
+            lk.release()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    assert held.wait(30)
+    pid = os.fork()
+    if pid == 0:  # the child: sign a few MinHashes, or be stopped by the alarm
+        signal.alarm(20)
+        try:
+            for i in range(32):
+                m = MinHash(num_perm=16)
+                m.update(b"%d" % i)
+                m.is_empty()
+            os._exit(0)
+        except BaseException:  # noqa: B902
+            os._exit(3)
+    try:
+        _, status = os.waitpid(pid, 0)
+    finally:
+        release.set()
+        t.join(60)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
 def test_minhashes_merged_both_ways_from_threads():
     """a.merge(b) in one thread while b.merge(a) runs in another, and
     updates to both: no deadlock, and each ends the union of everything."""
