@@ -353,9 +353,8 @@ int simlsh_ensemble_query(simlsh_results *res, const simlsh_ensemble *ensemble,
         double u = (double)part_upper(k);
         if (u < t * q)
             continue; /* no set there has t q elements */
-        banding bd =
-            choose_banding(ensemble->l, ensemble->depth, tr->extra, q, u, t, p->fp_weight,
-                           p->fn_weight);
+        banding bd = choose_banding(ensemble->l, ensemble->depth, tr->extra, q, u, t, p->fp_weight,
+                                    p->fn_weight);
         if (bd.k > 0)
             rc = simlsh__pf_band(tr, s, sig->values, 0, bd.k, bd.r - 1, &c);
         if (rc == 0)
