@@ -951,10 +951,11 @@ SIMLSH_API int simlsh_forest_load(SIMLSH_OUT simlsh_forest **out, const void *bu
  * num_perm) and l = num_perm / d: containment needs many short bands), which
  * can be queried as b <= l bands of r <= d rows. At depth 2 each partition
  * also sorts the sets by the second value of each tree's key, so one-row
- * bandings reach 2 l bands (every value once: 128 for 128 permutations, as
- * datasketch's ensemble); that costs 8 more bytes per set and tree
- * (docs/tuning.md, section 7: about 1.5 times the memory and insert time,
- * and more small queries find their sets). For a query of size q and a
+ * bandings reach 2 l bands (with the default shape every value once: 128
+ * for 128 permutations, as datasketch's ensemble); that costs 8 more bytes
+ * per set and tree (docs/tuning.md, section 7: about 1.5 times the memory,
+ * 1.5-1.9 times the insert time, and more small queries find their sets).
+ * For a query of size q and a
  * partition whose largest size is u, containment c corresponds to Jaccard
  * c q / (q + u - c q) (the smallest Jaccard any set of the partition can have
  * at that containment); (b, r) minimise FP_WEIGHT * (mean false-positive
@@ -963,7 +964,8 @@ SIMLSH_API int simlsh_forest_load(SIMLSH_OUT simlsh_forest **out, const void *bu
  * paper's areas, so a t near 1 still weighs misses). Partitions whose sizes
  * are all below t q are skipped: such a set cannot contain t q elements.
  *
- * Memory and cost as simlsh_forest, per partition. At most 2^30 sets.
+ * Memory and cost as simlsh_forest, per partition, with the one-value
+ * trees at depth 2 on top (8 bytes per set and tree). At most 2^30 sets.
  *
  * Threads: any number of concurrent const calls (queries, count, save,
  * params); insert and remove need exclusive access.

@@ -209,7 +209,8 @@ typedef struct {
  * c q / (q + u - c q); P(J) = 1 - (1 - J^r)^b is accumulated for all (b, r)
  * at once by running products, so no pow() per choice.
  *
- * Besides the plain bandings (b <= l bands of r <= d rows), the mixes of
+ * Besides the plain bandings (b <= l bands of r <= d rows, and one-row
+ * bandings of up to l + extra bands on the extra trees), the mixes of
  * all l trees, k of them cut one row shorter: 1 - (1 - J^(r-1))^k
  * (1 - J^r)^(l-k) fills the steps between l bands of r rows and l bands of
  * r - 1 rows. Without them, a small query against much larger sets (query

@@ -10,7 +10,9 @@
  *    dead (their entries still sit in the trees) until a compaction frees
  *    them for reuse.
  *  - a tree set: l prefix trees, each an array of 8-byte entries {first
- *    value of the tree's key, slot} cut into sorted runs. A tree is not a
+ *    value of the tree's key, slot} cut into sorted runs; for the
+ *    ensemble at depth 2, also l one-value trees on the second value of
+ *    each prefix tree's key (forest-engine.h), the same way. A tree is not a
  *    linked structure: the documents sharing a prefix of length d with a
  *    query are a contiguous range of every sorted run, and the ranges for
  *    d - 1 contain those for d, so "descending the tree" is widening ranges.
@@ -237,8 +239,8 @@ static inline uint32_t lcp(const simlsh__pf_store *s, const simlsh__pf_trees *t,
     if (e.head != qk[0])
         return 0;
     const uint32_t *a = key_of(s, t, tree, e.slot);
-    uint32_t i = 1;
-    while (i < t->depth && a[i] == qk[i])
+    uint32_t i = 1, n = key_len(t, tree);
+    while (i < n && a[i] == qk[i])
         i++;
     return i;
 }
