@@ -776,13 +776,14 @@ def _sig_values(h: Any) -> np.ndarray:
     return out
 
 
-def _forked(h: Any, fn: Any, arg: Any, *rest: Any, what: str) -> _SigHandle:
-    """A new C signature: a copy of h changed by ``fn(copy, arg, *rest)``
-    (copy-on-write: h itself is never changed)."""
+def _forked(h: Any, fn: Any, *args: Any, what: str) -> _SigHandle:
+    """A new C signature: a copy of h changed by ``fn(copy, *args)``
+    (copy-on-write: h itself is never changed; the writes of Signature and
+    simlsh.datasketch.MinHash build one and swap it in)."""
     out = _out()
     check(lib.simlsh_signature_copy(ctypes.byref(out), h), what)
     new = _sig_handle(out)
-    check(fn(new, arg, *rest), what)
+    check(fn(new, *args), what)
     return new
 
 
@@ -837,13 +838,6 @@ class Signature(_Handle):
             check(lib.simlsh_signature_from_values(ctypes.byref(h), p._h, v.ctypes.data,
                                                    v.size), "values")
             self._h = _sig_handle(h)
-
-    def _fork(self) -> _SigHandle:
-        """A copy of the current C signature for a write to change, before
-        it is swapped in (under the write lock)."""
-        h = _out()
-        check(lib.simlsh_signature_copy(ctypes.byref(h), self._h), "copy")
-        return _sig_handle(h)
 
     @classmethod
     def from_values(cls, params: Params, values: Any) -> "Signature":
@@ -912,33 +906,27 @@ class Signature(_Handle):
                             "update_text, for tokens update_tokens" % type(features).__name__)
         f = np.ascontiguousarray(features, dtype=np.uint64)
         with self._lock.write:
-            h = self._fork()
-            check(lib.simlsh_signature_add_features(h, f.ctypes.data, f.size), "features")
-            self._h = h
+            self._h = _forked(self._h, lib.simlsh_signature_add_features, f.ctypes.data, f.size,
+                              what="features")
         return self
 
     def update_shingles(self, shingles: ShingleSet) -> "Signature":
         """Add every shingle of a ShingleSet made with the same contract."""
         with hold(write=(self,), read=(shingles,)):
-            h = self._fork()
-            check(lib.simlsh_signature_add_shingleset(h, shingles._h), "update_shingles")
-            self._h = h
+            self._h = _forked(self._h, lib.simlsh_signature_add_shingleset, shingles._h,
+                              what="update_shingles")
         return self
 
     def merge(self, other: "Signature") -> "Signature":
         """Become the signature of the union with ``other``; returns self."""
         with self._lock.write:
-            h = self._fork()
-            check(lib.simlsh_signature_merge(h, other._h), "merge")
-            self._h = h
+            self._h = _forked(self._h, lib.simlsh_signature_merge, other._h, what="merge")
         return self
 
     def clear(self) -> "Signature":
         """Back to the empty signature; returns self."""
         with self._lock.write:
-            h = self._fork()
-            check(lib.simlsh_signature_clear(h), "clear")
-            self._h = h
+            self._h = _forked(self._h, lib.simlsh_signature_clear, what="clear")
         return self
 
     def jaccard(self, other: "Signature") -> float:

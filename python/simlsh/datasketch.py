@@ -140,7 +140,7 @@ def _thread_scratch(m: "MinHash") -> Any:
         scratch = _local.scratch
     except AttributeError:
         scratch = _local.scratch = {}
-    key = (m._n, m.seed, m._scheme)
+    key = m._key()
     s = scratch.get(key)
     if s is None:
         s = scratch[key] = _scratch(_EMPTY[key]._h, "MinHash.update")
@@ -307,6 +307,10 @@ class MinHash:
             raise AttributeError("permutations: only with scheme='datasketch'")
         return self._perm
 
+    def _key(self) -> Tuple[int, int, str]:
+        """The contract's key in _PARAMS and _EMPTY (see _contract)."""
+        return (self._n, self.seed, self._scheme)
+
     def _feature_list(self) -> List[int]:
         f = self._features
         if f is None:
@@ -388,7 +392,7 @@ class MinHash:
             if plain is not toks:
                 rest = [t for t in toks if not t.isalnum()]
                 if rest:
-                    p = _PARAMS[(self._n, self.seed, self._scheme)]
+                    p = _PARAMS[self._key()]
                     h = _with_features(h, _token_hashes(p, rest, "MinHash.update"))
         if feats:
             h = _with_features(h, np.array(feats, dtype=np.uint64))
@@ -410,8 +414,7 @@ class MinHash:
     def _set_exact(self, exact: np.ndarray) -> None:
         """scheme="datasketch": these exact values and their C signature
         (under the stripe lock)."""
-        p = _PARAMS[(self._n, self.seed, self._scheme)]
-        h = Signature.from_values(p, _as_signature_values(exact))._h
+        h = Signature.from_values(_PARAMS[self._key()], _as_signature_values(exact))._h
         self._exact = exact
         self._h = h
 
@@ -489,8 +492,7 @@ class MinHash:
                 self._drop_pending()
                 self._set_exact(v)
             return
-        p = _PARAMS[(self._n, self.seed, self._scheme)]
-        h = Signature.from_values(p, np.asarray(values))._h
+        h = Signature.from_values(_PARAMS[self._key()], np.asarray(values))._h
         with _stripe(self):
             self._drop_pending()
             self._h = h
@@ -519,7 +521,7 @@ class MinHash:
             self._drop_pending()
             if self._exact is not None:
                 self._exact = np.full(len(self._exact), _MAX64, dtype=np.uint64)
-            self._h = _EMPTY[(self._n, self.seed, self._scheme)]._h
+            self._h = _EMPTY[self._key()]._h
 
     def copy(self) -> "MinHash":
         """An independent copy."""
