@@ -130,7 +130,7 @@ static int ens_reserve(struct simlsh_ensemble *e, unsigned p, size_t docs)
         e->part[p] = simlsh__malloc(al, sizeof *e->part[p]);
         if (e->part[p] == NULL)
             return SIMLSH_ENOMEM;
-        simlsh__pf_trees_init(e->part[p], e->l, e->depth, e->depth == 2 ? e->l : 0);
+        simlsh__pf_trees_init(e->part[p], e->l, e->depth, e->l); /* (extra at depth 2 only) */
         made = 1;
     }
     int rc = simlsh__pf_store_reserve(&e->store, docs);

@@ -101,7 +101,8 @@ static inline const uint32_t *simlsh__pf_vals(const simlsh__pf_store *s, uint32_
 }
 
 /* ---- tree sets -------------------------------------------------------------- */
-/* extra: 0, or (depth 2 only) up to l one-value trees (see above). */
+/* extra: up to l one-value trees (see above); the tree set makes them at
+ * depth 2 only, and none otherwise. */
 void simlsh__pf_trees_init(simlsh__pf_trees *t, uint32_t l, uint32_t depth, uint32_t extra);
 void simlsh__pf_trees_free(simlsh__pf_trees *t, const simlsh_allocator *alloc);
 /* Room for `docs` entries per tree; 0 or SIMLSH_ENOMEM (unchanged). */
