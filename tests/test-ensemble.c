@@ -504,15 +504,6 @@ static void test_tiny_query(void)
 
 /* ---- removals: compaction and slot reuse reach every tree --------------------------------- */
 
-static int same_results(simlsh_results *a, simlsh_results *b)
-{
-    size_t n = simlsh_results_count(a);
-    return n == simlsh_results_count(b) &&
-           (n == 0 ||
-            (memcmp(simlsh_results_a(a), simlsh_results_a(b), n * sizeof(uint64_t)) == 0 &&
-             memcmp(simlsh_results_scores(a), simlsh_results_scores(b), n * sizeof(double)) == 0));
-}
-
 /* The sets of test_tiny_query, most of them removed (so the trees are
  * compacted and freed slots reused by sets inserted again), against an
  * ensemble made afresh from the survivors: the same answers, at the
@@ -575,7 +566,7 @@ static void test_removals(int trees, int depth)
         for (int k = 0; k < 3; k++) {
             CHECK_OK(simlsh_ensemble_query(ra, e, sig, 6, ts[k], 0));
             CHECK_OK(simlsh_ensemble_query(rb, f, sig, 6, ts[k], 0));
-            diff += !same_results(ra, rb);
+            diff += !tu_same_results(ra, rb);
             answers += simlsh_results_count(ra);
             for (size_t i = 0; i < simlsh_results_count(ra); i++)
                 dead += !alive[simlsh_results_a(ra)[i]];

@@ -168,16 +168,6 @@ static int tables_ok(const struct simlsh_index *ix)
     return ok;
 }
 
-static int same_results(const simlsh_results *a, const simlsh_results *b)
-{
-    size_t n = simlsh_results_count(a);
-    if (n != simlsh_results_count(b) || simlsh_results_truncated(a) != simlsh_results_truncated(b))
-        return 0;
-    return n == 0 || (memcmp(simlsh_results_a(a), simlsh_results_a(b), n * 8) == 0 &&
-                      memcmp(simlsh_results_b(a), simlsh_results_b(b), n * 8) == 0 &&
-                      memcmp(simlsh_results_scores(a), simlsh_results_scores(b), n * 8) == 0);
-}
-
 /* Pairs and clusters agree too (they follow from the same content, but
  * the tables' layout differs, and these read the tables). */
 static void check_same_answers(const simlsh_index *want, const simlsh_index *got, int store)
@@ -189,10 +179,10 @@ static void check_same_answers(const simlsh_index *want, const simlsh_index *got
     for (int f = 0; f < (store ? 2 : 1); f++) {
         CHECK_OK(simlsh_index_pairs(a, want, flags[f], 0));
         CHECK_OK(simlsh_index_pairs(b, got, flags[f], 0));
-        CHECK(same_results(a, b));
+        CHECK(tu_same_results(a, b));
         CHECK_OK(simlsh_index_cluster(a, want, flags[f]));
         CHECK_OK(simlsh_index_cluster(b, got, flags[f]));
-        CHECK(same_results(a, b));
+        CHECK(tu_same_results(a, b));
     }
     simlsh_results_free(a);
     simlsh_results_free(b);

@@ -49,6 +49,18 @@ static int tu_checks = 0;
     } while (0)
 
 /* Print a summary and return the process exit code. */
+/* Two results with the same rows (a, b, score) in the same order, the
+ * same count and the same truncated flag. */
+static inline int tu_same_results(const simlsh_results *a, const simlsh_results *b)
+{
+    size_t n = simlsh_results_count(a);
+    if (n != simlsh_results_count(b) || simlsh_results_truncated(a) != simlsh_results_truncated(b))
+        return 0;
+    return n == 0 || (memcmp(simlsh_results_a(a), simlsh_results_a(b), n * 8) == 0 &&
+                      memcmp(simlsh_results_b(a), simlsh_results_b(b), n * 8) == 0 &&
+                      memcmp(simlsh_results_scores(a), simlsh_results_scores(b), n * 8) == 0);
+}
+
 static inline int tu_finish(const char *name)
 {
     printf("%s: %d checks, %d failed\n", name, tu_checks, tu_failures);
