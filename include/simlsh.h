@@ -366,7 +366,7 @@ enum {
     /** enum simlsh_dedup_mode: "none", "estimate", "exact". Since 0.3. */
     SIMLSH_KIND_DEDUP_MODE = 11,
     /** enum simlsh_dedup_key: "threads", "memory", "prefilter", "keep_below",
-     *  "giant", "giant_cost", "cluster", "link_kept". Since 0.3. */
+     *  "giant", "giant_cost", "cluster", "link_kept", "sample_memory". Since 0.3. */
     SIMLSH_KIND_DEDUP_KEY = 12,
     /** enum simlsh_dedup_stat: "visits", "candidates", "exact", "identical",
      *  "estimated", "texts", "batches", "set_bytes", "groups", "members",
@@ -1534,7 +1534,19 @@ enum simlsh_dedup_key {
     /** Components: 1 (default) when a pair of two kept documents
      *  (SIMLSH_DEDUP_KEEP_BELOW) links them, 0 when only pairs with a new
      *  document do (incremental runs that must not join old documents). */
-    SIMLSH_DEDUP_LINK_KEPT = 7
+    SIMLSH_DEDUP_LINK_KEPT = 7,
+    /** Exact mode: bytes of samples kept between batches (default 64 MiB;
+     *  0: none). A text whose pair is put to the sample test (see
+     *  SIMLSH_DEDUP_STAT_SAMPLED) leaves a sample of at least 128 of its
+     *  distinct hashes (its hashes of the highest level that gives that
+     *  many), 4 bytes each (8 with 64-bit hashes); a later pair of two
+     *  documents with samples is put to the test on them before their
+     *  texts are asked for, and the texts are asked for only if the
+     *  samples cannot decide it. The verdicts are those the texts give, so
+     *  the groups do not change: a shared template is read far less often
+     *  (SIMLSH_DEDUP_STAT_TEXTS). Samples are kept until the budget is
+     *  spent, in walk order, and never dropped. */
+    SIMLSH_DEDUP_SAMPLE_MEMORY = 8
 };
 
 /** Groupings of SIMLSH_DEDUP_CLUSTER. */

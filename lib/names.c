@@ -97,6 +97,7 @@ static const named dedup_keys[] = {
     {.value = SIMLSH_DEDUP_GIANT_COST, .name = "giant_cost"},
     {.value = SIMLSH_DEDUP_CLUSTER, .name = "cluster"},
     {.value = SIMLSH_DEDUP_LINK_KEPT, .name = "link_kept"},
+    {.value = SIMLSH_DEDUP_SAMPLE_MEMORY, .name = "sample_memory"},
 };
 
 static const named dedup_stats[] = {

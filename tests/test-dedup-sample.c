@@ -184,6 +184,8 @@ static void groups_of(const simlsh_results *g, uint64_t *centre)
 }
 
 static int g_mode = SIMLSH_DEDUP_EXACT; /* run()'s */
+static double g_sample_memory = -1;     /* run()'s SIMLSH_DEDUP_SAMPLE_MEMORY; < 0: the default */
+static uint64_t g_texts;                /* run()'s SIMLSH_DEDUP_STAT_TEXTS */
 
 /* Run the engine (texts handed over one at a time, in the asked order);
  * prefilter < 0: the default. */
@@ -200,6 +202,8 @@ static void run(const simlsh_index *ix, double t, double prefilter, double memor
     if (memory > 0)
         CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, memory));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, threads));
+    if (g_sample_memory >= 0)
+        CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, g_sample_memory));
     for (;;) {
         CHECK_OK(simlsh_dedup_next(need, d, ix));
         size_t n = simlsh_results_count(need);
@@ -215,6 +219,7 @@ static void run(const simlsh_index *ix, double t, double prefilter, double memor
     groups_of(g, centre);
     CHECK_OK(simlsh_dedup_stat(sampled, d, SIMLSH_DEDUP_STAT_SAMPLED));
     CHECK_OK(simlsh_dedup_stat(exact, d, SIMLSH_DEDUP_STAT_EXACT));
+    CHECK_OK(simlsh_dedup_stat(&g_texts, d, SIMLSH_DEDUP_STAT_TEXTS));
     simlsh_dedup_free(d);
     simlsh_results_free(need);
     simlsh_results_free(g);
@@ -284,6 +289,186 @@ static void chain(void)
     simlsh_index_free(ix);
 }
 
+/* Samples kept between batches (SIMLSH_DEDUP_SAMPLE_MEMORY): in small
+ * batches, and with a prefilter of 0.5 that lets most of the template's
+ * pairs through, its documents come back as candidates of centre after
+ * centre; with their samples kept, those pairs are rejected before
+ * their texts are asked for again. The groups are those of whole
+ * comparisons (want) with samples kept or not, on one thread or two, with
+ * 32- and 64-bit hashes; fewer texts are asked for; a budget too small
+ * for one chunk of samples keeps none. */
+static void kept(const simlsh_index *ix, const uint64_t *want)
+{
+    static uint64_t got[NDOCS];
+    uint64_t s0 = 0, s1 = 0, e = 0, texts_none = 0, texts_kept = 0;
+    for (int threads = 1; threads <= 2; threads++) {
+        g_sample_memory = 0;
+        run(ix, 0.8, 0.5, 8 * 1024, threads, got, &s0, &e);
+        CHECK(memcmp(got, want, sizeof got) == 0);
+        texts_none = g_texts;
+        g_sample_memory = -1;
+        run(ix, 0.8, 0.5, 8 * 1024, threads, got, &s1, &e);
+        CHECK(memcmp(got, want, sizeof got) == 0);
+        texts_kept = g_texts;
+        /* the template's pairs, read again and again without samples */
+        CHECK(s0 > 0 && s1 >= s0);
+        CHECK(texts_kept * 3 < texts_none * 2);
+        g_sample_memory = 1024; /* less than a chunk */
+        run(ix, 0.8, 0.5, 8 * 1024, threads, got, &s1, &e);
+        CHECK(memcmp(got, want, sizeof got) == 0);
+        CHECK(g_texts == texts_none);
+    }
+    fprintf(stderr, "texts asked for: %llu without kept samples, %llu with\n",
+            (unsigned long long)texts_none, (unsigned long long)texts_kept);
+    g_sample_memory = -1;
+
+    /* 64-bit hashes: samples of two words a value */
+    simlsh_params *p64 = NULL;
+    simlsh_index *ix64 = NULL;
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_params_copy(&p64, params));
+    CHECK_OK(simlsh_params_set_int(p64, SIMLSH_PARAM_HASH_BITS, 64));
+    CHECK_OK(simlsh_index_new(&ix64, p64));
+    CHECK_OK(simlsh_signature_new(&sig, p64));
+    for (size_t i = 0; i < NDOCS; i++) {
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
+        CHECK_OK(simlsh_index_insert(ix64, i, sig));
+    }
+    static uint64_t whole64[NDOCS];
+    run(ix64, 0.8, 0, 8 * 1024, 1, whole64, &s0, &e);
+    g_sample_memory = 0;
+    run(ix64, 0.8, 0.5, 8 * 1024, 2, got, &s0, &e);
+    CHECK(memcmp(got, whole64, sizeof got) == 0);
+    texts_none = g_texts;
+    g_sample_memory = -1;
+    run(ix64, 0.8, 0.5, 8 * 1024, 2, got, &s1, &e);
+    CHECK(memcmp(got, whole64, sizeof got) == 0);
+    CHECK(g_texts * 3 < texts_none * 2);
+    simlsh_signature_free(sig);
+    simlsh_index_free(ix64);
+    simlsh_params_free(p64);
+}
+
+/* Kept samples must not reject a pair at the threshold: each planted pair
+ * whose estimate the sample test sees (Jaccard 0.80 .. 0.84) follows a
+ * decoy, its first text with 15 % of the words replaced (Jaccard about
+ * 0.65 with both). The decoy is the first centre: both texts are put to
+ * the sample test against it, rejected, and leave their samples; then the
+ * pair itself is put to the test on those samples, which must leave it to
+ * the texts. The groups are those of whole comparisons. */
+static void kept_decoys(void)
+{
+    enum {
+        N = 3 * NDOUBT
+    };
+    static char *t[N];
+    static size_t n[N];
+    tu_rng r = {77};
+    for (size_t i = 0; i < NDOUBT; i++) {
+        t[3 * i] = malloc(16 * WORDS + 64);
+        t[3 * i + 1] = tx[2 * i];
+        t[3 * i + 2] = tx[2 * i + 1];
+        n[3 * i + 1] = tl[2 * i];
+        n[3 * i + 2] = tl[2 * i + 1];
+        size_t k = 0;
+        for (size_t at = 0; at < tl[2 * i];) {
+            size_t e = at;
+            while (tx[2 * i][e] != ' ')
+                e++;
+            if (tu_below(&r, 100) < 15) {
+                k += put_word(&r, t[3 * i] + k);
+            } else {
+                memcpy(t[3 * i] + k, tx[2 * i] + at, e - at + 1);
+                k += e - at + 1;
+            }
+            at = e + 1;
+        }
+        n[3 * i] = k;
+    }
+    simlsh_index *ix = NULL;
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_index_new(&ix, params));
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    for (size_t i = 0; i < N; i++) {
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, t[i], n[i]));
+        CHECK_OK(simlsh_index_insert(ix, i, sig));
+    }
+    simlsh_signature_free(sig);
+    /* run() hands over tx[id]: the decoys' corpus in its place for now */
+    static char *keep_tx[N];
+    static size_t keep_tl[N];
+    memcpy(keep_tx, tx, sizeof keep_tx);
+    memcpy(keep_tl, tl, sizeof keep_tl);
+    memcpy(tx, t, sizeof t);
+    memcpy(tl, n, sizeof n);
+    static uint64_t whole[NDOCS], got[NDOCS];
+    uint64_t s = 0, e = 0;
+    run(ix, 0.8, 0, 0, 1, whole, &s, &e);
+    int pairs = 0;
+    for (size_t i = 0; i < NDOUBT; i++)
+        pairs += whole[3 * i + 2] == 3 * i + 1;
+    CHECK(pairs >= NDOUBT - 2);
+    for (int threads = 1; threads <= 2; threads++) {
+        run(ix, 0.8, 0.5, 8 * 1024, threads, got, &s, &e);
+        CHECK(memcmp(got, whole, sizeof got) == 0);
+        CHECK(s >= NDOUBT / 2); /* decoys' pairs rejected from samples */
+    }
+    memcpy(tx, keep_tx, sizeof keep_tx);
+    memcpy(tl, keep_tl, sizeof keep_tl);
+    for (size_t i = 0; i < NDOUBT; i++)
+        free(t[3 * i]);
+    simlsh_index_free(ix);
+}
+
+/* Kept samples in a crowd near the threshold: documents that each replace
+ * about 5 % of a template's words, so that pairs fall on both sides of
+ * 0.8, and a prefilter of 0.5 that puts many of them to the sample test.
+ * In small batches a document meets centre after centre with its sample
+ * kept, so samples that are not the document's, or not whole at a level,
+ * would reject pairs its text keeps. The groups are those of whole
+ * comparisons, with samples kept or not. */
+static void kept_near(void)
+{
+    tu_rng r = {4242};
+    char tpl[TPL_WORDS][12];
+    for (size_t w = 0; w < TPL_WORDS; w++)
+        tpl[w][put_word(&r, tpl[w]) - 1] = 0;
+    for (size_t d = 0; d < NDOCS; d++) {
+        size_t n = 0;
+        for (size_t w = 0; w < TPL_WORDS; w++) {
+            if (tu_below(&r, 1000) < 55)
+                n += put_word(&r, tx[d] + n);
+            else
+                n += (size_t)sprintf(tx[d] + n, "%s ", tpl[w]);
+        }
+        tl[d] = n;
+    }
+    simlsh_index *ix = NULL;
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_index_new(&ix, params));
+    CHECK_OK(simlsh_signature_new(&sig, params));
+    for (size_t i = 0; i < NDOCS; i++) {
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
+        CHECK_OK(simlsh_index_insert(ix, i, sig));
+    }
+    simlsh_signature_free(sig);
+    static uint64_t whole[NDOCS], got[NDOCS];
+    uint64_t s = 0, e = 0;
+    run(ix, 0.8, 0, 0, 1, whole, &s, &e);
+    size_t centres = 0;
+    for (size_t i = 0; i < NDOCS; i++)
+        centres += whole[i] == i;
+    CHECK(centres > 16 && centres < NDOCS - 16); /* pairs on both sides */
+    for (int threads = 1; threads <= 2; threads++) {
+        run(ix, 0.8, 0.5, 8 * 1024, threads, got, &s, &e);
+        CHECK(memcmp(got, whole, sizeof got) == 0);
+    }
+    simlsh_index_free(ix);
+}
+
 int main(void)
 {
     CHECK_OK(simlsh_params_new(&params, NULL));
@@ -341,6 +526,8 @@ int main(void)
         }
     }
 
+    kept(ix, whole);
+
     /* threshold 1: any sampled shingle not shared rejects, and copies
      * still group */
     memcpy(tx[2 * NPAIRS + 1], tx[2 * NPAIRS], tl[2 * NPAIRS]);
@@ -360,7 +547,9 @@ int main(void)
         CHECK(got[2 * i + 1] == 2 * i + 1);
 
     simlsh_index_free(ix1);
+    kept_decoys();
     chain();
+    kept_near();
     simlsh_signature_free(sig);
     simlsh_signature_free(other);
     simlsh_index_free(ix);

@@ -897,6 +897,7 @@ static void bad_calls(void)
     size_t n = simlsh_results_count(res);
     CHECK(n >= 2);
     CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_THREADS, 2), SIMLSH_ESTATE);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, 0), SIMLSH_ESTATE);
     CHECK_RC(simlsh_dedup_order(d, NULL, 0), SIMLSH_ESTATE);
     uint64_t ids[3] = {simlsh_results_a(res)[0], simlsh_results_a(res)[1], NDOCS + 5};
     const void *tx[3] = {texts[ids[0]], texts[ids[1]], "x"};
@@ -1209,6 +1210,11 @@ static void set_aside(void)
     CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, 2e15), SIMLSH_EINVAL);
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT_COST, 0.5));
     CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_GIANT, 0));
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, -1), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, NAN), SIMLSH_EINVAL);
+    CHECK_RC(simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, 2e19), SIMLSH_EINVAL);
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, 0));
+    CHECK_OK(simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, 1 << 20));
     simlsh_dedup_free(d);
     simlsh_signature_free(sig);
     simlsh_results_free(g);

@@ -81,6 +81,7 @@ static void names(void)
     check_value(SIMLSH_KIND_DEDUP_KEY, "giant_cost", SIMLSH_DEDUP_GIANT_COST);
     check_value(SIMLSH_KIND_DEDUP_KEY, "cluster", SIMLSH_DEDUP_CLUSTER);
     check_value(SIMLSH_KIND_DEDUP_KEY, "link_kept", SIMLSH_DEDUP_LINK_KEPT);
+    check_value(SIMLSH_KIND_DEDUP_KEY, "sample_memory", SIMLSH_DEDUP_SAMPLE_MEMORY);
     check_value(SIMLSH_KIND_DEDUP_CLUSTER, "star", SIMLSH_DEDUP_STAR);
     check_value(SIMLSH_KIND_DEDUP_CLUSTER, "components", SIMLSH_DEDUP_COMPONENTS);
     check_value(SIMLSH_KIND_DEDUP_STAT, "visits", SIMLSH_DEDUP_STAT_VISITS);

@@ -47,6 +47,7 @@
 #include "results.h"
 
 #define DEFAULT_MEMORY (UINT64_C(64) << 20)
+#define DEFAULT_SAMPLE_MEMORY (UINT64_C(64) << 20)
 #define DEFAULT_WEIGHT 4096
 #define DEFAULT_GIANT 64
 #define DEFAULT_GIANT_COST 64.0
@@ -101,6 +102,7 @@ void simlsh_dedup_free(simlsh_dedup *d)
     simlsh__dx_set_free(&d->al, &d->carry_set);
     simlsh__dx_scratch_free(&d->al, d->scratch);
     simlsh__dx_ahead_free(d);
+    simlsh__dx_samples_free(d);
     FREE_N(d->cands.v, d->cands.cap);
     FREE_N(d->skip, d->nskip);
     FREE_N(d->parent, n);
@@ -150,6 +152,7 @@ int simlsh_dedup_new(simlsh_dedup **out, const simlsh_index *index, int mode, do
     d->prefilter = mode == SIMLSH_DEDUP_EXACT ? simlsh_dedup_prefilter(threshold, d->num_perm) : 0;
     d->nthreads = 1;
     d->memory = DEFAULT_MEMORY;
+    d->sample_memory = DEFAULT_SAMPLE_MEMORY;
     d->giant = DEFAULT_GIANT;
     d->giant_cost = DEFAULT_GIANT_COST;
     d->link_kept = 1;
@@ -524,6 +527,7 @@ static int batch_add(simlsh_dedup *d, uint32_t x, size_t from, size_t to, uint64
         p->mate = v;
         p->eq = d->cands.v[i].eq;
         p->verdict = -1;
+        p->planned = 0;
         p->score = 0;
     }
     d->cfirst[d->nwc] = d->npairs;
@@ -834,6 +838,7 @@ int simlsh_dedup_next(simlsh_results *need, simlsh_dedup *d, const simlsh_index 
         }
         if (d->nwc == 0)
             continue; /* the cursor reached the end */
+        simlsh__dx_sample_plan(d);
         d->open = 1;
         d->st[SIMLSH_DEDUP_STAT_BATCHES]++;
     }

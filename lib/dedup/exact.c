@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "radix.h"
 #include "internal.h"
 #include "pool.h"
 #include "shingle.h"
@@ -32,29 +33,9 @@ void simlsh__dx_set_free(const simlsh_allocator *al, dx_set *s)
 
 /* ---- centres -------------------------------------------------------------------- */
 
-/* A hash's sample level (h != 0): its trailing zero bits, at most
- * DX_LEVELS - 1. The hashes of level s or more are a 2^-s sample of a
- * set that depends on nothing but the hashes, the same for every text. */
-static inline unsigned level_of(uint64_t h)
-{
-    h |= (uint64_t)1 << (DX_LEVELS - 1);
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctzll(h);
-#else
-    unsigned l = 0;
-    while ((h >> l & 1) == 0)
-        l++;
-    return l;
-#endif
-}
-
-/* The sample test (sample_below()): levels below SAMPLE_MIN_LEVEL would
- * cost nearly what the whole comparison does; the first level taken has
- * at least SAMPLE_FIRST of the centre's hashes; a pair is rejected when
- * the chance of its sample at or above t is under e^-SAMPLE_DOUBT. */
-#define SAMPLE_MIN_LEVEL 2
-#define SAMPLE_FIRST 64
-#define SAMPLE_DOUBT 16.0
+#define level_of simlsh__dx_level
+#define SAMPLE_MIN_LEVEL DX_SAMPLE_MIN_LEVEL
+#define SAMPLE_FIRST DX_SAMPLE_FIRST
 #define SAMPLE_MASK (((uint64_t)1 << SAMPLE_MIN_LEVEL) - 1)
 
 /* An empty table of cap entries (a power of 2) for s, with counts if asked
@@ -153,6 +134,99 @@ static int fill(dx_worker *w, dx_set *t, uint64_t mask)
     return 0;
 }
 
+/* ---- samples kept between batches ------------------------------------------------ */
+
+/* A kept sample holds at least this many distinct hashes, unless the text
+ * has fewer of level 2 or more (then all of them): enough for the sample
+ * test to reject a pair of a shared template (J about 0.6 at t 0.8 needs
+ * about 150 in the union) without its texts. */
+#define KEEP_AT_LEAST 128
+/* ... and is not kept when it would take more (a text of repeats) */
+#define KEEP_AT_MOST ((size_t)1 << 16)
+
+/* Sort n hashes v[] ascending (tmp: scratch of n), their values below
+ * 2^top: a few hundred of them, uniform, so a counting pass on their top 8
+ * bits leaves buckets of one or two, and an insertion pass finishes. */
+static void sort_hashes(uint64_t *v, uint64_t *tmp, size_t n, unsigned top)
+{
+    if (n > 4096) {
+        simlsh__radix_sort64(v, NULL, tmp, NULL, n);
+        return;
+    }
+    size_t at[257] = {0};
+    unsigned sh = top - 8;
+    for (size_t i = 0; i < n; i++)
+        at[(v[i] >> sh & 255) + 1]++;
+    for (unsigned b = 0; b < 256; b++)
+        at[b + 1] += at[b];
+    for (size_t i = 0; i < n; i++)
+        tmp[at[v[i] >> sh & 255]++] = v[i];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = tmp[i];
+        size_t k = i;
+        for (; k > 0 && v[k - 1] > x; k--)
+            v[k] = v[k - 1];
+        v[k] = x;
+    }
+}
+
+/* The sample of the text whose hashes are in w->h, to keep between
+ * batches: its distinct hashes of the highest level s that gives
+ * KEEP_AT_LEAST of them (level s or more), ascending. The test on kept
+ * samples (samples.c) sees at every level from s up what sample_below()
+ * sees. Nothing (k->v NULL) on ENOMEM or past KEEP_AT_MOST. */
+static void keep_sample(dx_worker *w, dx_kept *k)
+{
+    /* levels of every hash, without a branch: 0 counts as level 15 */
+    size_t cnt[DX_LEVELS] = {0}, zeros = 0;
+    for (size_t i = 0; i < w->hn; i++) {
+        uint64_t h = w->h[i];
+        cnt[level_of(h)]++;
+        zeros += h == 0;
+    }
+    cnt[DX_LEVELS - 1] -= zeros;
+    /* counts with repeats: a level with too few distinct ones goes lower */
+    unsigned s = DX_LEVELS - 1;
+    size_t n = cnt[s];
+    while (s > SAMPLE_MIN_LEVEL && n < KEEP_AT_LEAST)
+        n += cnt[--s];
+    for (;;) {
+        if (n > KEEP_AT_MOST)
+            return;
+        size_t m = n ? n : 1;
+        uint64_t *v = simlsh__malloc(w->al, (m + 1) * sizeof *v);
+        uint64_t *tmp = simlsh__malloc(w->al, m * sizeof *tmp);
+        if (v == NULL || tmp == NULL) {
+            simlsh__free_sized(w->al, v, (m + 1) * sizeof *v);
+            simlsh__free_sized(w->al, tmp, m * sizeof *tmp);
+            return;
+        }
+        uint64_t mask = ((uint64_t)1 << s) - 1;
+        size_t got = 0;
+        for (size_t i = 0; i < w->hn; i++) { /* v[got] is room: one past n */
+            uint64_t h = w->h[i];
+            v[got] = h;
+            got += (h & mask) == 0 && h != 0;
+        }
+        sort_hashes(v, tmp, got, w->top);
+        simlsh__free_sized(w->al, tmp, m * sizeof *tmp);
+        size_t nd = 0;
+        for (size_t i = 0; i < got; i++)
+            if (nd == 0 || v[nd - 1] != v[i])
+                v[nd++] = v[i];
+        if (nd < KEEP_AT_LEAST && s > SAMPLE_MIN_LEVEL) {
+            simlsh__free_sized(w->al, v, (m + 1) * sizeof *v);
+            n += cnt[--s];
+            continue;
+        }
+        k->v = v;
+        k->n = (uint32_t)nd;
+        k->level = (uint8_t)s;
+        k->cap = m + 1;
+        return;
+    }
+}
+
 /* Centre k's set: whole if one of its pairs needs it (want), else its
  * sample (made whole later by make_whole() if a pair passes the sample). */
 static int build_centre(dx_worker *w, const dx_job *j, size_t k)
@@ -168,6 +242,8 @@ static int build_centre(dx_worker *w, const dx_job *j, size_t k)
     }
     if (rc < 0)
         return rc;
+    if (j->keep_sample != NULL && j->keep_sample[ti])
+        keep_sample(w, &j->kept[ti]);
     dx_set t = {0};
     t.text = len > 0 ? simlsh__malloc(w->al, len) : NULL;
     if (len > 0 && t.text == NULL)
@@ -316,15 +392,9 @@ static int sample_below(dx_worker *w, const dx_job *j, const dx_set *c)
             if (tally(w, c, h, &inter, &others) < 0)
                 return 0;
         }
-        double u = (double)(above + others), a = (double)inter / u;
-        if (a < t) {
-            double kl = t >= 1 ? INFINITY : (1 - a) * log((1 - a) / (1 - t));
-            if (a > 0)
-                kl += a * log(a / t);
-            if (u * kl > SAMPLE_DOUBT) {
-                w->sampled++;
-                return 1;
-            }
+        if (simlsh__dx_sample_rejects(inter, above + others, t)) {
+            w->sampled++;
+            return 1;
         }
         if (s == SAMPLE_MIN_LEVEL)
             return 0;
@@ -412,8 +482,8 @@ static int decide_mate(dx_worker *w, const dx_job *j, size_t m, int late)
     for (size_t k = j->first[m]; k < j->first[m + 1]; k++) {
         dx_pair *p = &j->pairs[j->pair_of[k]];
         const dx_set *c = j->set_of[j->pair_of[k]];
-        if (late && p->verdict >= 0)
-            continue;
+        if (p->verdict >= 0)
+            continue; /* (decided from kept samples, or early) */
         if (c->missing || missing) {
             decide_estimate(w, j, p);
             continue;
@@ -446,6 +516,8 @@ static int decide_mate(dx_worker *w, const dx_job *j, size_t m, int late)
             if (rc < 0)
                 return rc;
             shingled = 1;
+            if (j->keep_sample != NULL && j->keep_sample[ti] && j->kept[ti].v == NULL)
+                keep_sample(w, &j->kept[ti]);
         }
         if (!late && doubtful(j, p) && sample_below(w, j, c)) {
             w->exact++;
@@ -638,6 +710,7 @@ int simlsh__dx_run(dx_job *j)
         rc = SIMLSH_ENOMEM;
     for (uint32_t i = 0; w != NULL && i < workers; i++) {
         w[i].al = &la.al;
+        w[i].top = j->params->hash_bits == 32 ? 32 : 64;
         w[i].sh = NULL;
         w[i].exact = w[i].identical = w[i].estimated = w[i].edits = w[i].sampled = 0;
     }
@@ -677,7 +750,8 @@ int simlsh__dx_run(dx_job *j)
             j->mate_done[m] = 0;
             j->mate_missing[m] = 0;
             for (size_t k = j->first[m]; k < j->first[m + 1]; k++)
-                j->pairs[j->pair_of[k]].verdict = -1;
+                if (!j->pairs[j->pair_of[k]].planned)
+                    j->pairs[j->pair_of[k]].verdict = -1;
         }
     }
     for (uint32_t i = 0; w != NULL && i < workers; i++) {

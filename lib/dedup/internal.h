@@ -47,9 +47,59 @@ typedef struct {
  * values their signatures share, and the verdict. */
 typedef struct {
     uint32_t centre, mate, eq;
-    int8_t verdict; /* -1 undecided, 0 below, 1 claims */
+    int8_t verdict;  /* -1 undecided, 0 below, 1 claims */
+    uint8_t planned; /* decided from kept samples before any text (samples.c) */
     double score;
 } dx_pair;
+
+/* ---- the sample test (exact.c on texts, samples.c on kept samples) ---- */
+
+/* A hash's sample level (h != 0): its trailing zero bits, at most
+ * DX_LEVELS - 1. The hashes of level s or more are a 2^-s sample of a set
+ * that depends on nothing but the hashes, the same for every text. */
+static inline unsigned simlsh__dx_level(uint64_t h)
+{
+    h |= (uint64_t)1 << (DX_LEVELS - 1);
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(h);
+#else
+    unsigned l = 0;
+    while ((h >> l & 1) == 0)
+        l++;
+    return l;
+#endif
+}
+
+/* The sample test: levels below DX_SAMPLE_MIN_LEVEL would cost nearly what
+ * the whole comparison does; the first level taken has at least
+ * DX_SAMPLE_FIRST of the centre's hashes; a pair is rejected when the
+ * chance of its sample at or above t is under e^-DX_SAMPLE_DOUBT. */
+#define DX_SAMPLE_MIN_LEVEL 2
+#define DX_SAMPLE_FIRST 64
+#define DX_SAMPLE_DOUBT 16.0
+
+/* The test at one level: inter shared hashes among the u sampled hashes of
+ * the union; 1 when a pair at J >= t shows so few with a chance under
+ * e^-DX_SAMPLE_DOUBT (Chernoff). Both callers decide a pair alike. */
+static inline int simlsh__dx_sample_rejects(size_t inter, size_t u, double t)
+{
+    double uu = (double)u, a = (double)inter / uu;
+    if (!(a < t))
+        return 0;
+    double kl = t >= 1 ? INFINITY : (1 - a) * log((1 - a) / (1 - t));
+    if (a > 0)
+        kl += a * log(a / t);
+    return uu * kl > DX_SAMPLE_DOUBT;
+}
+
+/* A text's sample as kept between batches: its distinct hashes of level
+ * `level` or more, ascending (exact.c makes it, samples.c keeps it). */
+typedef struct {
+    uint64_t *v;
+    size_t cap; /* v's allocated values */
+    uint32_t n;
+    uint8_t level;
+} dx_kept;
 
 /* Workers' buffers kept between batches (exact.c). */
 typedef struct dx_scratch dx_scratch;
@@ -86,6 +136,10 @@ typedef struct {
     uint8_t *mate_missing; /* out: the mate's text failed (EUTF8) */
     uint8_t *mate_done;    /* out: every pair of the mate decided */
     uint8_t *mate_pending; /* simlsh__dx_run's own: a pair waits for a whole set */
+    /* per text: 1 when its sample is to be kept (keep_sample[]), and where
+     * it goes (kept[], its v allocated with al); NULL: none is */
+    const uint8_t *keep_sample;
+    dx_kept *kept;
     uint32_t nthreads;
     const simlsh_allocator *al;
     dx_scratch **scratch; /* the engine's, created on first use */
@@ -193,6 +247,17 @@ struct simlsh_dedup {
     uint64_t set_bytes;
     dx_scratch *scratch;    /* exact.c's workers' buffers */
     struct dx_ahead *ahead; /* ahead.c's lists, or NULL */
+    /* samples kept between batches (samples.c): per slot, scnt values
+     * (0: none) at soff (chunk << 32 | value), sw 32-bit words a value,
+     * complete from level slvl up */
+    uint64_t sample_memory; /* bytes of chunks at most */
+    uint64_t sample_bytes;  /* ... held */
+    uint32_t **chunk;
+    size_t nchunks, chunk_cap, cused; /* cused: values used in the last chunk */
+    unsigned sw;
+    uint64_t *soff;
+    uint32_t *scnt;
+    uint8_t *slvl;
     uint64_t st[NSTATS];
 };
 
@@ -207,6 +272,29 @@ static inline double simlsh__dx_sample_eq(const simlsh_dedup *d)
     double t = d->threshold, np = (double)d->num_perm;
     return d->prefilter > 0 ? (t - 2 * sqrt(t * (1 - t) / np)) * np : 0;
 }
+
+/* ---- samples kept between batches (samples.c) ---- */
+
+/* Keep k as slot s's sample while sample_memory allows (nothing when it
+ * does not, or on ENOMEM: the samples only save work). */
+void simlsh__dx_sample_store(simlsh_dedup *d, uint32_t s, const dx_kept *k);
+/* Does slot s have a kept sample? */
+int simlsh__dx_sample_has(const simlsh_dedup *d, uint32_t s);
+/* Is there room for more samples? */
+int simlsh__dx_sample_room(const simlsh_dedup *d);
+/* The batch just formed: its doubtful pairs that the kept samples reject
+ * decided, and the texts that no undecided pair needs any more taken off
+ * the list. */
+void simlsh__dx_sample_plan(simlsh_dedup *d);
+void simlsh__dx_samples_free(simlsh_dedup *d);
+/* The sample test of exact.c's sample_below() on the kept samples of a
+ * centre (a[0 .. na), complete from level la up) and a mate (b, lb): the
+ * distinct hashes, ascending, sw 32-bit words each (low word first).
+ * 1: rejected, as sample_below() would on their texts; 0: not rejected,
+ * and it would not either; -1: the samples cannot tell (they lack a level
+ * it would look at). */
+int simlsh__dx_kept_test(const uint32_t *a, size_t na, unsigned la, const uint32_t *b, size_t nb,
+                         unsigned lb, unsigned sw, double t);
 
 /* ---- candidates worked out ahead on threads (ahead.c) ---- */
 

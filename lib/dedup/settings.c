@@ -54,6 +54,11 @@ int simlsh_dedup_set(simlsh_dedup *d, int key, double value)
             return SIMLSH_EINVAL;
         d->link_kept = (int)value;
         return 0;
+    case SIMLSH_DEDUP_SAMPLE_MEMORY:
+        if (!(value >= 0 && value <= 1.8e19))
+            return SIMLSH_EINVAL;
+        d->sample_memory = (uint64_t)value;
+        return 0;
     case SIMLSH_DEDUP_GIANT_COST:
         if (!(value >= 0 && value <= 1e15))
             return SIMLSH_EINVAL;

@@ -33,6 +33,7 @@ typedef struct {
     size_t lvcap;
     size_t lvend[DX_LEVELS + 1]; /* lvh[0 .. lvend[l]): those of level l or more */
     int lv_ok;                   /* lvh is w->h's */
+    unsigned top;                /* the hashes are below 2^top (32 or 64) */
     uint64_t exact, identical, estimated, edits, sampled;
 } dx_worker;
 

@@ -324,6 +324,10 @@ int star_open(struct run *r, struct star_session **out)
         /* texts are read a batch at a time into one buffer: small
          * batches keep it in cache and add little to the peak */
         r->stats.vs.budget = verify_budget(r->opt);
+        /* samples kept between batches (a template's documents read
+         * about once): within the same budget */
+        if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_SAMPLE_MEMORY, (double)r->stats.vs.budget)) != 0)
+            goto lib;
         if (r->stats.vs.budget > STAR_BATCH_BYTES && !r->opt->verify_memory)
             r->stats.vs.budget = STAR_BATCH_BYTES;
         r->stats.vs.bytes_per_shingle = 8;
