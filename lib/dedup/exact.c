@@ -144,6 +144,8 @@ static int fill(dx_worker *w, dx_set *t, uint64_t mask)
 /* ... and is not kept when it would take more (a text of repeats) */
 #define KEEP_AT_MOST ((size_t)1 << 16)
 
+static int mate_levels(dx_worker *w);
+
 /* Sort n hashes v[] ascending (tmp: scratch of n), their values below
  * 2^top: a few hundred of them, uniform, so a counting pass on their top 8
  * bits leaves buckets of one or two, and an insertion pass finishes. */
@@ -177,52 +179,42 @@ static void sort_hashes(uint64_t *v, uint64_t *tmp, size_t n, unsigned top)
  * sees. Nothing (k->v NULL) on ENOMEM or past KEEP_AT_MOST. */
 static void keep_sample(dx_worker *w, dx_kept *k)
 {
-    /* levels of every hash, without a branch: 0 counts as level 15 */
-    size_t cnt[DX_LEVELS] = {0}, zeros = 0;
-    for (size_t i = 0; i < w->hn; i++) {
-        uint64_t h = w->h[i];
-        cnt[level_of(h)]++;
-        zeros += h == 0;
-    }
-    cnt[DX_LEVELS - 1] -= zeros;
-    /* counts with repeats: a level with too few distinct ones goes lower */
+    /* the text's sampled hashes by level, highest first: those of level s
+     * or more are w->lvh[0 .. lvend[s]), with repeats */
+    if (mate_levels(w) < 0)
+        return;
     unsigned s = DX_LEVELS - 1;
-    size_t n = cnt[s];
-    while (s > SAMPLE_MIN_LEVEL && n < KEEP_AT_LEAST)
-        n += cnt[--s];
+    while (s > SAMPLE_MIN_LEVEL && w->lvend[s] < KEEP_AT_LEAST)
+        s--;
     for (;;) {
+        size_t n = w->lvend[s];
         if (n > KEEP_AT_MOST)
             return;
         size_t m = n ? n : 1;
-        uint64_t *v = simlsh__malloc(w->al, (m + 1) * sizeof *v);
+        uint64_t *v = simlsh__malloc(w->al, m * sizeof *v);
         uint64_t *tmp = simlsh__malloc(w->al, m * sizeof *tmp);
         if (v == NULL || tmp == NULL) {
-            simlsh__free_sized(w->al, v, (m + 1) * sizeof *v);
+            simlsh__free_sized(w->al, v, m * sizeof *v);
             simlsh__free_sized(w->al, tmp, m * sizeof *tmp);
             return;
         }
-        uint64_t mask = ((uint64_t)1 << s) - 1;
-        size_t got = 0;
-        for (size_t i = 0; i < w->hn; i++) { /* v[got] is room: one past n */
-            uint64_t h = w->h[i];
-            v[got] = h;
-            got += (h & mask) == 0 && h != 0;
-        }
-        sort_hashes(v, tmp, got, w->top);
+        memcpy(v, w->lvh, n * sizeof *v);
+        sort_hashes(v, tmp, n, w->top);
         simlsh__free_sized(w->al, tmp, m * sizeof *tmp);
         size_t nd = 0;
-        for (size_t i = 0; i < got; i++)
+        for (size_t i = 0; i < n; i++)
             if (nd == 0 || v[nd - 1] != v[i])
                 v[nd++] = v[i];
+        /* repeats: a level with too few distinct ones goes lower */
         if (nd < KEEP_AT_LEAST && s > SAMPLE_MIN_LEVEL) {
-            simlsh__free_sized(w->al, v, (m + 1) * sizeof *v);
-            n += cnt[--s];
+            simlsh__free_sized(w->al, v, m * sizeof *v);
+            s--;
             continue;
         }
         k->v = v;
         k->n = (uint32_t)nd;
         k->level = (uint8_t)s;
-        k->cap = m + 1;
+        k->cap = m;
         return;
     }
 }
