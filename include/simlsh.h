@@ -1545,7 +1545,9 @@ enum simlsh_dedup_key {
      *  samples cannot decide it. The verdicts are those the texts give, so
      *  the groups do not change: a shared template is read far less often
      *  (SIMLSH_DEDUP_STAT_TEXTS). Samples are kept until the budget is
-     *  spent, in walk order, and never dropped. */
+     *  spent, in walk order, and never dropped; they are held in chunks of
+     *  512 KiB (1 MiB with 64-bit hashes), so a budget under one chunk
+     *  keeps none. */
     SIMLSH_DEDUP_SAMPLE_MEMORY = 8
 };
 
