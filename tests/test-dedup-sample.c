@@ -130,6 +130,22 @@ static double doubt_below(void)
     return 0.8 - 2 * sqrt(0.8 * 0.2 / 128);
 }
 
+/* An index of texts t[0 .. n) (ids 0 .. n) under p. */
+static simlsh_index *index_of(const simlsh_params *p, char *const *t, const size_t *len, size_t n)
+{
+    simlsh_index *ix = NULL;
+    simlsh_signature *sig = NULL;
+    CHECK_OK(simlsh_index_new(&ix, p));
+    CHECK_OK(simlsh_signature_new(&sig, p));
+    for (size_t i = 0; i < n; i++) {
+        simlsh_signature_clear(sig);
+        CHECK_OK(simlsh_signature_add_text(sig, t[i], len[i]));
+        CHECK_OK(simlsh_index_insert(ix, i, sig));
+    }
+    simlsh_signature_free(sig);
+    return ix;
+}
+
 static void make_corpus(void)
 {
     tu_rng r = {2027};
@@ -260,16 +276,7 @@ static void chain(void)
             n += (size_t)sprintf(tx[i] + n, "%s ", words[w]);
         tl[i] = n;
     }
-    simlsh_index *ix = NULL;
-    simlsh_signature *sig = NULL;
-    CHECK_OK(simlsh_index_new(&ix, params));
-    CHECK_OK(simlsh_signature_new(&sig, params));
-    for (size_t i = 0; i < NDOCS; i++) {
-        simlsh_signature_clear(sig);
-        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
-        CHECK_OK(simlsh_index_insert(ix, i, sig));
-    }
-    simlsh_signature_free(sig);
+    simlsh_index *ix = index_of(params, tx, tl, NDOCS);
     static uint64_t one[NDOCS], more[NDOCS];
     const int modes[] = {SIMLSH_DEDUP_ESTIMATE, SIMLSH_DEDUP_EXACT, SIMLSH_DEDUP_NONE};
     for (size_t m = 0; m < 3; m++) {
@@ -324,17 +331,9 @@ static void kept(const simlsh_index *ix, const uint64_t *want)
 
     /* 64-bit hashes: samples of two words a value */
     simlsh_params *p64 = NULL;
-    simlsh_index *ix64 = NULL;
-    simlsh_signature *sig = NULL;
     CHECK_OK(simlsh_params_copy(&p64, params));
     CHECK_OK(simlsh_params_set_int(p64, SIMLSH_PARAM_HASH_BITS, 64));
-    CHECK_OK(simlsh_index_new(&ix64, p64));
-    CHECK_OK(simlsh_signature_new(&sig, p64));
-    for (size_t i = 0; i < NDOCS; i++) {
-        simlsh_signature_clear(sig);
-        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
-        CHECK_OK(simlsh_index_insert(ix64, i, sig));
-    }
+    simlsh_index *ix64 = index_of(p64, tx, tl, NDOCS);
     static uint64_t whole64[NDOCS];
     run(ix64, 0.8, 0, 8 * 1024, 1, whole64, &s0, &e);
     g_sample_memory = 0;
@@ -345,7 +344,6 @@ static void kept(const simlsh_index *ix, const uint64_t *want)
     run(ix64, 0.8, 0.5, 8 * 1024, 2, got, &s1, &e);
     CHECK(memcmp(got, whole64, sizeof got) == 0);
     CHECK(g_texts * 3 < texts_none * 2);
-    simlsh_signature_free(sig);
     simlsh_index_free(ix64);
     simlsh_params_free(p64);
 }
@@ -386,16 +384,7 @@ static void kept_decoys(void)
         }
         n[3 * i] = k;
     }
-    simlsh_index *ix = NULL;
-    simlsh_signature *sig = NULL;
-    CHECK_OK(simlsh_index_new(&ix, params));
-    CHECK_OK(simlsh_signature_new(&sig, params));
-    for (size_t i = 0; i < N; i++) {
-        simlsh_signature_clear(sig);
-        CHECK_OK(simlsh_signature_add_text(sig, t[i], n[i]));
-        CHECK_OK(simlsh_index_insert(ix, i, sig));
-    }
-    simlsh_signature_free(sig);
+    simlsh_index *ix = index_of(params, t, n, N);
     /* run() hands over tx[id]: the decoys' corpus in its place for now */
     static char *keep_tx[N];
     static size_t keep_tl[N];
@@ -445,16 +434,7 @@ static void kept_near(void)
         }
         tl[d] = n;
     }
-    simlsh_index *ix = NULL;
-    simlsh_signature *sig = NULL;
-    CHECK_OK(simlsh_index_new(&ix, params));
-    CHECK_OK(simlsh_signature_new(&sig, params));
-    for (size_t i = 0; i < NDOCS; i++) {
-        simlsh_signature_clear(sig);
-        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
-        CHECK_OK(simlsh_index_insert(ix, i, sig));
-    }
-    simlsh_signature_free(sig);
+    simlsh_index *ix = index_of(params, tx, tl, NDOCS);
     static uint64_t whole[NDOCS], got[NDOCS];
     uint64_t s = 0, e = 0;
     run(ix, 0.8, 0, 0, 1, whole, &s, &e);
@@ -476,16 +456,10 @@ int main(void)
     CHECK_OK(simlsh_params_set_int(params, SIMLSH_PARAM_BANDS, 16));
     CHECK_OK(simlsh_params_set_int(params, SIMLSH_PARAM_ROWS, 6));
     make_corpus();
-    simlsh_index *ix = NULL;
+    simlsh_index *ix = index_of(params, tx, tl, NDOCS);
     simlsh_signature *sig = NULL, *other = NULL;
-    CHECK_OK(simlsh_index_new(&ix, params));
     CHECK_OK(simlsh_signature_new(&sig, params));
     CHECK_OK(simlsh_signature_new(&other, params));
-    for (size_t i = 0; i < NDOCS; i++) {
-        simlsh_signature_clear(sig);
-        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
-        CHECK_OK(simlsh_index_insert(ix, i, sig));
-    }
     /* planted pairs whose estimate is below the threshold go through the
      * sample; the test means something only if there are such pairs */
     int doubtful = 0;
@@ -532,13 +506,7 @@ int main(void)
      * still group */
     memcpy(tx[2 * NPAIRS + 1], tx[2 * NPAIRS], tl[2 * NPAIRS]);
     tl[2 * NPAIRS + 1] = tl[2 * NPAIRS];
-    simlsh_index *ix1 = NULL;
-    CHECK_OK(simlsh_index_new(&ix1, params));
-    for (size_t i = 0; i < NDOCS; i++) {
-        simlsh_signature_clear(sig);
-        CHECK_OK(simlsh_signature_add_text(sig, tx[i], tl[i]));
-        CHECK_OK(simlsh_index_insert(ix1, i, sig));
-    }
+    simlsh_index *ix1 = index_of(params, tx, tl, NDOCS);
     run(ix1, 1.0, 0, 0, 1, whole, &s_whole, &e_whole);
     run(ix1, 1.0, -1, 0, 2, got, &s_got, &e_got);
     CHECK(memcmp(got, whole, sizeof got) == 0);
