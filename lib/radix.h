@@ -1,7 +1,8 @@
 /*
  * LSD radix sort of 64-bit keys, carrying optional 64-bit values: one copy
- * for shingle sets, grouping and the index's whole-index passes. Util
- * layer, header only.
+ * for shingle sets, grouping and the index's whole-index passes; and the
+ * short sort of a few hundred hashes (the dedup engine's kept samples).
+ * Util layer, header only.
  *
  * Stable, 11-bit digits (at most 6 passes; 3 for 32-bit keys), and a
  * digit on which every key agrees is skipped, so small or clustered keys
@@ -56,6 +57,34 @@ static inline void simlsh__radix_sort64(uint64_t *k, uint64_t *v, uint64_t *tk, 
         memcpy(k, sk, n * sizeof *k);
         if (v != NULL)
             memcpy(v, sv, n * sizeof *v);
+    }
+}
+
+/* Sort k[0..n) ascending when the keys are uniform below 2^top (hashes):
+ * a counting pass on their top 8 bits leaves buckets of one or two for a
+ * few hundred keys, and an insertion pass finishes, where the passes of
+ * simlsh__radix_sort64 would be mostly their 2,048 counters; past 4,096
+ * keys, simlsh__radix_sort64. tk is scratch of n entries. */
+static inline void simlsh__sort_hashes64(uint64_t *k, uint64_t *tk, size_t n, unsigned top)
+{
+    if (n > 4096) {
+        simlsh__radix_sort64(k, NULL, tk, NULL, n);
+        return;
+    }
+    size_t at[257] = {0};
+    unsigned sh = top - 8;
+    for (size_t i = 0; i < n; i++)
+        at[(k[i] >> sh & 255) + 1]++;
+    for (unsigned b = 0; b < 256; b++)
+        at[b + 1] += at[b];
+    for (size_t i = 0; i < n; i++)
+        tk[at[k[i] >> sh & 255]++] = k[i];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = tk[i];
+        size_t j = i;
+        for (; j > 0 && k[j - 1] > x; j--)
+            k[j] = k[j - 1];
+        k[j] = x;
     }
 }
 

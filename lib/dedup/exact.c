@@ -33,10 +33,7 @@ void simlsh__dx_set_free(const simlsh_allocator *al, dx_set *s)
 
 /* ---- centres -------------------------------------------------------------------- */
 
-#define level_of simlsh__dx_level
-#define SAMPLE_MIN_LEVEL DX_SAMPLE_MIN_LEVEL
-#define SAMPLE_FIRST DX_SAMPLE_FIRST
-#define SAMPLE_MASK (((uint64_t)1 << SAMPLE_MIN_LEVEL) - 1)
+#define SAMPLE_MASK (((uint64_t)1 << DX_SAMPLE_MIN_LEVEL) - 1)
 
 /* An empty table of cap entries (a power of 2) for s, with counts if asked
  * (a whole set; a sample has none); 0 or ENOMEM (then
@@ -101,7 +98,7 @@ static int fill(dx_worker *w, dx_set *t, uint64_t mask)
 {
     dx_set u = *t;
     size_t cap = 16, n = 0;
-    while (cap < (mask ? w->hn >> SAMPLE_MIN_LEVEL : w->hn / 2))
+    while (cap < (mask ? w->hn >> DX_SAMPLE_MIN_LEVEL : w->hn / 2))
         cap *= 2;
     int rc = table_new(w->al, &u, cap, mask == 0); /* a sample needs no counts */
     if (rc < 0)
@@ -126,7 +123,7 @@ static int fill(dx_worker *w, dx_set *t, uint64_t mask)
         size_t before = n;
         table_add(&u, h, 1, &n);
         if (n != before)
-            u.level[level_of(h)]++;
+            u.level[simlsh__dx_level(h)]++;
     }
     u.n = n + u.zero;
     u.full = mask == 0;
@@ -146,32 +143,6 @@ static int fill(dx_worker *w, dx_set *t, uint64_t mask)
 
 static int mate_levels(dx_worker *w);
 
-/* Sort n hashes v[] ascending (tmp: scratch of n), their values below
- * 2^top: a few hundred of them, uniform, so a counting pass on their top 8
- * bits leaves buckets of one or two, and an insertion pass finishes. */
-static void sort_hashes(uint64_t *v, uint64_t *tmp, size_t n, unsigned top)
-{
-    if (n > 4096) {
-        simlsh__radix_sort64(v, NULL, tmp, NULL, n);
-        return;
-    }
-    size_t at[257] = {0};
-    unsigned sh = top - 8;
-    for (size_t i = 0; i < n; i++)
-        at[(v[i] >> sh & 255) + 1]++;
-    for (unsigned b = 0; b < 256; b++)
-        at[b + 1] += at[b];
-    for (size_t i = 0; i < n; i++)
-        tmp[at[v[i] >> sh & 255]++] = v[i];
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = tmp[i];
-        size_t k = i;
-        for (; k > 0 && v[k - 1] > x; k--)
-            v[k] = v[k - 1];
-        v[k] = x;
-    }
-}
-
 /* The sample of the text whose hashes are in w->h, to keep between
  * batches: its distinct hashes of the highest level s that gives
  * KEEP_AT_LEAST of them (level s or more), ascending. The test on kept
@@ -184,7 +155,7 @@ static void keep_sample(dx_worker *w, dx_kept *k)
     if (mate_levels(w) < 0)
         return;
     unsigned s = DX_LEVELS - 1;
-    while (s > SAMPLE_MIN_LEVEL && w->lvend[s] < KEEP_AT_LEAST)
+    while (s > DX_SAMPLE_MIN_LEVEL && w->lvend[s] < KEEP_AT_LEAST)
         s--;
     for (;;) {
         size_t n = w->lvend[s];
@@ -199,14 +170,14 @@ static void keep_sample(dx_worker *w, dx_kept *k)
             return;
         }
         memcpy(v, w->lvh, n * sizeof *v);
-        sort_hashes(v, tmp, n, w->top);
+        simlsh__sort_hashes64(v, tmp, n, w->top);
         simlsh__free_sized(w->al, tmp, m * sizeof *tmp);
         size_t nd = 0;
         for (size_t i = 0; i < n; i++)
             if (nd == 0 || v[nd - 1] != v[i])
                 v[nd++] = v[i];
         /* repeats: a level with too few distinct ones goes lower */
-        if (nd < KEEP_AT_LEAST && s > SAMPLE_MIN_LEVEL) {
+        if (nd < KEEP_AT_LEAST && s > DX_SAMPLE_MIN_LEVEL) {
             simlsh__free_sized(w->al, v, m * sizeof *v);
             s--;
             continue;
@@ -315,7 +286,7 @@ static inline int tally(dx_worker *w, const dx_set *c, uint64_t h, size_t *inter
     return 0;
 }
 
-/* The sampled hashes of w->h (level SAMPLE_MIN_LEVEL or more, with
+/* The sampled hashes of w->h (level DX_SAMPLE_MIN_LEVEL or more, with
  * repeats) into w->lvh, the higher levels first, once per text: gathered
  * without a branch behind the output, then sorted by level (counting). */
 static int mate_levels(dx_worker *w)
@@ -341,22 +312,22 @@ static int mate_levels(dx_worker *w)
         n += h != 0 && (h & SAMPLE_MASK) == 0;
     }
     for (size_t i = 0; i < n; i++)
-        cnt[level_of(got[i])]++;
+        cnt[simlsh__dx_level(got[i])]++;
     w->lvend[DX_LEVELS] = 0;
     for (unsigned l = DX_LEVELS; l-- > 0;) {
         at[l] = w->lvend[l + 1];
         w->lvend[l] = w->lvend[l + 1] + cnt[l];
     }
     for (size_t i = 0; i < n; i++)
-        w->lvh[at[level_of(got[i])]++] = got[i];
+        w->lvh[at[simlsh__dx_level(got[i])]++] = got[i];
     w->lv_ok = 1;
     return 0;
 }
 
 /* Is the pair of centre c and the mate whose hashes are in w->h below t
  * beyond doubt, judged from samples of the two sets? The hashes of level
- * s or more (level_of()) are taken from both sides, for s going down from
- * where c has SAMPLE_FIRST of them to SAMPLE_MIN_LEVEL, each level adding
+ * s or more (simlsh__dx_level()) are taken from both sides, for s going down from
+ * where c has DX_SAMPLE_FIRST of them to DX_SAMPLE_MIN_LEVEL, each level adding
  * the hashes of that level. Given the u hashes of the union sampled so
  * far, the i shared ones are drawn from the union without replacement, so
  * (Hoeffding) P(i or fewer) is at most the binomial's, and by Chernoff at
@@ -370,9 +341,9 @@ static int sample_below(dx_worker *w, const dx_job *j, const dx_set *c)
     double t = j->threshold;
     size_t above = 0; /* c's hashes of level s or more, once level s is in */
     unsigned s = DX_LEVELS - 1;
-    while (s > SAMPLE_MIN_LEVEL && above + c->level[s] < SAMPLE_FIRST)
+    while (s > DX_SAMPLE_MIN_LEVEL && above + c->level[s] < DX_SAMPLE_FIRST)
         above += c->level[s--];
-    if (above + c->level[s] < SAMPLE_FIRST || mate_levels(w) < 0 || hit_room(w, c->cap) < 0 ||
+    if (above + c->level[s] < DX_SAMPLE_FIRST || mate_levels(w) < 0 || hit_room(w, c->cap) < 0 ||
         simlsh__dx_key_room(w, 64) < 0)
         return 0;
     w->kn = 0;
@@ -388,7 +359,7 @@ static int sample_below(dx_worker *w, const dx_job *j, const dx_set *c)
             w->sampled++;
             return 1;
         }
-        if (s == SAMPLE_MIN_LEVEL)
+        if (s == DX_SAMPLE_MIN_LEVEL)
             return 0;
     }
 }

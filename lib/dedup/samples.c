@@ -23,7 +23,7 @@
  * that keeping more never copies what is kept. */
 #define CHUNK_VALUES ((size_t)1 << 17)
 
-/* Value i of sample slot s's storage. */
+/* Where slot s's sample starts. */
 static inline const uint32_t *words_of(const simlsh_dedup *d, uint32_t s)
 {
     uint64_t at = d->soff[s];
@@ -56,12 +56,11 @@ int simlsh__dx_sample_room(const simlsh_dedup *d)
 
 void simlsh__dx_sample_store(simlsh_dedup *d, uint32_t s, const dx_kept *k)
 {
-    if (k->v == NULL || k->n == 0 || k->n > CHUNK_VALUES || simlsh__dx_sample_has(d, s) ||
-        !simlsh__dx_sample_room(d))
+    if (k->v == NULL || k->n == 0 || k->n > CHUNK_VALUES || simlsh__dx_sample_has(d, s))
         return;
-    if (d->nchunks > 0 && d->cused + k->n > CHUNK_VALUES &&
-        d->sample_bytes + chunk_bytes(d) > d->sample_memory)
-        return; /* no room in the last chunk, and none for another */
+    int fresh = d->nchunks == 0 || d->cused + k->n > CHUNK_VALUES; /* needs a new chunk */
+    if (fresh && d->sample_bytes + chunk_bytes(d) > d->sample_memory)
+        return;
     if (d->scnt == NULL) {
         d->sw = d->params.hash_bits == 32 ? 1 : 2;
         d->soff = simlsh__calloc(&d->al, d->slot_cap, sizeof *d->soff);
@@ -73,7 +72,7 @@ void simlsh__dx_sample_store(simlsh_dedup *d, uint32_t s, const dx_kept *k)
             return;
         }
     }
-    if (d->nchunks == 0 || d->cused + k->n > CHUNK_VALUES) {
+    if (fresh) {
         if (d->nchunks == d->chunk_cap) {
             size_t c = d->chunk_cap ? 2 * d->chunk_cap : 16;
             uint32_t **v = simlsh__calloc(&d->al, c, sizeof *v);

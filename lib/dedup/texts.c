@@ -86,15 +86,14 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     uint8_t *jmiss = simlsh__calloc(&d->al, cap ? cap : 1, 1);
     uint8_t *jdone = simlsh__calloc(&d->al, cap ? cap : 1, 1);
     uint8_t *newheld = simlsh__calloc(&d->al, d->nwm ? d->nwm : 1, 1);
-    /* samples to keep: per text, its slot and whether to keep its sample */
-    uint32_t *tslot = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *tslot);
+    /* samples to keep: per text, whether to keep its sample, and the sample */
     uint8_t *tkeep = simlsh__calloc(&d->al, cap ? cap : 1, 1);
     dx_kept *kept = simlsh__calloc(&d->al, cap ? cap : 1, sizeof *kept);
     size_t nt = 0, nc = 0, nm = 0, np = 0;
     int room = simlsh__dx_sample_room(d);
     double seq = simlsh__dx_sample_eq(d);
     if (!tx || !tl || !jc || !jcs || !jm || !jmi || !jf || !jp || !so || !jmiss || !jdone ||
-        !newheld || !tslot || !tkeep || !kept) {
+        !newheld || !tkeep || !kept) {
         rc = SIMLSH_ENOMEM;
         goto out;
     }
@@ -111,17 +110,18 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
             continue;
         tx[nt] = texts[i];
         tl[nt] = lens[i];
-        tslot[nt] = s;
         jc[nc] = nt++;
         jcs[nc++] = &d->wset[d->wpos[s]];
         /* whole at once if a pair of the batch will need it (exact.c); its
          * sample kept if a pair is put to the sample test */
         size_t ci = d->wpos[s];
+        int doubts = 0;
         for (size_t k = d->cfirst[ci]; k < d->cfirst[ci + 1]; k++) {
             int doubtful = (double)d->pairs[k].eq < seq;
             d->wset[ci].want |= !doubtful;
-            tkeep[nt - 1] |= doubtful && room && !simlsh__dx_sample_has(d, s);
+            doubts |= doubtful;
         }
+        tkeep[nt - 1] = doubts && room && !simlsh__dx_sample_has(d, s);
     }
     /* candidates with a text now, or held from before, whose centres are all in */
     for (size_t i = 0; i < n + d->nwm; i++) {
@@ -160,18 +160,18 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
         }
         tx[nt] = t;
         tl[nt] = len;
-        tslot[nt] = d->wm[m];
         jm[nm] = nt++;
         jmi[nm] = m;
         jf[nm] = np;
+        int doubts = 0;
         for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++) {
             const dx_pair *pk = &d->pairs[d->mpair[k]];
-            tkeep[nt - 1] |= pk->verdict < 0 && (double)pk->eq < seq && room &&
-                             !simlsh__dx_sample_has(d, d->wm[m]);
+            doubts |= pk->verdict < 0 && (double)pk->eq < seq;
             jp[np] = d->mpair[k];
             so[d->mpair[k]] = &d->wset[d->wpos[d->pairs[d->mpair[k]].centre]];
             np++;
         }
+        tkeep[nt - 1] = doubts && room && !simlsh__dx_sample_has(d, d->wm[m]);
         nm++;
     }
     jf[nm] = np;
@@ -226,8 +226,11 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     d->st[SIMLSH_DEDUP_STAT_ESTIMATED] += job.estimated;
     d->st[SIMLSH_DEDUP_STAT_EDITS] += job.edits;
     d->st[SIMLSH_DEDUP_STAT_SAMPLED] += job.sampled;
-    for (size_t t = 0; t < nt; t++) /* in text order: the same at any thread count */
-        simlsh__dx_sample_store(d, tslot[t], &kept[t]);
+    /* in text order (centres, then the others): the same at any thread count */
+    for (size_t k = 0; k < nc; k++)
+        simlsh__dx_sample_store(d, d->wc[jcs[k] - d->wset], &kept[jc[k]]);
+    for (size_t k = 0; k < nm; k++)
+        simlsh__dx_sample_store(d, d->wm[jmi[k]], &kept[jm[k]]);
     for (size_t i = 0; i < n; i++) {
         uint32_t s = batch_slot(d, ids[i]);
         d->got[s] = d->win;
@@ -273,7 +276,6 @@ out:
     for (size_t t = 0; kept != NULL && t < nt; t++)
         simlsh__free_sized(&d->al, kept[t].v, kept[t].cap * sizeof *kept[t].v);
     simlsh__free_sized(&d->al, kept, (cap ? cap : 1) * sizeof *kept);
-    simlsh__free_sized(&d->al, tslot, (cap ? cap : 1) * sizeof *tslot);
     simlsh__free_sized(&d->al, tkeep, cap ? cap : 1);
     if (rc < 0)
         return rc;
