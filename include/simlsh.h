@@ -1572,7 +1572,9 @@ enum simlsh_dedup_cluster {
 enum simlsh_dedup_stat {
     SIMLSH_DEDUP_STAT_VISITS = 0,     /**< bucket members looked at */
     SIMLSH_DEDUP_STAT_CANDIDATES = 1, /**< pairs (centre, unplaced mate) that passed the
-                                           estimate or prefilter */
+                                           estimate or prefilter (exact mode: with those of a
+                                           document taken as a centre ahead of its turn and
+                                           then claimed) */
     SIMLSH_DEDUP_STAT_EXACT = 2,      /**< pairs decided by comparing texts */
     SIMLSH_DEDUP_STAT_IDENTICAL = 3,  /**< ... of them, texts identical to the centre's */
     SIMLSH_DEDUP_STAT_ESTIMATED = 4,  /**< exact mode: pairs decided by the estimate (a

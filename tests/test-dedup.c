@@ -479,6 +479,76 @@ static void equivalence(void)
     g_cluster = SIMLSH_DEDUP_STAR;
 }
 
+/* Runs of documents near the threshold, each a candidate of centres whose
+ * estimates are below it, so that the engine takes it as a centre ahead of
+ * its turn, and some of them then claimed after all (the exact Jaccard at
+ * or above the threshold): the groups are still the star's, in every
+ * batch size, thread count, feed and priority, with missing texts. Each
+ * cluster's members keep each word of its text with a probability around
+ * 0.95 and replace it otherwise, which puts their pairs around J 0.8. */
+static void ahead_of_turn(void)
+{
+    char *saved[NDOCS];
+    size_t saved_len[NDOCS];
+    memcpy(saved, texts, sizeof texts);
+    memcpy(saved_len, lens, sizeof lens);
+    simlsh_index *saved_idx = idx;
+    simlsh_params *saved_params = params;
+    tu_rng r = {2024};
+    char base[4096];
+    size_t id = 0;
+    while (id < NDOCS) {
+        random_text(&r, base, sizeof base);
+        /* keep rates of 0.93 to 0.97: some clusters above, some below */
+        unsigned keep = 930 + (unsigned)tu_below(&r, 41);
+        for (int k = 0; k < 25 && id < NDOCS; k++) {
+            char *t = malloc(4096);
+            size_t n = 0;
+            const char *p = base;
+            for (int w = 0; w < WORDS; w++) {
+                const char *e = strchr(p, ' ');
+                if (tu_below(&r, 1000) < keep)
+                    n += (size_t)snprintf(t + n, 4096 - n, "%.*s ", (int)(e - p), p);
+                else {
+                    unsigned long long num = tu_below(&r, 100000);
+                    n += (size_t)snprintf(t + n, 4096 - n, "%s%llu ", vocab(&r), num);
+                }
+                p = e + 1;
+            }
+            texts[id] = t;
+            lens[id++] = n;
+        }
+    }
+    build_index();
+    uint64_t rev[NDOCS];
+    for (size_t i = 0; i < NDOCS; i++)
+        rev[i] = NDOCS - 1 - i;
+    uint8_t missing[NDOCS];
+    for (size_t i = 0; i < NDOCS; i++)
+        missing[i] = tu_below(&r, 25) == 0;
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 0, 1, FEED_ALL, NULL, "ahead: ascending ids");
+    check_mode(SIMLSH_DEDUP_EXACT, rev, NDOCS, 0, 0, 2, FEED_REVERSE, NULL,
+               "ahead: descending ids, texts one at a time");
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 30000, 3, FEED_HALVES, NULL,
+               "ahead: small batches, two calls");
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 40, 0, 2, FEED_ALL, missing,
+               "ahead: kept ids, missing texts");
+    check_mode(SIMLSH_DEDUP_EXACT, rev, NDOCS, 0, 1, 1, FEED_HALVES, missing,
+               "ahead: one text a batch, missing texts after");
+    g_prefilter = 0; /* every bucket-mate compared: no pair is doubtful */
+    check_mode(SIMLSH_DEDUP_EXACT, NULL, 0, 0, 0, 2, FEED_ALL, NULL, "ahead: no prefilter");
+    g_prefilter = -1;
+    check_mode(SIMLSH_DEDUP_ESTIMATE, NULL, 0, 0, 0, 1, FEED_ALL, NULL, "ahead: estimate");
+    simlsh_index_free(idx);
+    simlsh_params_free(params);
+    for (size_t i = 0; i < NDOCS; i++)
+        free(texts[i]);
+    memcpy(texts, saved, sizeof texts);
+    memcpy(lens, saved_len, sizeof lens);
+    idx = saved_idx;
+    params = saved_params;
+}
+
 /* Near-copies decided from their edits: texts with UTF-8 of every length,
  * invalid bytes, whitespace runs of every kind and capitals, and copies
  * with edits anywhere (the first and last bytes too), inserted, deleted,
@@ -1272,6 +1342,7 @@ int main(void)
     make_corpus();
     build_index();
     equivalence();
+    ahead_of_turn();
     near_copies();
     at_threshold();
     copies();

@@ -193,7 +193,7 @@ static int fill_block(simlsh_dedup *d, const simlsh_index *ix, ahead_ctx *c, uin
 }
 
 /* Make the lists of x and the unplaced documents after it (up to the first
- * candidate of the batch, where the walk stops). */
+ * candidate of the batch where the walk stops: one not ahead of its turn). */
 static int fill(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, uint32_t need)
 {
     dx_ahead *a = d->ahead;
@@ -202,7 +202,7 @@ static int fill(simlsh_dedup *d, const simlsh_index *ix, uint32_t x, uint32_t ne
         uint32_t y = d->order[k];
         if (d->cent[y] != DX_NONE)
             continue;
-        if (n > 0 && d->pend[y] == d->win)
+        if (n > 0 && simlsh__dx_is_mate(d, y) && !simlsh__dx_ahead_of_turn(d, y))
             break;
         a->row[n++].x = y;
     }

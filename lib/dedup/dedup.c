@@ -120,6 +120,8 @@ void simlsh_dedup_free(simlsh_dedup *d)
     FREE_N(d->pend, n);
     FREE_N(d->got, n);
     FREE_N(d->wpos, n);
+    FREE_N(d->cpos, n);
+    FREE_N(d->best, n);
     FREE_N(d->weight, n);
     simlsh_allocator al = d->al;
     d->tag = SIMLSH__TAG_DEAD;
@@ -150,6 +152,7 @@ int simlsh_dedup_new(simlsh_dedup **out, const simlsh_index *index, int mode, do
     d->mode = mode;
     d->threshold = mode == SIMLSH_DEDUP_NONE ? 0 : threshold;
     d->prefilter = mode == SIMLSH_DEDUP_EXACT ? simlsh_dedup_prefilter(threshold, d->num_perm) : 0;
+    d->need_claim = simlsh__ix_need(d->num_perm, d->threshold);
     d->nthreads = 1;
     d->memory = DEFAULT_MEMORY;
     d->sample_memory = DEFAULT_SAMPLE_MEMORY;
@@ -171,10 +174,12 @@ int simlsh_dedup_new(simlsh_dedup **out, const simlsh_index *index, int mode, do
     d->pend = simlsh__calloc(&d->al, m, sizeof *d->pend);
     d->got = simlsh__calloc(&d->al, m, sizeof *d->got);
     d->wpos = simlsh__calloc(&d->al, m, sizeof *d->wpos);
+    d->cpos = simlsh__calloc(&d->al, m, sizeof *d->cpos);
+    d->best = simlsh__calloc(&d->al, m, sizeof *d->best);
     d->weight = simlsh__calloc(&d->al, m, sizeof *d->weight);
     d->slot_cap = m;
     if (!d->ids || !d->rank || !d->order || !d->cent || !d->score || !d->closed || !d->seen ||
-        !d->pend || !d->got || !d->wpos || !d->weight) {
+        !d->pend || !d->got || !d->wpos || !d->cpos || !d->best || !d->weight) {
         simlsh_dedup_free(d);
         return SIMLSH_ENOMEM;
     }
@@ -484,7 +489,9 @@ static int batch_room(simlsh_dedup *d, size_t nc, size_t np, size_t nm)
     return 0;
 }
 
-/* Add centre x with candidates d->cands.v[from .. to) to the batch. */
+/* Add centre x with candidates d->cands.v[from .. to) to the batch. A
+ * centre that is a candidate of the batch too (ahead of its turn:
+ * form_batch()) has its text asked for once, for both. */
 static int batch_add(simlsh_dedup *d, uint32_t x, size_t from, size_t to, uint64_t *bytes)
 {
     size_t nnew = 0;
@@ -500,12 +507,14 @@ static int batch_add(simlsh_dedup *d, uint32_t x, size_t from, size_t to, uint64
         d->wset[ci] = d->carry_set; /* kept from the last batch */
         memset(&d->carry_set, 0, sizeof d->carry_set);
         d->got[x] = d->win;
+    } else if (simlsh__dx_is_mate(d, x)) {
+        *bytes += weight_of(d, x); /* its set, besides its text */
     } else {
         d->got[x] = 0;
         *bytes += weight_of(d, x);
         d->need_left++;
     }
-    d->wpos[x] = (uint32_t)ci;
+    d->cpos[x] = (uint32_t)ci;
     d->cfirst[ci] = d->npairs;
     for (size_t i = from; i < to; i++) {
         uint32_t v = d->cands.v[i].slot;
@@ -521,7 +530,10 @@ static int batch_add(simlsh_dedup *d, uint32_t x, size_t from, size_t to, uint64
             d->nwm++;
             *bytes += weight_of(d, v);
             d->need_left++;
+            d->best[v] = 0;
         }
+        if (d->cands.v[i].eq > d->best[v])
+            d->best[v] = d->cands.v[i].eq;
         dx_pair *p = &d->pairs[d->npairs++];
         p->centre = x;
         p->mate = v;
@@ -583,6 +595,15 @@ static int index_mates(simlsh_dedup *d)
     return 0;
 }
 
+/* Centre x taken ahead of its turn: closed (no later centre lists it, as
+ * none would at its turn: a centre or claimed by then), placed at
+ * resolve_batch(). */
+static void place_ahead(simlsh_dedup *d, uint32_t x)
+{
+    d->closed[x] = 1;
+    d->nahead++;
+}
+
 /* Build the next batch from the cursor (or the carry). 0 with an empty
  * batch when everything is placed. */
 static int form_batch(simlsh_dedup *d, const simlsh_index *ix)
@@ -590,6 +611,7 @@ static int form_batch(simlsh_dedup *d, const simlsh_index *ix)
     uint64_t bytes = 0;
     d->nwc = d->npairs = d->nwm = 0;
     d->need_left = 0;
+    d->nahead = 0;
     if (d->carry != DX_NONE) {
         /* the rest of a large centre's candidates; no other centre joins */
         uint32_t x = d->carry;
@@ -610,11 +632,21 @@ static int form_batch(simlsh_dedup *d, const simlsh_index *ix)
             d->cur++;
             continue;
         }
-        if (d->pend[x] == d->win)
-            break; /* a candidate of this batch: its fate is not known yet */
+        /* a candidate of this batch: its fate is not known yet */
+        int ahead = simlsh__dx_is_mate(d, x);
+        if (ahead && !simlsh__dx_ahead_of_turn(d, x))
+            break;
         int rc = candidates(d, ix, x, d->prefilter);
         if (rc < 0)
             return rc;
+        if (d->cands.n == 0 && ahead) {
+            /* a centre of no pairs, if no centre before it claims it */
+            if ((rc = batch_add(d, x, 0, 0, &bytes)) < 0)
+                return rc;
+            place_ahead(d, x);
+            d->cur++;
+            continue;
+        }
         if (d->cands.n == 0) {
             place_centre(d, x);
             d->cur++;
@@ -645,7 +677,10 @@ static int form_batch(simlsh_dedup *d, const simlsh_index *ix)
         rc = batch_add(d, x, 0, d->cands.n, &bytes);
         if (rc < 0)
             return rc;
-        place_centre(d, x);
+        if (ahead)
+            place_ahead(d, x);
+        else
+            place_centre(d, x);
         d->cur++;
     }
     return index_mates(d);
@@ -656,6 +691,13 @@ static void resolve_batch(simlsh_dedup *d)
 {
     for (size_t ci = 0; ci < d->nwc; ci++) {
         uint32_t x = d->wc[ci];
+        if (simlsh__dx_is_mate(d, x)) {
+            /* ahead of its turn: a centre unless one before it claimed it */
+            if (d->cent[x] != DX_NONE)
+                continue;
+            d->cent[x] = x;
+            d->score[x] = 1.0;
+        }
         for (size_t k = d->cfirst[ci]; k < d->cfirst[ci + 1]; k++) {
             dx_pair *p = &d->pairs[k];
             if (p->verdict == 1 && d->cluster == SIMLSH_DEDUP_COMPONENTS)
@@ -769,8 +811,8 @@ static int list_needed(const simlsh_dedup *d, simlsh_results *need)
     for (size_t i = 0; i < d->nwc; i++)
         n += d->got[d->wc[i]] != d->win;
     size_t nc = n;
-    for (size_t i = 0; i < d->nwm; i++)
-        n += d->got[d->wm[i]] != d->win;
+    for (size_t i = 0; i < d->nwm; i++) /* (a centre too: listed once) */
+        n += d->got[d->wm[i]] != d->win && !simlsh__dx_is_centre(d, d->wm[i]);
     int rc = simlsh__results_reserve(need, n, 0);
     if (rc < 0)
         return rc;
@@ -779,7 +821,7 @@ static int list_needed(const simlsh_dedup *d, simlsh_results *need)
         if (d->got[d->wc[i]] != d->win)
             need->a[k++] = d->ids[d->wc[i]];
     for (size_t i = 0; i < d->nwm; i++)
-        if (d->got[d->wm[i]] != d->win)
+        if (d->got[d->wm[i]] != d->win && !simlsh__dx_is_centre(d, d->wm[i]))
             need->a[k++] = d->ids[d->wm[i]];
     if (n > nc)
         qsort(need->a + nc, n - nc, sizeof *need->a, cmp_u64);

@@ -186,16 +186,6 @@ static int kept_below(const simlsh_dedup *d, uint32_t c, uint32_t m)
                                 d->slvl[m], d->sw, d->threshold);
 }
 
-/* Are all pairs k of idx[from .. to) (indices into d->pairs, or the pairs
- * from .. to themselves when idx is NULL) decided? */
-static int all_decided(const simlsh_dedup *d, const uint32_t *idx, size_t from, size_t to)
-{
-    for (size_t k = from; k < to; k++)
-        if (d->pairs[idx != NULL ? idx[k] : k].verdict < 0)
-            return 0;
-    return 1;
-}
-
 /* Pairs decided a unit at a time on threads: each writes only its pairs. */
 #define PLAN_RUN 256
 
@@ -238,18 +228,29 @@ void simlsh__dx_sample_plan(simlsh_dedup *d)
         return;
     d->st[SIMLSH_DEDUP_STAT_EXACT] += decided;
     d->st[SIMLSH_DEDUP_STAT_SAMPLED] += decided;
-    /* texts no undecided pair needs are not asked for */
+    /* texts no undecided pair needs are not asked for: those of neither
+     * side of one (seen[] marks the others; a document can be a centre
+     * and a candidate of the batch at once) */
+    if (++d->stamp == 0) {
+        memset(d->seen, 0, d->nslots * sizeof *d->seen);
+        d->stamp = 1;
+    }
+    for (size_t k = 0; k < d->npairs; k++)
+        if (d->pairs[k].verdict < 0)
+            d->seen[d->pairs[k].centre] = d->seen[d->pairs[k].mate] = d->stamp;
     for (size_t m = 0; m < d->nwm; m++) {
         uint32_t v = d->wm[m];
-        if (d->got[v] != d->win && all_decided(d, d->mpair, d->mfirst[m], d->mfirst[m + 1])) {
+        if (d->seen[v] == d->stamp)
+            continue;
+        d->mdone[m] = 1;
+        if (d->got[v] != d->win) {
             d->got[v] = d->win;
-            d->mdone[m] = 1;
             d->need_left--;
         }
     }
     for (size_t ci = 0; ci < d->nwc; ci++) {
         uint32_t x = d->wc[ci];
-        if (d->got[x] != d->win && all_decided(d, NULL, d->cfirst[ci], d->cfirst[ci + 1])) {
+        if (d->seen[x] != d->stamp && d->got[x] != d->win) {
             d->got[x] = d->win;
             d->need_left--;
         }

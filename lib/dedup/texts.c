@@ -26,7 +26,19 @@ static uint32_t batch_slot(const simlsh_dedup *d, uint64_t id)
 
 static int is_centre(const simlsh_dedup *d, uint32_t s)
 {
-    return d->wpos[s] < d->nwc && d->wc[d->wpos[s]] == s && d->pend[s] != d->win;
+    return simlsh__dx_is_centre(d, s);
+}
+
+static int is_mate(const simlsh_dedup *d, uint32_t s)
+{
+    return simlsh__dx_is_mate(d, s);
+}
+
+/* A centre with pairs: its text makes a set. (A candidate taken ahead of
+ * its turn may be a centre of none, dedup.c.) */
+static int centre_with_pairs(const simlsh_dedup *d, uint32_t s)
+{
+    return is_centre(d, s) && d->cfirst[d->cpos[s]] < d->cfirst[d->cpos[s] + 1];
 }
 
 static void decide_by_estimate(simlsh_dedup *d, dx_pair *p)
@@ -102,24 +114,30 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
     for (size_t i = 0; i < n && texts == NULL; i++) {
         uint32_t s = batch_slot(d, ids[i]);
         if (is_centre(d, s))
-            d->wset[d->wpos[s]].missing = 1;
+            d->wset[d->cpos[s]].missing = 1;
     }
     for (size_t i = 0; i < n && texts != NULL; i++) {
         uint32_t s = batch_slot(d, ids[i]);
-        if (!is_centre(d, s))
+        if (!centre_with_pairs(d, s))
             continue;
         tx[nt] = texts[i];
         tl[nt] = lens[i];
         jc[nc] = nt++;
-        jcs[nc++] = &d->wset[d->wpos[s]];
+        jcs[nc++] = &d->wset[d->cpos[s]];
         /* whole at once if a pair of the batch will need it (exact.c); its
          * sample kept if a pair is put to the sample test */
-        size_t ci = d->wpos[s];
+        size_t ci = d->cpos[s];
         int doubts = 0;
         for (size_t k = d->cfirst[ci]; k < d->cfirst[ci + 1]; k++) {
             int doubtful = (double)d->pairs[k].eq < seq;
             d->wset[ci].want |= !doubtful;
             doubts |= doubtful;
+        }
+        if (is_mate(d, s)) { /* a candidate too: its doubtful pairs want the same sample */
+            size_t m = d->wpos[s];
+            for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++)
+                doubts |=
+                    d->pairs[d->mpair[k]].verdict < 0 && (double)d->pairs[d->mpair[k]].eq < seq;
         }
         tkeep[nt - 1] = doubts && room && !simlsh__dx_sample_has(d, s);
     }
@@ -130,7 +148,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
         size_t len;
         if (i < n) {
             uint32_t s = batch_slot(d, ids[i]);
-            if (is_centre(d, s) || texts == NULL)
+            if (!is_mate(d, s) || texts == NULL)
                 continue;
             m = d->wpos[s];
             t = texts[i];
@@ -168,10 +186,12 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
             const dx_pair *pk = &d->pairs[d->mpair[k]];
             doubts |= pk->verdict < 0 && (double)pk->eq < seq;
             jp[np] = d->mpair[k];
-            so[d->mpair[k]] = &d->wset[d->wpos[d->pairs[d->mpair[k]].centre]];
+            so[d->mpair[k]] = &d->wset[d->cpos[d->pairs[d->mpair[k]].centre]];
             np++;
         }
-        tkeep[nt - 1] = doubts && room && !simlsh__dx_sample_has(d, d->wm[m]);
+        /* (a centre too: its sample is kept as a centre's) */
+        tkeep[nt - 1] = doubts && room && !simlsh__dx_sample_has(d, d->wm[m]) &&
+                        !centre_with_pairs(d, d->wm[m]);
         nm++;
     }
     jf[nm] = np;
@@ -238,8 +258,8 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
             d->st[SIMLSH_DEDUP_STAT_TEXTS]++;
             continue;
         }
-        if (is_centre(d, s))
-            continue; /* marked above */
+        if (!is_mate(d, s))
+            continue; /* a centre alone: marked above */
         size_t m = d->wpos[s];
         for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++)
             decide_by_estimate(d, &d->pairs[d->mpair[k]]);
@@ -251,7 +271,7 @@ out:
         for (size_t i = 0; i < n && texts == NULL; i++) {
             uint32_t s = batch_slot(d, ids[i]);
             if (is_centre(d, s))
-                d->wset[d->wpos[s]].missing = 0;
+                d->wset[d->cpos[s]].missing = 0;
         }
         for (size_t m = 0; newheld != NULL && m < d->nwm; m++) {
             if (!newheld[m])
