@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Text bytes of one batch at most, unless --verify-memory says otherwise. */
+/* Text bytes of one batch at most, unless --verify-memory says otherwise:
+ * the budget of the texts kept between batches (the cache below, which
+ * the peak memory also holds); a batch takes half of it (its centres' sets
+ * take more than their texts). */
 #define STAR_BATCH_BYTES (UINT64_C(8) << 20)
 
 static int lib_fail(const char *what, int rc)
@@ -331,7 +334,8 @@ int star_open(struct run *r, struct star_session **out)
         if (r->stats.vs.budget > STAR_BATCH_BYTES && !r->opt->verify_memory)
             r->stats.vs.budget = STAR_BATCH_BYTES;
         r->stats.vs.bytes_per_shingle = 8;
-        if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, (double)r->stats.vs.budget)) != 0)
+        uint64_t batch = r->opt->verify_memory ? r->stats.vs.budget : r->stats.vs.budget / 2;
+        if ((rc = simlsh_dedup_set(d, SIMLSH_DEDUP_MEMORY, (double)batch)) != 0)
             goto lib;
         uint64_t *ids = xmalloc((ndocs ? ndocs : 1) * sizeof *ids);
         for (size_t i = 0; i < ndocs; i++)
