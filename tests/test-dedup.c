@@ -479,6 +479,31 @@ static void equivalence(void)
     g_cluster = SIMLSH_DEDUP_STAR;
 }
 
+/* The corpus of check_mode() (texts, lens, idx, params), kept while a test
+ * puts its own in their place. */
+typedef struct {
+    char *t[NDOCS];
+    size_t l[NDOCS];
+    simlsh_index *idx;
+    simlsh_params *params;
+} corpus_saved;
+
+static void corpus_save(corpus_saved *c)
+{
+    memcpy(c->t, texts, sizeof texts);
+    memcpy(c->l, lens, sizeof lens);
+    c->idx = idx;
+    c->params = params;
+}
+
+static void corpus_restore(const corpus_saved *c)
+{
+    memcpy(texts, c->t, sizeof texts);
+    memcpy(lens, c->l, sizeof lens);
+    idx = c->idx;
+    params = c->params;
+}
+
 /* Runs of documents near the threshold, each a candidate of centres whose
  * estimates are below it, so that the engine takes it as a centre ahead of
  * its turn, and some of them then claimed after all (the exact Jaccard at
@@ -488,12 +513,8 @@ static void equivalence(void)
  * 0.95 and replace it otherwise, which puts their pairs around J 0.8. */
 static void ahead_of_turn(void)
 {
-    char *saved[NDOCS];
-    size_t saved_len[NDOCS];
-    memcpy(saved, texts, sizeof texts);
-    memcpy(saved_len, lens, sizeof lens);
-    simlsh_index *saved_idx = idx;
-    simlsh_params *saved_params = params;
+    static corpus_saved saved;
+    corpus_save(&saved);
     tu_rng r = {2024};
     char base[4096];
     size_t id = 0;
@@ -543,10 +564,7 @@ static void ahead_of_turn(void)
     simlsh_params_free(params);
     for (size_t i = 0; i < NDOCS; i++)
         free(texts[i]);
-    memcpy(texts, saved, sizeof texts);
-    memcpy(lens, saved_len, sizeof lens);
-    idx = saved_idx;
-    params = saved_params;
+    corpus_restore(&saved);
 }
 
 /* Near-copies decided from their edits: texts with UTF-8 of every length,
@@ -588,12 +606,8 @@ static void near_copies(void)
         N = 320,
         CAP = 3000
     };
-    char *saved_t[N];
-    size_t saved_l[N];
-    memcpy(saved_t, texts, sizeof saved_t);
-    memcpy(saved_l, lens, sizeof saved_l);
-    simlsh_index *saved_idx = idx;
-    simlsh_params *saved_p = params;
+    static corpus_saved saved;
+    corpus_save(&saved);
     tu_rng r = {99};
     char *mine[N];
     for (size_t i = 0; i < N; i++) {
@@ -696,10 +710,7 @@ static void near_copies(void)
     }
     g_t = 0.8;
     g_prefilter = -1;
-    idx = saved_idx;
-    params = saved_p;
-    memcpy(texts, saved_t, sizeof saved_t);
-    memcpy(lens, saved_l, sizeof saved_l);
+    corpus_restore(&saved);
     for (size_t i = 0; i < N; i++)
         free(mine[i]);
 }
