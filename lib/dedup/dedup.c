@@ -639,15 +639,9 @@ static int form_batch(simlsh_dedup *d, const simlsh_index *ix)
         int rc = candidates(d, ix, x, d->prefilter);
         if (rc < 0)
             return rc;
-        if (d->cands.n == 0 && ahead) {
-            /* a centre of no pairs, if no centre before it claims it */
-            if ((rc = batch_add(d, x, 0, 0, &bytes)) < 0)
-                return rc;
-            place_ahead(d, x);
-            d->cur++;
-            continue;
-        }
-        if (d->cands.n == 0) {
+        /* (ahead of its turn, a centre of no pairs joins the batch: it is
+         * a centre only if no centre before it claims it) */
+        if (d->cands.n == 0 && !ahead) {
             place_centre(d, x);
             d->cur++;
             continue;

@@ -24,21 +24,11 @@ static uint32_t batch_slot(const simlsh_dedup *d, uint64_t id)
     return lo < d->nbidx && d->bidx[lo].id == id ? d->bidx[lo].slot : DX_NONE;
 }
 
-static int is_centre(const simlsh_dedup *d, uint32_t s)
-{
-    return simlsh__dx_is_centre(d, s);
-}
-
-static int is_mate(const simlsh_dedup *d, uint32_t s)
-{
-    return simlsh__dx_is_mate(d, s);
-}
-
 /* A centre with pairs: its text makes a set. (A candidate taken ahead of
  * its turn may be a centre of none, dedup.c.) */
 static int centre_with_pairs(const simlsh_dedup *d, uint32_t s)
 {
-    return is_centre(d, s) && d->cfirst[d->cpos[s]] < d->cfirst[d->cpos[s] + 1];
+    return simlsh__dx_is_centre(d, s) && d->cfirst[d->cpos[s]] < d->cfirst[d->cpos[s] + 1];
 }
 
 static void decide_by_estimate(simlsh_dedup *d, dx_pair *p)
@@ -113,7 +103,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
      * (undone if the call fails) */
     for (size_t i = 0; i < n && texts == NULL; i++) {
         uint32_t s = batch_slot(d, ids[i]);
-        if (is_centre(d, s))
+        if (simlsh__dx_is_centre(d, s))
             d->wset[d->cpos[s]].missing = 1;
     }
     for (size_t i = 0; i < n && texts != NULL; i++) {
@@ -133,7 +123,8 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
             d->wset[ci].want |= !doubtful;
             doubts |= doubtful;
         }
-        if (is_mate(d, s)) { /* a candidate too: its doubtful pairs want the same sample */
+        if (simlsh__dx_is_mate(d,
+                               s)) { /* a candidate too: its doubtful pairs want the same sample */
             size_t m = d->wpos[s];
             for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++)
                 doubts |=
@@ -148,7 +139,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
         size_t len;
         if (i < n) {
             uint32_t s = batch_slot(d, ids[i]);
-            if (!is_mate(d, s) || texts == NULL)
+            if (!simlsh__dx_is_mate(d, s) || texts == NULL)
                 continue;
             m = d->wpos[s];
             t = texts[i];
@@ -258,7 +249,7 @@ static int take(simlsh_dedup *d, const uint64_t *ids, const void *const *texts, 
             d->st[SIMLSH_DEDUP_STAT_TEXTS]++;
             continue;
         }
-        if (!is_mate(d, s))
+        if (!simlsh__dx_is_mate(d, s))
             continue; /* a centre alone: marked above */
         size_t m = d->wpos[s];
         for (size_t k = d->mfirst[m]; k < d->mfirst[m + 1]; k++)
@@ -270,7 +261,7 @@ out:
     if (rc < 0) {
         for (size_t i = 0; i < n && texts == NULL; i++) {
             uint32_t s = batch_slot(d, ids[i]);
-            if (is_centre(d, s))
+            if (simlsh__dx_is_centre(d, s))
                 d->wset[d->cpos[s]].missing = 0;
         }
         for (size_t m = 0; newheld != NULL && m < d->nwm; m++) {
